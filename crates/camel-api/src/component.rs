@@ -1,0 +1,65 @@
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::{
+    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Consumer, EndpointUri, StepLifecycle,
+};
+
+/// A factory of endpoints for one URI scheme (`direct`, `file`, `outbox`, …).
+///
+/// Components are registered in the context by scheme; the route compiler asks the
+/// component for an endpoint for every URI a route names.
+pub trait Component: Send + Sync + fmt::Debug + 'static {
+    /// The URI scheme this component serves.
+    fn scheme(&self) -> &str;
+
+    /// Creates the endpoint for `uri`. Take the parameters you know from
+    /// `uri.parameters`, then call `finish` so unknown ones are reported.
+    fn endpoint(
+        &self,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError>;
+}
+
+/// One configured address: a producer to send to it, a consumer to read from it.
+pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
+    /// The URI the endpoint was made from.
+    fn uri(&self) -> &str;
+
+    /// A producer: the processor a `to` step calls.
+    fn producer(&self) -> Result<BoxProcessor, CamelError>;
+
+    /// A consumer: the source of a route's exchanges (`from`).
+    fn consumer(&self) -> Result<Box<dyn Consumer>, CamelError> {
+        Err(CamelError::invalid_uri(
+            self.uri().to_string(),
+            "this component cannot be used in `from`",
+        ))
+    }
+
+    /// Background work owned by this endpoint's producer (a batcher, a pool), drained with
+    /// the route.
+    fn lifecycle(&self) -> Option<Arc<dyn StepLifecycle>> {
+        None
+    }
+}
+
+/// What a component may ask of the context while it builds an endpoint.
+pub trait ComponentContext: Send + Sync {
+    /// Compiles an expression in `language` (`simple`, `jsonpath`, `header`, `constant`).
+    fn expression(&self, language: &str, text: &str) -> Result<BoxExpression, CamelError>;
+
+    /// Compiles a predicate in `language`.
+    fn predicate(&self, language: &str, text: &str) -> Result<BoxPredicate, CamelError>;
+
+    /// A producer for another URI (a dead-letter endpoint, say).
+    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError>;
+
+    /// A shared resource registered in the context under `name` (a datasource, a client).
+    fn resource(&self, name: &str) -> Option<Arc<dyn Any + Send + Sync>>;
+
+    /// The id of the route being compiled, when there is one.
+    fn route_id(&self) -> Option<&str>;
+}

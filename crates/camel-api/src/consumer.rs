@@ -1,0 +1,282 @@
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use async_trait::async_trait;
+use tokio::sync::{watch, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::{BoxProcessor, CamelError, Exchange};
+
+/// The source of a route: polls a directory, fires a timer, listens on a queue.
+///
+/// `run` is spawned by the route controller and hands each exchange to
+/// [`ConsumerContext::send`]. It returns when `ctx.cancelled()` fires (or on a fatal error).
+#[async_trait]
+pub trait Consumer: Send + fmt::Debug + 'static {
+    /// Produces exchanges until cancelled.
+    async fn run(self: Box<Self>, ctx: ConsumerContext) -> Result<(), CamelError>;
+}
+
+/// Counts of completed and failed exchanges, shared by every route of a context.
+#[derive(Debug, Default)]
+pub struct ExchangeStats {
+    completed: AtomicU64,
+    failed: AtomicU64,
+    threshold: AtomicU64,
+    reached: Notify,
+    activity: Notify,
+}
+
+impl ExchangeStats {
+    /// New counters.
+    pub fn new() -> Arc<Self> {
+        Arc::new(ExchangeStats {
+            threshold: AtomicU64::new(u64::MAX),
+            ..Default::default()
+        })
+    }
+
+    /// Exchanges that completed (successfully or not).
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Relaxed)
+    }
+
+    /// Exchanges that ended with an error.
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Records one finished exchange.
+    pub fn record(&self, ok: bool) {
+        if !ok {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        let done = self.completed.fetch_add(1, Ordering::Relaxed) + 1;
+        if done >= self.threshold.load(Ordering::Relaxed) {
+            self.reached.notify_waiters();
+        }
+    }
+
+    /// Resolves once `n` exchanges have completed in total.
+    pub async fn wait_for(&self, n: u64) {
+        self.threshold.fetch_min(n, Ordering::Relaxed);
+        loop {
+            let notified = self.reached.notified();
+            if self.completed() >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Wakes idle watchers (called when exchanges start, for idle detection).
+    pub fn touch(&self) {
+        self.activity.notify_waiters();
+    }
+}
+
+/// The intake gate of a route: open, paused (callers wait) or closed (callers are refused);
+/// it also counts the exchanges in flight so a stop or swap can wait for them.
+#[derive(Debug)]
+pub struct RouteGate {
+    open: AtomicBool,
+    closed: AtomicBool,
+    state: watch::Sender<bool>,
+    inflight: AtomicUsize,
+    idle: Notify,
+}
+
+impl Default for RouteGate {
+    fn default() -> Self {
+        RouteGate {
+            open: AtomicBool::new(true),
+            closed: AtomicBool::new(false),
+            state: watch::Sender::new(true),
+            inflight: AtomicUsize::new(0),
+            idle: Notify::new(),
+        }
+    }
+}
+
+impl RouteGate {
+    /// Pauses intake: new exchanges wait; those in flight go on.
+    pub fn pause(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        self.state.send_replace(false);
+    }
+
+    /// Resumes intake.
+    pub fn resume(&self) {
+        self.open.store(true, Ordering::SeqCst);
+        self.state.send_replace(true);
+    }
+
+    /// Closes intake for good: waiting and new callers get [`CamelError::Stopping`].
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.pause();
+    }
+
+    /// True while intake is paused or closed.
+    pub fn is_paused(&self) -> bool {
+        !self.open.load(Ordering::SeqCst)
+    }
+
+    /// Exchanges currently in flight.
+    pub fn inflight(&self) -> usize {
+        self.inflight.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when no exchange is in flight.
+    pub async fn drained(&self) {
+        loop {
+            let notified = self.idle.notified();
+            if self.inflight() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    async fn enter(&self) -> Result<InflightGuard<'_>, CamelError> {
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(CamelError::Stopping("the route is stopped".into()));
+            }
+            if self.open.load(Ordering::SeqCst) {
+                self.inflight.fetch_add(1, Ordering::SeqCst);
+                // Re-check: a pause that raced with us must see this exchange as in flight
+                // or see it waiting, never neither.
+                if self.open.load(Ordering::SeqCst) {
+                    return Ok(InflightGuard(self));
+                }
+                drop(InflightGuard(self));
+            }
+            let mut rx = self.state.subscribe();
+            if !*rx.borrow_and_update() && rx.changed().await.is_err() {
+                return Err(CamelError::Stopping("the route is gone".into()));
+            }
+        }
+    }
+}
+
+struct InflightGuard<'a>(&'a RouteGate);
+
+impl Drop for InflightGuard<'_> {
+    fn drop(&mut self) {
+        if self.0.inflight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// What a consumer holds: the route's current pipeline, its gate and its cancellation.
+///
+/// Cheap to clone. `send` reads the current pipeline per exchange, so a hot swap is one
+/// atomic store and exchanges already in flight finish on the pipeline they started on.
+#[derive(Clone)]
+pub struct ConsumerContext {
+    inner: Arc<ContextInner>,
+}
+
+struct ContextInner {
+    route_id: Arc<str>,
+    pipeline: Arc<ArcSwap<BoxProcessor>>,
+    gate: Arc<RouteGate>,
+    cancel: CancellationToken,
+    stats: Arc<ExchangeStats>,
+    exchanges: metrics::Counter,
+    failures: metrics::Counter,
+}
+
+impl fmt::Debug for ConsumerContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerContext")
+            .field("route_id", &self.inner.route_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConsumerContext {
+    /// Builds a context; the route controller does this, tests may too.
+    pub fn new(
+        route_id: Arc<str>,
+        pipeline: Arc<ArcSwap<BoxProcessor>>,
+        gate: Arc<RouteGate>,
+        cancel: CancellationToken,
+        stats: Arc<ExchangeStats>,
+    ) -> Self {
+        let exchanges =
+            metrics::counter!("camel_route_exchanges_total", "route" => route_id.to_string());
+        let failures =
+            metrics::counter!("camel_route_failures_total", "route" => route_id.to_string());
+        ConsumerContext {
+            inner: Arc::new(ContextInner {
+                route_id,
+                pipeline,
+                gate,
+                cancel,
+                stats,
+                exchanges,
+                failures,
+            }),
+        }
+    }
+
+    /// A context around a fixed pipeline, for tests and tools.
+    pub fn for_pipeline(route_id: &str, pipeline: BoxProcessor) -> Self {
+        Self::new(
+            route_id.into(),
+            Arc::new(ArcSwap::from_pointee(pipeline)),
+            Arc::default(),
+            CancellationToken::new(),
+            ExchangeStats::new(),
+        )
+    }
+
+    /// The route id.
+    pub fn route_id(&self) -> &str {
+        &self.inner.route_id
+    }
+
+    /// Runs one exchange through the route's current pipeline. Waits while the route is
+    /// paused (suspended or being swapped); fails once it is stopped.
+    pub async fn send(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
+        let inner = &*self.inner;
+        let _guard = inner.gate.enter().await?;
+        let result = inner.pipeline.load().process(exchange).await;
+        inner.exchanges.increment(1);
+        if result.is_err() {
+            inner.failures.increment(1);
+        }
+        inner.stats.record(result.is_ok());
+        result
+    }
+
+    /// Resolves when the consumer must stop.
+    pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.inner.cancel.cancelled()
+    }
+
+    /// True once the consumer must stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// The cancellation token (to hand to spawned tasks).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// The route's gate.
+    pub fn gate(&self) -> &RouteGate {
+        &self.inner.gate
+    }
+
+    /// The context-wide exchange counters.
+    pub fn stats(&self) -> &Arc<ExchangeStats> {
+        &self.inner.stats
+    }
+}

@@ -1,0 +1,128 @@
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use crate::{Body, Headers, Message, Value};
+
+/// Whether the caller of a route waits for a reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ExchangePattern {
+    /// Fire and forget: nobody reads the final message.
+    #[default]
+    InOnly,
+    /// Request-reply: the caller reads the final message.
+    InOut,
+}
+
+/// A process-local exchange id.
+///
+/// Made from a per-process prefix and an atomic counter: unique within the process and
+/// practically across processes, and far cheaper than a random UUID per exchange (which
+/// costs a system call). It prints as `ID-<prefix>-<n>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExchangeId(u64);
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn process_prefix() -> &'static str {
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        format!("{:x}{:x}", std::process::id(), nanos & 0xffff_ffff)
+    })
+}
+
+impl ExchangeId {
+    /// The next id of this process.
+    pub fn next() -> Self {
+        ExchangeId(NEXT_ID.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The counter part of the id.
+    pub fn sequence(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ExchangeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ID-{}-{}", process_prefix(), self.0)
+    }
+}
+
+/// One message travelling through a route, with the properties the route attaches to it.
+///
+/// Cloning is cheap (payload and values are reference counted); EIPs that fan out clone.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The exchange id.
+    pub id: ExchangeId,
+    /// InOnly or InOut.
+    pub pattern: ExchangePattern,
+    /// The current message.
+    pub message: Message,
+    /// Properties: route-scoped values that are not part of the message.
+    pub properties: Headers,
+    stopped: bool,
+}
+
+impl Exchange {
+    /// A new InOnly exchange carrying `body`.
+    pub fn new(body: impl Into<Body>) -> Self {
+        Self::from_message(Message::new(body))
+    }
+
+    /// A new InOnly exchange carrying `message`.
+    pub fn from_message(message: Message) -> Self {
+        Exchange {
+            id: ExchangeId::next(),
+            pattern: ExchangePattern::InOnly,
+            message,
+            properties: Headers::new(),
+            stopped: false,
+        }
+    }
+
+    /// Builder-style: sets a header.
+    pub fn with_header(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.message.headers.insert(name, value);
+        self
+    }
+
+    /// Builder-style: sets the pattern.
+    pub fn with_pattern(mut self, pattern: ExchangePattern) -> Self {
+        self.pattern = pattern;
+        self
+    }
+
+    /// A header of the current message.
+    pub fn header(&self, name: &str) -> Option<&Value> {
+        self.message.headers.get(name)
+    }
+
+    /// An exchange property.
+    pub fn property(&self, name: &str) -> Option<&Value> {
+        self.properties.get(name)
+    }
+
+    /// Marks the exchange as stopped: no later step of the route runs for it.
+    ///
+    /// A stop is a control signal, not a failure: the route completes successfully.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// True once [`Exchange::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
+impl Default for Exchange {
+    fn default() -> Self {
+        Exchange::new(Body::Empty)
+    }
+}

@@ -1,0 +1,57 @@
+//! The vocabulary every crate of the framework shares.
+//!
+//! `camel-api` holds types and traits only; nothing here spawns a task or opens a socket.
+//! A route is a chain of [`BoxProcessor`]s, each a `tower::Service<Exchange>`, fed by a
+//! [`Consumer`] through a [`ConsumerContext`].
+//!
+//! ```
+//! use camel_api::{BoxProcessor, Exchange, Body};
+//! use tower::ServiceExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let upper = BoxProcessor::sync(|mut ex: Exchange| {
+//!     let text = ex.message.body.as_text().unwrap_or_default().to_uppercase();
+//!     ex.message.body = Body::from(text);
+//!     Ok(ex)
+//! });
+//! let out = upper.oneshot(Exchange::new(Body::from("hi"))).await.unwrap();
+//! assert_eq!(out.message.body.as_text().as_deref(), Some("HI"));
+//! # }
+//! ```
+
+mod body;
+mod component;
+mod consumer;
+mod error;
+mod exchange;
+mod expression;
+mod lifecycle;
+mod message;
+mod processor;
+pub mod suggest;
+mod uri;
+mod value;
+
+pub use body::Body;
+pub use component::{Component, ComponentContext, Endpoint};
+pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RouteGate};
+pub use error::{CamelError, ExpressionError, RetryReason};
+pub use exchange::{Exchange, ExchangeId, ExchangePattern};
+pub use expression::{BoxExpression, BoxPredicate, Expression, Language, Predicate};
+pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
+pub use message::{Headers, Message};
+pub use processor::{BoxProcessor, Process, ProcessorFuture};
+pub use uri::{parse_duration, EndpointUri, Parameters};
+pub use value::Value;
+
+/// Names of headers and properties the framework itself sets or reads.
+pub mod names {
+    /// Header with the file name, set by the `file` consumer and read by its producer.
+    pub const FILE_NAME: &str = "CamelFileName";
+    /// Header with the 1-based count of timer firings.
+    pub const TIMER_COUNTER: &str = "CamelTimerCounter";
+    /// Header with the time the timer fired (milliseconds since the Unix epoch).
+    pub const TIMER_FIRED_TIME: &str = "CamelTimerFiredTime";
+    /// Property set on an exchange whose `filter` predicate was false.
+    pub const FILTER_MATCHED: &str = "CamelFilterMatched";
+}

@@ -1,0 +1,43 @@
+use std::any::Any;
+use std::fmt;
+
+use async_trait::async_trait;
+
+use crate::CamelError;
+
+/// Why a step with background work is being shut down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownReason {
+    /// The route is stopping (or the whole context is).
+    RouteStop,
+    /// The route is being replaced by a new definition.
+    HotSwap,
+}
+
+/// State a step hands from its old instance to its replacement during a hot swap.
+pub type CarriedState = Box<dyn Any + Send>;
+
+/// A route step that owns background work (timers, queues, actor tasks).
+///
+/// The route compiler collects every such step of a route, so the route controller can
+/// start them before the consumer and drain them, in route order, when the route stops or
+/// is swapped.
+#[async_trait]
+pub trait StepLifecycle: Send + Sync + fmt::Debug + 'static {
+    /// A name unique within the route (stable across swaps of the same route).
+    fn name(&self) -> &str;
+
+    /// Starts the background work. Called once, before the route takes exchanges.
+    async fn start(&self) -> Result<(), CamelError>;
+
+    /// Drains and stops the background work. Must be idempotent.
+    async fn shutdown(&self, reason: ShutdownReason) -> Result<(), CamelError>;
+
+    /// After `shutdown(HotSwap)`: state for the replacement step of the same name.
+    fn take_state(&self) -> Option<CarriedState> {
+        None
+    }
+
+    /// Before `start`: state from the step this one replaces. The default ignores it.
+    fn adopt_state(&self, _state: CarriedState) {}
+}

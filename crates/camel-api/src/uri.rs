@@ -1,0 +1,300 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::suggest::{nearest, to_snake_case};
+use crate::CamelError;
+
+/// A parsed endpoint URI: `scheme:path?name=value&…`, plus parameters given beside it
+/// (the YAML `parameters` map). Parameter names are normalised to snake_case, so Camel's
+/// camelCase spellings (`fileName`) work as aliases of the canonical ones (`file_name`).
+#[derive(Clone, Debug)]
+pub struct EndpointUri {
+    raw: Arc<str>,
+    scheme: String,
+    path: String,
+    /// The parameters not yet consumed by the component.
+    pub parameters: Parameters,
+}
+
+impl EndpointUri {
+    /// Parses `scheme:path?query`.
+    pub fn parse(uri: &str) -> Result<Self, CamelError> {
+        let raw: Arc<str> = uri.trim().into();
+        let Some((scheme, rest)) = raw.split_once(':') else {
+            return Err(CamelError::invalid_uri(
+                raw.clone(),
+                "a URI needs a scheme, as in `direct:name`",
+            ));
+        };
+        if scheme.is_empty()
+            || !scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '+' || c == '.')
+        {
+            return Err(CamelError::invalid_uri(
+                raw.clone(),
+                format!("`{scheme}` is not a valid scheme"),
+            ));
+        }
+        let (path, query) = match rest.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (rest, None),
+        };
+        let path = path.trim_start_matches("//").to_string();
+        let mut parameters = Parameters::new(raw.clone());
+        if let Some(query) = query {
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                parameters.set(&percent_decode(k), percent_decode(v));
+            }
+        }
+        Ok(EndpointUri {
+            scheme: scheme.to_string(),
+            path,
+            parameters,
+            raw,
+        })
+    }
+
+    /// Adds parameters given beside the URI (they win over the query string).
+    pub fn with_parameters<'a>(
+        mut self,
+        extra: impl IntoIterator<Item = (&'a str, String)>,
+    ) -> Self {
+        for (k, v) in extra {
+            self.parameters.set(k, v);
+        }
+        self
+    }
+
+    /// The URI as written.
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+
+    /// The URI as a shared string.
+    pub fn raw(&self) -> Arc<str> {
+        self.raw.clone()
+    }
+
+    /// The scheme (`direct`).
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    /// Everything between the scheme and the query (`name` in `direct:name`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl fmt::Display for EndpointUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.raw)
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Endpoint parameters. A component takes the ones it knows with the typed `take_*`
+/// methods and then calls [`Parameters::finish`], which rejects whatever is left — an
+/// unknown parameter is an error, never silently ignored.
+#[derive(Clone, Debug)]
+pub struct Parameters {
+    uri: Arc<str>,
+    entries: BTreeMap<String, String>,
+}
+
+impl Parameters {
+    fn new(uri: Arc<str>) -> Self {
+        Parameters {
+            uri,
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// Sets a parameter (the name is normalised to snake_case).
+    pub fn set(&mut self, name: &str, value: String) {
+        self.entries.insert(to_snake_case(name), value);
+    }
+
+    /// True when the parameter is present (and not yet taken).
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    /// Takes a parameter as text.
+    pub fn take_str(&mut self, name: &str) -> Option<String> {
+        self.entries.remove(name)
+    }
+
+    /// Takes and parses a parameter.
+    pub fn take<T>(&mut self, name: &str) -> Result<Option<T>, CamelError>
+    where
+        T: FromStr,
+        T::Err: fmt::Display,
+    {
+        match self.entries.remove(name) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<T>().map(Some).map_err(|e| {
+                CamelError::invalid_uri(
+                    self.uri.clone(),
+                    format!("parameter `{name}` = `{v}`: {e}"),
+                )
+            }),
+        }
+    }
+
+    /// Takes a boolean (`true`/`false`).
+    pub fn take_bool(&mut self, name: &str) -> Result<Option<bool>, CamelError> {
+        self.take::<bool>(name)
+    }
+
+    /// Takes a duration: a number of milliseconds, or a number with a unit
+    /// (`500ms`, `2s`, `1m`, `1h`).
+    pub fn take_duration(&mut self, name: &str) -> Result<Option<Duration>, CamelError> {
+        match self.entries.remove(name) {
+            None => Ok(None),
+            Some(v) => parse_duration(&v).map(Some).ok_or_else(|| {
+                CamelError::invalid_uri(
+                    self.uri.clone(),
+                    format!(
+                        "parameter `{name}` = `{v}` is not a duration (use 1000, 500ms, 2s, 1m)"
+                    ),
+                )
+            }),
+        }
+    }
+
+    /// Takes a parameter with one of the given values (compared case-insensitively,
+    /// camelCase accepted), returning the matching canonical value.
+    pub fn take_choice(
+        &mut self,
+        name: &str,
+        choices: &[&'static str],
+    ) -> Result<Option<&'static str>, CamelError> {
+        match self.entries.remove(name) {
+            None => Ok(None),
+            Some(v) => {
+                let norm = to_snake_case(&v).to_ascii_lowercase();
+                choices
+                    .iter()
+                    .find(|c| c.eq_ignore_ascii_case(&norm) || c.eq_ignore_ascii_case(&v))
+                    .copied()
+                    .map(Some)
+                    .ok_or_else(|| {
+                        CamelError::invalid_uri(
+                            self.uri.clone(),
+                            format!(
+                                "parameter `{name}` = `{v}`: expected one of {}",
+                                choices.join(", ")
+                            ),
+                        )
+                    })
+            }
+        }
+    }
+
+    /// Fails if any parameter was not taken, naming it and the nearest known one.
+    pub fn finish(self, known: &[&str]) -> Result<(), CamelError> {
+        match self.entries.keys().next() {
+            None => Ok(()),
+            Some(unknown) => {
+                let hint = nearest(unknown, known.iter().copied())
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_else(|| {
+                        if known.is_empty() {
+                            "; this endpoint takes no parameters".to_string()
+                        } else {
+                            format!("; known parameters: {}", known.join(", "))
+                        }
+                    });
+                Err(CamelError::invalid_uri(
+                    self.uri,
+                    format!("unknown parameter `{unknown}`{hint}"),
+                ))
+            }
+        }
+    }
+}
+
+/// Parses `1000`, `500ms`, `2s`, `1m`, `1h` into a duration.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    if !n.is_finite() || n < 0.0 {
+        return None;
+    }
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        _ => return None,
+    };
+    Some(Duration::from_micros((ms * 1000.0) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_scheme_path_and_query() {
+        let mut uri = EndpointUri::parse("timer:tick?period=500&repeatCount=3").unwrap();
+        assert_eq!(uri.scheme(), "timer");
+        assert_eq!(uri.path(), "tick");
+        assert_eq!(
+            uri.parameters.take_duration("period").unwrap(),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(uri.parameters.take::<u64>("repeat_count").unwrap(), Some(3));
+        uri.parameters.finish(&[]).unwrap();
+    }
+
+    #[test]
+    fn unknown_parameter_is_named_with_suggestion() {
+        let uri = EndpointUri::parse("timer:t?perod=1").unwrap();
+        let err = uri.parameters.finish(&["period", "delay"]).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("perod") && text.contains("period"), "{text}");
+    }
+
+    #[test]
+    fn rejects_uri_without_scheme() {
+        assert!(EndpointUri::parse("nothing").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("x"), None);
+    }
+}

@@ -1,0 +1,1 @@
+//! Route model, DSLs, compiler, context and built-in components.

@@ -1,0 +1,1 @@
+//! Enterprise Integration Patterns as tower services and layers.

@@ -1,0 +1,1 @@
+//! Expression languages: simple, jsonpath, header, constant.

@@ -1,0 +1,1 @@
+//! Transactional outbox with an ordered, clustered relay.

@@ -1,0 +1,1 @@
+//! Batching sinks: many deliveries, one request.
