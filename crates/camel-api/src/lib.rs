@@ -55,3 +55,23 @@ pub mod names {
     /// Property set on an exchange whose `filter` predicate was false.
     pub const FILTER_MATCHED: &str = "CamelFilterMatched";
 }
+
+/// Support for tests that need a real service (PostgreSQL, NATS, an emulator).
+pub mod test_support {
+    /// Reads a test service's address from the environment variable `var`.
+    ///
+    /// Without it the test should skip: this prints a line saying so and returns `None`.
+    /// Under `CI=true` a missing service is a failure, so this panics instead.
+    pub fn service_from_env(var: &str) -> Option<String> {
+        match std::env::var(var) {
+            Ok(v) if !v.is_empty() => Some(v),
+            _ => {
+                if std::env::var("CI").is_ok_and(|v| v == "true") {
+                    panic!("{var} is not set, and CI=true requires every service test to run");
+                }
+                eprintln!("skipped: {var} is not set");
+                None
+            }
+        }
+    }
+}

@@ -1,1 +1,8 @@
-//! Enterprise Integration Patterns as tower services and layers.
+//! Enterprise Integration Patterns, each a `tower` service or layer over
+//! [`camel_api::BoxProcessor`]s.
+//!
+//! The route compiler in `camel-core` turns route steps into these; they can also be used
+//! directly from Rust.
+
+pub mod multicast;
+pub mod resequencer;

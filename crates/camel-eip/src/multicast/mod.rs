@@ -1,0 +1,1 @@
+//! Multicast: send one exchange to several processors and aggregate the results.

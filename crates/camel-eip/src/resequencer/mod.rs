@@ -1,0 +1,1 @@
+//! The Resequencer EIP: reorders exchanges behind a continuation boundary.
