@@ -1,0 +1,1 @@
+//! The built-in components: direct, seda, timer, log, file, mock.
