@@ -1,1 +1,44 @@
-//! The built-in components: direct, seda, timer, log, file, mock.
+//! The built-in components: `direct`, `seda`, `timer`, `log`, `file`, `mock`.
+//!
+//! Each component is a [`camel_api::Component`] registered in the context by its scheme.
+//! [`all`] returns one instance of each, ready to register; tests that assert on `mock:`
+//! endpoints build their own [`MockComponent`], keep a clone, and register it with
+//! [`all_with_mock`].
+//!
+//! The URI options of every component are listed in its module and in
+//! `docs/components.md`, under Apache Camel's names (snake_case canonical, camelCase
+//! accepted).
+
+use std::sync::Arc;
+
+use camel_api::{CamelError, Component, EndpointUri};
+
+mod bare_context;
+pub mod direct;
+pub mod seda;
+
+pub use bare_context::BareContext;
+pub use direct::DirectComponent;
+pub use seda::SedaComponent;
+
+#[cfg(test)]
+mod testing;
+
+/// One instance of every built-in component, with a fresh [`MockComponent`].
+pub fn all() -> Vec<Arc<dyn Component>> {
+    vec![
+        Arc::new(DirectComponent::new()),
+        Arc::new(SedaComponent::new()),
+    ]
+}
+
+/// The name in `scheme:NAME`, refusing an empty one with an example of the right form.
+pub(crate) fn endpoint_name(uri: &EndpointUri, example: &str) -> Result<String, CamelError> {
+    match uri.path() {
+        "" => Err(CamelError::invalid_uri(
+            uri.raw(),
+            format!("this endpoint needs a name, as in `{example}`"),
+        )),
+        name => Ok(name.to_string()),
+    }
+}
