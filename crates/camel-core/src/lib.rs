@@ -1,1 +1,39 @@
-//! Route model, DSLs, compiler, context and built-in components.
+//! The route engine: the route model, the YAML and Rust builder DSLs, the route compiler,
+//! and the [`CamelContext`] with its [`RouteController`].
+//!
+//! ```
+//! use camel_core::{CamelContext, RouteBuilder};
+//! use camel_core::builder::simple;
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let ctx = CamelContext::new();
+//! let route = RouteBuilder::from("direct:greet")
+//!     .set_header("greeting", simple("Hello ${body}"))
+//!     .to("log:greetings")
+//!     .build();
+//! ctx.add_routes(vec![route]).await.unwrap();
+//! ctx.start().await.unwrap();
+//! ctx.stop().await;
+//! # }
+//! ```
+
+pub mod builder;
+pub mod compiler;
+pub mod context;
+pub mod error;
+pub mod model;
+pub mod yaml;
+
+use std::sync::Arc;
+
+pub use builder::RouteBuilder;
+pub use compiler::{CompiledRoute, PipelineAssembly, StepCompiler, StepContext, StepRegistry};
+pub use context::{
+    CamelContext, Registry, RouteController, RouteStatus, ShutdownReport, StopOutcome,
+};
+pub use error::{Location, RouteError, RouteErrorKind, RouteErrors};
+pub use model::{EndpointDefinition, RouteDefinition, StepDefinition};
+
+/// The built-in components every context starts with.
+pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {
+    camel_components::all()
+}

@@ -4,5 +4,11 @@
 //! The route compiler in `camel-core` turns route steps into these; they can also be used
 //! directly from Rust.
 
+pub mod choice;
+pub mod convert;
+pub mod filter;
+pub mod log;
+pub mod message;
 pub mod multicast;
+pub mod pipeline;
 pub mod resequencer;

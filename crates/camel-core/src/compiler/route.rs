@@ -1,0 +1,231 @@
+//! Compiling a whole route: the source endpoint, the steps, and the continuation boundary
+//! at a top-level `resequence`.
+
+use std::sync::Arc;
+
+use camel_api::StepLifecycle;
+use serde_json::Value as Json;
+
+use super::step_context::{compile_list, step_list, StepContext};
+use super::{CompiledRoute, PipelineAssembly};
+use crate::context::Registry;
+use crate::error::{RouteError, RouteErrorKind};
+use crate::model::{RouteDefinition, StepDefinition};
+
+/// Compiles `route` (whose id is already assigned) against the context's registries.
+pub fn compile_route(
+    registry: &Registry,
+    route: &RouteDefinition,
+) -> Result<CompiledRoute, RouteError> {
+    let id = route.id.clone().unwrap_or_default();
+    let source_map = route.source.as_ref();
+    let route_location =
+        |suffix: &str| source_map.and_then(|s| s.locate(&format!("{}{suffix}", s.route_pointer)));
+    if route.from.uri.trim().is_empty() {
+        return Err(RouteError::new(RouteErrorKind::MissingFrom)
+            .at(route_location(""))
+            .in_route(Some(&id)));
+    }
+    let source = registry.endpoint(&route.from, Some(&id)).map_err(|kind| {
+        RouteError::new(kind)
+            .at(route_location("/from/uri"))
+            .in_route(Some(&id))
+            .in_step(Some("from".into()))
+    })?;
+    let steps_pointer = source_map
+        .map(|s| s.steps_pointer.clone())
+        .unwrap_or_default();
+    check_split_rules(route, &id, &steps_pointer)?;
+
+    let mut lifecycles: Vec<Arc<dyn StepLifecycle>> = Vec::new();
+    if let Some(lifecycle) = source.lifecycle() {
+        lifecycles.push(lifecycle);
+    }
+    let boundary = route.steps.iter().position(|s| s.name == "resequence");
+    let pipeline = match boundary {
+        None => compile_list(
+            registry,
+            route,
+            &id,
+            &route.steps,
+            &steps_pointer,
+            "steps",
+            0,
+            &mut lifecycles,
+        )?,
+        Some(at) => {
+            let pre = &route.steps[..at];
+            let mut processors = Vec::new();
+            if !pre.is_empty() {
+                processors.push(compile_list(
+                    registry,
+                    route,
+                    &id,
+                    pre,
+                    &steps_pointer,
+                    "steps",
+                    0,
+                    &mut lifecycles,
+                )?);
+            }
+            processors.push(compile_boundary(
+                registry,
+                route,
+                &id,
+                at,
+                &steps_pointer,
+                &mut lifecycles,
+            )?);
+            camel_eip::pipeline::pipeline(processors)
+        }
+    };
+    Ok(CompiledRoute {
+        id,
+        source,
+        assembly: PipelineAssembly {
+            pipeline,
+            lifecycles,
+        },
+    })
+}
+
+/// Compiles the top-level `resequence` at index `at`: the steps after it (its nested
+/// `steps`, then the rest of the route) become the continuation its post-driver calls.
+fn compile_boundary(
+    registry: &Registry,
+    route: &RouteDefinition,
+    id: &str,
+    at: usize,
+    steps_pointer: &str,
+    lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
+) -> Result<camel_api::BoxProcessor, RouteError> {
+    let step = &route.steps[at];
+    let item_pointer = format!("{steps_pointer}/{at}");
+    let pointer = format!("{item_pointer}/resequence");
+    let path = format!("steps[{at}].resequence");
+    let mut config = step.config.clone();
+    let nested = match &mut config {
+        Json::Object(m) => m.remove("steps"),
+        _ => None,
+    };
+    let mut continuation_lifecycles = Vec::new();
+    let mut parts = Vec::new();
+    if let Some(nested) = nested {
+        let list = step_list(&nested).map_err(|(p, kind)| {
+            RouteError::new(kind)
+                .at(route
+                    .source
+                    .as_ref()
+                    .and_then(|s| s.locate(&format!("{pointer}/steps{p}"))))
+                .in_route(Some(id))
+        })?;
+        parts.push(compile_list(
+            registry,
+            route,
+            id,
+            &list,
+            &format!("{pointer}/steps"),
+            &format!("{path}.steps"),
+            0,
+            &mut continuation_lifecycles,
+        )?);
+    }
+    let rest: Vec<StepDefinition> = route.steps[at + 1..].to_vec();
+    if !rest.is_empty() {
+        // Steps after the boundary keep their own indices for error locations.
+        let mut post = Vec::new();
+        for (offset, s) in rest.iter().enumerate() {
+            let i = at + 1 + offset;
+            post.push(super::step_context::compile_one(
+                registry,
+                route,
+                id,
+                s,
+                &format!("{steps_pointer}/{i}"),
+                &format!("steps[{i}]"),
+                0,
+                &mut continuation_lifecycles,
+            )?);
+        }
+        parts.push(camel_eip::pipeline::pipeline(post));
+    }
+    let continuation = camel_eip::pipeline::pipeline(parts);
+    let mut cx = StepContext {
+        registry,
+        route,
+        route_id: id,
+        pointer,
+        path,
+        depth: 0,
+        lifecycles,
+    };
+    if let Some(l) = continuation_lifecycles.first() {
+        return Err(cx.error(RouteErrorKind::Rejected {
+            rule: "resequence",
+            message: format!(
+                "a step with background work (`{}`) after a resequencer is not supported yet",
+                l.name()
+            ),
+        }));
+    }
+    super::steps::resequence::compile_top_level(&config, continuation, &mut cx)
+}
+
+/// The continuation-boundary rules: N3 (one top-level resequence at most) and N2 (no
+/// top-level aggregate that needs its own split beside a resequence). N4 (no nested
+/// resequence) is enforced by the `resequence` step compiler itself.
+fn check_split_rules(
+    route: &RouteDefinition,
+    id: &str,
+    steps_pointer: &str,
+) -> Result<(), RouteError> {
+    let locate = |i: usize, name: &str| {
+        route
+            .source
+            .as_ref()
+            .and_then(|s| s.locate(&format!("{steps_pointer}/{i}/{name}")))
+    };
+    let resequences: Vec<usize> = route
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.name == "resequence")
+        .map(|(i, _)| i)
+        .collect();
+    if let [_, second, ..] = resequences.as_slice() {
+        return Err(RouteError::new(RouteErrorKind::Rejected {
+            rule: "N3",
+            message: "a route may have at most one top-level `resequence`; split the route with `direct:` endpoints".into(),
+        })
+        .at(locate(*second, "resequence"))
+        .in_route(Some(id))
+        .in_step(Some(format!("steps[{second}].resequence"))));
+    }
+    if resequences.is_empty() {
+        return Ok(());
+    }
+    // Every top-level aggregate is tested, not just the first one found.
+    for (i, step) in route.steps.iter().enumerate() {
+        if step.name == "aggregate" && aggregate_needs_split(&step.config) {
+            return Err(RouteError::new(RouteErrorKind::Rejected {
+                rule: "N2",
+                message: "a top-level `aggregate` with a completion timeout or force_completion_on_stop cannot share a route with a top-level `resequence`; put one of them in its own route".into(),
+            })
+            .at(locate(i, "aggregate"))
+            .in_route(Some(id))
+            .in_step(Some(format!("steps[{i}].aggregate"))));
+        }
+    }
+    Ok(())
+}
+
+/// True when an aggregate completes on its own timer or on stop, which gives it a split of
+/// its own.
+pub(crate) fn aggregate_needs_split(config: &Json) -> bool {
+    let has = |k: &str| {
+        config
+            .get(k)
+            .is_some_and(|v| !v.is_null() && v != &Json::Bool(false))
+    };
+    has("completion_timeout") || has("completion_interval") || has("force_completion_on_stop")
+}

@@ -1,0 +1,188 @@
+//! What routes are compiled against: components by scheme, languages, step compilers and
+//! shared resources.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+use camel_api::suggest::nearest;
+use camel_api::{
+    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext, Endpoint,
+    EndpointUri,
+};
+use camel_language::LanguageRegistry;
+
+use crate::compiler::StepRegistry;
+use crate::error::RouteErrorKind;
+use crate::model::EndpointDefinition;
+
+/// Components, languages, step compilers and named resources of a context.
+pub struct Registry {
+    components: RwLock<HashMap<String, Arc<dyn Component>>>,
+    resources: RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>,
+    pub(crate) languages: LanguageRegistry,
+    pub(crate) steps: StepRegistry,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("components", &self.component_schemes())
+            .field("languages", &self.languages.names())
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            components: RwLock::default(),
+            resources: RwLock::default(),
+            languages: LanguageRegistry::default(),
+            steps: StepRegistry::default(),
+        }
+    }
+}
+
+impl Registry {
+    /// Registers a component under its scheme.
+    pub fn add_component(&self, component: Arc<dyn Component>) {
+        let scheme = component.scheme().to_string();
+        self.components
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(scheme, component);
+    }
+
+    /// The component for `scheme`.
+    pub fn component(&self, scheme: &str) -> Option<Arc<dyn Component>> {
+        self.components
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(scheme)
+            .cloned()
+    }
+
+    /// Registered schemes, sorted.
+    pub fn component_schemes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .components
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Registers a shared resource (a datasource, a client, a Rust processor).
+    pub fn add_resource(&self, name: &str, resource: Arc<dyn Any + Send + Sync>) {
+        self.resources
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), resource);
+    }
+
+    /// The resource named `name`.
+    pub fn resource(&self, name: &str) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.resources
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// A Rust processor registered as a resource under `name`.
+    pub fn processor(&self, name: &str) -> Option<BoxProcessor> {
+        self.resource(name)
+            .and_then(|r| r.downcast::<BoxProcessor>().ok())
+            .map(|p| (*p).clone())
+    }
+
+    /// The language registry.
+    pub fn languages(&self) -> &LanguageRegistry {
+        &self.languages
+    }
+
+    /// Resolves an endpoint definition through its component.
+    pub(crate) fn endpoint(
+        &self,
+        def: &EndpointDefinition,
+        route_id: Option<&str>,
+    ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
+        let uri = EndpointUri::parse(&def.uri)
+            .map_err(RouteErrorKind::Endpoint)?
+            .with_parameters(def.parameter_strings());
+        let Some(component) = self.component(uri.scheme()) else {
+            let schemes = self.component_schemes();
+            return Err(RouteErrorKind::UnknownComponent(
+                CamelError::UnknownComponent {
+                    uri: uri.raw(),
+                    scheme: uri.scheme().into(),
+                    suggestion: nearest(uri.scheme(), schemes.iter().map(String::as_str))
+                        .map(Into::into),
+                },
+            ));
+        };
+        let cx = EndpointContext {
+            registry: self,
+            route_id,
+        };
+        component
+            .endpoint(uri, &cx)
+            .map_err(RouteErrorKind::Endpoint)
+    }
+}
+
+/// The [`ComponentContext`] handed to components while a route compiles.
+struct EndpointContext<'a> {
+    registry: &'a Registry,
+    route_id: Option<&'a str>,
+}
+
+impl EndpointContext<'_> {
+    fn language(&self, language: &str) -> Result<Arc<dyn camel_api::Language>, CamelError> {
+        self.registry.languages.get(language).ok_or_else(|| {
+            CamelError::processor(format!(
+                "unknown expression language `{language}` (known: {})",
+                self.registry.languages.names().join(", ")
+            ))
+        })
+    }
+}
+
+impl ComponentContext for EndpointContext<'_> {
+    fn expression(&self, language: &str, text: &str) -> Result<BoxExpression, CamelError> {
+        Ok(self
+            .language(language)?
+            .expression(text, &Default::default())?)
+    }
+
+    fn predicate(&self, language: &str, text: &str) -> Result<BoxPredicate, CamelError> {
+        Ok(self
+            .language(language)?
+            .predicate(text, &Default::default())?)
+    }
+
+    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
+        let endpoint = self
+            .registry
+            .endpoint(&EndpointDefinition::new(uri), self.route_id)
+            .map_err(|kind| match kind {
+                RouteErrorKind::Endpoint(e) | RouteErrorKind::UnknownComponent(e) => e,
+                other => CamelError::invalid_uri(uri.to_string(), other),
+            })?;
+        endpoint.producer()
+    }
+
+    fn resource(&self, name: &str) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.registry.resource(name)
+    }
+
+    fn route_id(&self) -> Option<&str> {
+        self.route_id
+    }
+}

@@ -1,0 +1,235 @@
+//! One route at run time: its definition, compiled pipeline, gate and consumer task, and
+//! the start, stop and swap procedures.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use camel_api::{
+    BoxProcessor, CamelError, ConsumerContext, ExchangeStats, RouteGate, ShutdownReason,
+    StepLifecycle,
+};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::compiler::CompiledRoute;
+use crate::error::{RouteError, RouteErrorKind};
+use crate::model::RouteDefinition;
+
+/// The state of a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteStatus {
+    /// Not running.
+    Stopped,
+    /// Taking exchanges.
+    Started,
+    /// Running, but intake is paused.
+    Suspended,
+}
+
+struct RunningConsumer {
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+pub(crate) struct RouteRuntime {
+    pub(crate) definition: RouteDefinition,
+    pub(crate) compiled: CompiledRoute,
+    pipeline: Arc<ArcSwap<BoxProcessor>>,
+    gate: Arc<RouteGate>,
+    consumer: Option<RunningConsumer>,
+    pub(crate) status: RouteStatus,
+}
+
+/// What stopping a route left behind.
+#[derive(Debug, Default, Clone)]
+pub struct StopOutcome {
+    /// Exchanges still in flight when the deadline passed.
+    pub cut_off: usize,
+    /// Failures of lifecycle shutdowns.
+    pub errors: Vec<String>,
+}
+
+impl RouteRuntime {
+    pub(crate) fn new(definition: RouteDefinition, compiled: CompiledRoute) -> Self {
+        let pipeline = Arc::new(ArcSwap::from_pointee(compiled.assembly.pipeline.clone()));
+        RouteRuntime {
+            definition,
+            compiled,
+            pipeline,
+            gate: Arc::default(),
+            consumer: None,
+            status: RouteStatus::Stopped,
+        }
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.compiled.id
+    }
+
+    /// Starts lifecycles (in route order), then the consumer.
+    pub(crate) async fn start(&mut self, stats: &Arc<ExchangeStats>) -> Result<(), RouteError> {
+        if self.status != RouteStatus::Stopped {
+            return Ok(());
+        }
+        start_lifecycles(&self.compiled.assembly.lifecycles, self.id()).await?;
+        let consumer =
+            self.compiled.source.consumer().map_err(|e| {
+                RouteError::new(RouteErrorKind::Endpoint(e)).in_route(Some(self.id()))
+            })?;
+        self.pipeline
+            .store(Arc::new(self.compiled.assembly.pipeline.clone()));
+        self.gate = Arc::default();
+        let cancel = CancellationToken::new();
+        let ctx = ConsumerContext::new(
+            self.id().into(),
+            self.pipeline.clone(),
+            self.gate.clone(),
+            cancel.clone(),
+            stats.clone(),
+        );
+        let route_id = self.id().to_string();
+        let task = tokio::spawn(async move {
+            if let Err(error) = consumer.run(ctx).await {
+                tracing::error!(route_id = %route_id, %error, "the route's consumer failed");
+            }
+        });
+        self.consumer = Some(RunningConsumer { cancel, task });
+        self.status = RouteStatus::Started;
+        tracing::info!(route_id = %self.id(), from = %self.definition.from.uri, "route started");
+        Ok(())
+    }
+
+    /// Stops intake, waits for in-flight exchanges until `deadline`, drains lifecycles.
+    pub(crate) async fn stop(&mut self, deadline: Instant, reason: ShutdownReason) -> StopOutcome {
+        let mut outcome = StopOutcome::default();
+        let Some(consumer) = self.consumer.take() else {
+            return outcome;
+        };
+        consumer.cancel.cancel();
+        self.gate.close();
+        if tokio::time::timeout_at(deadline, self.gate.drained())
+            .await
+            .is_err()
+        {
+            outcome.cut_off = self.gate.inflight();
+        }
+        outcome.errors =
+            shutdown_lifecycles(&self.compiled.assembly.lifecycles, reason, deadline).await;
+        let mut task = consumer.task;
+        if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+            task.abort();
+        }
+        self.status = RouteStatus::Stopped;
+        if outcome.cut_off > 0 {
+            tracing::warn!(route_id = %self.id(), cut_off = outcome.cut_off, "route stopped with exchanges still in flight");
+        } else {
+            tracing::info!(route_id = %self.id(), "route stopped");
+        }
+        outcome
+    }
+
+    pub(crate) fn suspend(&mut self) {
+        if self.status == RouteStatus::Started {
+            self.gate.pause();
+            self.status = RouteStatus::Suspended;
+        }
+    }
+
+    pub(crate) fn resume(&mut self) {
+        if self.status == RouteStatus::Suspended {
+            self.gate.resume();
+            self.status = RouteStatus::Started;
+        }
+    }
+
+    /// Replaces the running pipeline with `next` (same source endpoint). Stateless routes
+    /// swap with one atomic store; routes with lifecycle steps pause intake, drain the old
+    /// steps, hand their state over and start the new ones.
+    pub(crate) async fn swap(
+        &mut self,
+        definition: RouteDefinition,
+        next: CompiledRoute,
+        timeout: Duration,
+    ) -> Result<StopOutcome, RouteError> {
+        let mut outcome = StopOutcome::default();
+        let running = self.status != RouteStatus::Stopped;
+        let stateless =
+            self.compiled.assembly.lifecycles.is_empty() && next.assembly.lifecycles.is_empty();
+        if running && stateless {
+            self.pipeline
+                .store(Arc::new(next.assembly.pipeline.clone()));
+        } else if running {
+            let deadline = Instant::now() + timeout;
+            let was_suspended = self.status == RouteStatus::Suspended;
+            self.gate.pause();
+            if tokio::time::timeout_at(deadline, self.gate.drained())
+                .await
+                .is_err()
+            {
+                outcome.cut_off = self.gate.inflight();
+            }
+            let old = &self.compiled.assembly.lifecycles;
+            outcome.errors = shutdown_lifecycles(old, ShutdownReason::HotSwap, deadline).await;
+            let mut carried: HashMap<String, camel_api::CarriedState> = old
+                .iter()
+                .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
+                .collect();
+            for l in &next.assembly.lifecycles {
+                if let Some(state) = carried.remove(l.name()) {
+                    l.adopt_state(state);
+                }
+            }
+            if let Err(e) = start_lifecycles(&next.assembly.lifecycles, &next.id).await {
+                // The old steps are drained; leave the route paused rather than running a
+                // half-started pipeline, and say so.
+                return Err(e);
+            }
+            self.pipeline
+                .store(Arc::new(next.assembly.pipeline.clone()));
+            if !was_suspended {
+                self.gate.resume();
+            }
+        }
+        self.definition = definition;
+        self.compiled = next;
+        tracing::info!(route_id = %self.id(), "route swapped");
+        Ok(outcome)
+    }
+}
+
+async fn start_lifecycles(
+    lifecycles: &[Arc<dyn StepLifecycle>],
+    route_id: &str,
+) -> Result<(), RouteError> {
+    for (i, l) in lifecycles.iter().enumerate() {
+        if let Err(e) = l.start().await {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            shutdown_lifecycles(&lifecycles[..i], ShutdownReason::RouteStop, deadline).await;
+            return Err(RouteError::new(RouteErrorKind::Lifecycle(e)).in_route(Some(route_id)));
+        }
+    }
+    Ok(())
+}
+
+async fn shutdown_lifecycles(
+    lifecycles: &[Arc<dyn StepLifecycle>],
+    reason: ShutdownReason,
+    deadline: Instant,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    for l in lifecycles {
+        match tokio::time::timeout_at(deadline, l.shutdown(reason)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => errors.push(format!("{}: {e}", l.name())),
+            Err(_) => errors.push(format!(
+                "{}: {}",
+                l.name(),
+                CamelError::Timeout("shutdown deadline passed".into())
+            )),
+        }
+    }
+    errors
+}

@@ -1,0 +1,201 @@
+//! The route model both DSLs produce.
+//!
+//! A [`RouteDefinition`] is plain data: a source endpoint and a list of steps. Each step is
+//! a name (`set_header`, `filter`, …) with its configuration as JSON, in the same shape
+//! the YAML DSL uses with snake_case keys. Keeping step configuration as data lets an EIP
+//! be added in one place — its step compiler — and makes YAML and builder routes directly
+//! comparable.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use camel_api::BoxProcessor;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::error::Location;
+
+/// An endpoint reference: a URI and parameters given beside it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointDefinition {
+    /// The URI (`timer:tick?period=1000`).
+    pub uri: String,
+    /// Parameters beside the URI (they win over the query string).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, Json>,
+}
+
+impl EndpointDefinition {
+    /// An endpoint with no extra parameters.
+    pub fn new(uri: impl Into<String>) -> Self {
+        EndpointDefinition {
+            uri: uri.into(),
+            parameters: BTreeMap::new(),
+        }
+    }
+
+    /// Parameters as text, the way components read them.
+    pub fn parameter_strings(&self) -> Vec<(&str, String)> {
+        self.parameters
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Json::String(s) => s.clone(),
+                    Json::Null => String::new(),
+                    other => other.to_string(),
+                };
+                (k.as_str(), text)
+            })
+            .collect()
+    }
+}
+
+/// One step of a route: its name and its configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepDefinition {
+    /// The canonical step name (`set_header`).
+    pub name: String,
+    /// The configuration, keys in snake_case.
+    pub config: Json,
+}
+
+impl StepDefinition {
+    /// A step named `name` configured by `config`.
+    pub fn new(name: impl Into<String>, config: Json) -> Self {
+        StepDefinition {
+            name: name.into(),
+            config,
+        }
+    }
+}
+
+impl Serialize for StepDefinition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(&self.name, &self.config)?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for StepDefinition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, Json>::deserialize(d)?;
+        let mut it = map.into_iter();
+        match (it.next(), it.next()) {
+            (Some((name, config)), None) => Ok(StepDefinition { name, config }),
+            _ => Err(serde::de::Error::custom(
+                "a step is a map with exactly one key, the step name",
+            )),
+        }
+    }
+}
+
+/// Where a route came from, to point errors at lines and columns.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    /// The file name.
+    pub file: Arc<str>,
+    /// JSON pointer of a node → its position (line, column).
+    pub positions: Arc<HashMap<String, (usize, usize)>>,
+    /// JSON pointer of the route's `steps` list.
+    pub steps_pointer: String,
+    /// JSON pointer of the route's own map.
+    pub route_pointer: String,
+}
+
+impl SourceMap {
+    /// The location of the node at `pointer`, or of its nearest ancestor that has one.
+    pub fn locate(&self, pointer: &str) -> Option<Location> {
+        let mut p = pointer;
+        loop {
+            if let Some(&(line, column)) = self.positions.get(p) {
+                return Some(Location {
+                    file: self.file.clone(),
+                    line,
+                    column,
+                });
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return None,
+            }
+        }
+    }
+}
+
+/// A route: where exchanges come from and the steps they go through.
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct RouteDefinition {
+    /// The route id; one is generated when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A free-text description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The source.
+    pub from: EndpointDefinition,
+    /// The steps, in order.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+    /// Start with the context (default true).
+    #[serde(default = "yes")]
+    pub auto_startup: bool,
+    /// Routes start in ascending order of this number, then in definition order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_order: Option<i32>,
+    /// Where the route was written, when it came from a file.
+    #[serde(skip)]
+    pub source: Option<SourceMap>,
+    /// Rust processors referenced by `process` steps of builder routes.
+    #[serde(skip)]
+    pub processors: HashMap<String, BoxProcessor>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl RouteDefinition {
+    /// A route from `uri` with no steps.
+    pub fn from(uri: impl Into<String>) -> Self {
+        RouteDefinition {
+            from: EndpointDefinition::new(uri),
+            auto_startup: true,
+            ..Default::default()
+        }
+    }
+
+    /// The location of the route in its file.
+    pub fn location(&self) -> Option<Location> {
+        self.source
+            .as_ref()
+            .and_then(|s| s.locate(&s.route_pointer))
+    }
+}
+
+impl PartialEq for RouteDefinition {
+    /// Routes are equal when they describe the same behaviour: source maps and the identity
+    /// of Rust closures are not compared (only the names they are registered under).
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.from == other.from
+            && self.steps == other.steps
+            && self.auto_startup == other.auto_startup
+            && self.startup_order == other.startup_order
+            && self.description == other.description
+    }
+}
+
+impl fmt::Debug for RouteDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RouteDefinition")
+            .field("id", &self.id)
+            .field("from", &self.from)
+            .field("steps", &self.steps)
+            .field("auto_startup", &self.auto_startup)
+            .field("startup_order", &self.startup_order)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,306 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use camel_api::suggest::nearest;
+use serde_json::{Map, Value as Json};
+
+use super::node::{self, Spanned};
+use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
+use crate::model::{EndpointDefinition, RouteDefinition, SourceMap, StepDefinition};
+
+/// Loads the routes of a YAML file.
+pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
+            file: path.display().to_string().into(),
+            line: 0,
+            column: 0,
+        }))
+    })?;
+    load_str(&text, &path.display().to_string())
+}
+
+/// Loads the routes in `text`; `file` names the source in error messages.
+pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let file: Arc<str> = file.into();
+    let doc = node::parse(text).map_err(|e| {
+        RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
+            file: file.clone(),
+            line: e.line,
+            column: e.column,
+        }))
+    })?;
+    let Some(Spanned { value, positions }) = doc else {
+        return Ok(Vec::new());
+    };
+    let reader = Reader {
+        file,
+        positions: Arc::new(positions),
+    };
+    reader.routes(value)
+}
+
+struct Reader {
+    file: Arc<str>,
+    positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
+}
+
+impl Reader {
+    fn locate(&self, pointer: &str) -> Option<Location> {
+        SourceMap {
+            file: self.file.clone(),
+            positions: self.positions.clone(),
+            ..Default::default()
+        }
+        .locate(pointer)
+    }
+
+    fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
+        RouteError::new(kind).at(self.locate(pointer))
+    }
+
+    fn unknown_key(&self, key: &str, expected: &[&str], pointer: &str) -> RouteError {
+        self.error(
+            RouteErrorKind::UnknownKey {
+                key: key.to_string(),
+                suggestion: nearest(key, expected.iter().copied()).map(str::to_string),
+                expected: expected.iter().map(|s| s.to_string()).collect(),
+            },
+            &format!("{pointer}/{key}"),
+        )
+    }
+
+    fn routes(&self, value: Json) -> Result<Vec<RouteDefinition>, RouteErrors> {
+        let items = match value {
+            Json::Array(items) => items,
+            Json::Null => return Ok(Vec::new()),
+            _ => {
+                return Err(self
+                    .error(
+                        RouteErrorKind::InvalidValue(
+                            "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
+                        ),
+                        "",
+                    )
+                    .into())
+            }
+        };
+        let mut routes = Vec::new();
+        let mut errors = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let pointer = format!("/{i}");
+            match self.route_item(item, &pointer) {
+                Ok(r) => routes.push(r),
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(routes)
+        } else {
+            Err(RouteErrors(errors))
+        }
+    }
+
+    fn route_item(&self, item: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
+        let map = self.object(item, pointer, "a list item is `route:` or `from:`")?;
+        let mut entries = map.into_iter();
+        let (key, body) = match (entries.next(), entries.next()) {
+            (Some(kv), None) => kv,
+            _ => {
+                return Err(self.error(
+                    RouteErrorKind::InvalidValue(
+                        "each list item holds exactly one of `route` or `from`".into(),
+                    ),
+                    pointer,
+                ))
+            }
+        };
+        match key.as_str() {
+            "route" => self.route(body, &format!("{pointer}/route")),
+            "from" => {
+                let from_pointer = format!("{pointer}/from");
+                let mut route = RouteDefinition::default();
+                route.auto_startup = true;
+                let steps_pointer = self.from(body, &from_pointer, &mut route)?;
+                route.source = Some(self.source_map(&from_pointer, &steps_pointer));
+                Ok(route)
+            }
+            other => Err(self.unknown_key(other, &["route", "from"], pointer)),
+        }
+    }
+
+    fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {
+        SourceMap {
+            file: self.file.clone(),
+            positions: self.positions.clone(),
+            steps_pointer: steps_pointer.to_string(),
+            route_pointer: route_pointer.to_string(),
+        }
+    }
+
+    fn route(&self, body: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
+        const KEYS: &[&str] = &[
+            "id",
+            "description",
+            "from",
+            "steps",
+            "auto_startup",
+            "startup_order",
+        ];
+        let map = self.object(body, pointer, "`route` takes a map")?;
+        let mut route = RouteDefinition {
+            auto_startup: true,
+            ..Default::default()
+        };
+        let mut from = None;
+        let mut steps = None;
+        for (key, value) in map {
+            let at = format!("{pointer}/{key}");
+            match key.as_str() {
+                "id" => route.id = Some(self.string(value, &at, "id")?),
+                "description" => {
+                    route.description = Some(self.string(value, &at, "description")?)
+                }
+                "auto_startup" => route.auto_startup = self.boolean(value, &at, "auto_startup")?,
+                "startup_order" => {
+                    route.startup_order = Some(
+                        value
+                            .as_i64()
+                            .and_then(|v| i32::try_from(v).ok())
+                            .ok_or_else(|| self.wrong_type("startup_order", "a number", &at))?,
+                    )
+                }
+                "from" => from = Some(value),
+                "steps" => steps = Some(value),
+                other => return Err(self.unknown_key(other, KEYS, pointer)),
+            }
+        }
+        let Some(from) = from else {
+            return Err(self
+                .error(RouteErrorKind::MissingFrom, pointer)
+                .in_route(route.id.as_deref()));
+        };
+        let mut steps_pointer = self
+            .from(from, &format!("{pointer}/from"), &mut route)
+            .map_err(|e| e.in_route(route.id.as_deref()))?;
+        if let Some(steps) = steps {
+            if !route.steps.is_empty() {
+                return Err(self
+                    .error(
+                        RouteErrorKind::InvalidValue(
+                            "steps are given both under `from` and under `route`; keep one list"
+                                .into(),
+                        ),
+                        &format!("{pointer}/steps"),
+                    )
+                    .in_route(route.id.as_deref()));
+            }
+            steps_pointer = format!("{pointer}/steps");
+            route.steps = self
+                .steps(steps, &steps_pointer)
+                .map_err(|e| e.in_route(route.id.as_deref()))?;
+        }
+        route.source = Some(self.source_map(pointer, &steps_pointer));
+        Ok(route)
+    }
+
+    /// Reads a `from` node into `route`; returns the pointer of its steps list.
+    fn from(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+    ) -> Result<String, RouteError> {
+        const KEYS: &[&str] = &["uri", "parameters", "steps", "id"];
+        let steps_pointer = format!("{pointer}/steps");
+        if let Json::String(uri) = body {
+            route.from = EndpointDefinition::new(uri);
+            return Ok(steps_pointer);
+        }
+        let map = self.object(body, pointer, "`from` takes a URI or a map with `uri`")?;
+        let mut uri = None;
+        for (key, value) in map {
+            let at = format!("{pointer}/{key}");
+            match key.as_str() {
+                "uri" => uri = Some(self.string(value, &at, "uri")?),
+                "parameters" => {
+                    route.from.parameters = self
+                        .object(value, &at, "`parameters` takes a map")?
+                        .into_iter()
+                        .collect()
+                }
+                "steps" => route.steps = self.steps(value, &steps_pointer)?,
+                "id" => {}
+                other => return Err(self.unknown_key(other, KEYS, pointer)),
+            }
+        }
+        route.from.uri =
+            uri.ok_or_else(|| self.error(RouteErrorKind::Missing("uri".into()), pointer))?;
+        Ok(steps_pointer)
+    }
+
+    fn steps(&self, value: Json, pointer: &str) -> Result<Vec<StepDefinition>, RouteError> {
+        let Json::Array(items) = value else {
+            return Err(self.wrong_type("steps", "a list of steps", pointer));
+        };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let at = format!("{pointer}/{i}");
+                match item {
+                    // `- stop` written without a value.
+                    Json::String(name) => Ok(StepDefinition::new(name, Json::Null)),
+                    Json::Object(map) if map.len() == 1 => {
+                        let (name, config) = map.into_iter().next().ok_or_else(|| {
+                            self.error(RouteErrorKind::InvalidValue("empty step".into()), &at)
+                        })?;
+                        Ok(StepDefinition::new(name, config))
+                    }
+                    _ => Err(self.error(
+                        RouteErrorKind::InvalidValue(
+                            "a step is a map with exactly one key, the step name (`- to: …`)"
+                                .into(),
+                        ),
+                        &at,
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    fn object(
+        &self,
+        value: Json,
+        pointer: &str,
+        what: &str,
+    ) -> Result<Map<String, Json>, RouteError> {
+        match value {
+            Json::Object(m) => Ok(m),
+            Json::Null => Ok(Map::new()),
+            _ => Err(self.error(RouteErrorKind::InvalidValue(what.to_string()), pointer)),
+        }
+    }
+
+    fn wrong_type(&self, key: &str, expected: &str, pointer: &str) -> RouteError {
+        self.error(
+            RouteErrorKind::InvalidValue(format!("`{key}` must be {expected}")),
+            pointer,
+        )
+    }
+
+    fn string(&self, value: Json, pointer: &str, key: &str) -> Result<String, RouteError> {
+        match value {
+            Json::String(s) => Ok(s),
+            Json::Number(n) => Ok(n.to_string()),
+            _ => Err(self.wrong_type(key, "text", pointer)),
+        }
+    }
+
+    fn boolean(&self, value: Json, pointer: &str, key: &str) -> Result<bool, RouteError> {
+        value
+            .as_bool()
+            .ok_or_else(|| self.wrong_type(key, "true or false", pointer))
+    }
+}

@@ -1,0 +1,20 @@
+//! The YAML DSL, in the shape of Apache Camel's YAML DSL.
+//!
+//! ```yaml
+//! - route:
+//!     id: hello
+//!     from:
+//!       uri: timer:tick
+//!       parameters: {period: 1000}
+//!       steps:
+//!         - set_body: {simple: "Hello from ${header.CamelTimerCounter}"}
+//!         - to: log:hello
+//! ```
+//!
+//! Keys are snake_case; Camel's camelCase spellings (`setBody`, `repeatCount`) are accepted
+//! as aliases everywhere. Every error names the file, line and column.
+
+mod loader;
+mod node;
+
+pub use loader::{load_file, load_str};

@@ -1,0 +1,272 @@
+//! Parses YAML into JSON values while remembering where every node was written, so that
+//! errors found later (an unknown key, a wrong type, a bad expression) can name the line
+//! and column.
+
+use std::collections::HashMap;
+
+use camel_api::suggest::to_snake_case;
+use serde_json::{Map, Value as Json};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// A parsed document: its value and the position of every node by JSON pointer.
+#[derive(Debug)]
+pub(crate) struct Spanned {
+    pub(crate) value: Json,
+    pub(crate) positions: HashMap<String, (usize, usize)>,
+}
+
+/// A YAML syntax error with its position.
+#[derive(Debug)]
+pub(crate) struct SyntaxError {
+    pub(crate) message: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+enum Frame {
+    Seq {
+        items: Vec<Json>,
+        pointer: String,
+    },
+    Map {
+        map: Map<String, Json>,
+        pointer: String,
+        key: Option<String>,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    docs: Vec<Json>,
+    positions: HashMap<String, (usize, usize)>,
+    anchors: HashMap<usize, Json>,
+    anchor_stack: Vec<usize>,
+    error: Option<SyntaxError>,
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn pos(mark: &Marker) -> (usize, usize) {
+    (mark.line(), mark.col() + 1)
+}
+
+fn plain_scalar(text: &str) -> Json {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => Json::Null,
+        "true" | "True" | "TRUE" => Json::Bool(true),
+        "false" | "False" | "FALSE" => Json::Bool(false),
+        _ => {
+            let numeric = text
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))
+                && text.chars().any(|c| c.is_ascii_digit());
+            if numeric {
+                if let Ok(i) = text.parse::<i64>() {
+                    return Json::from(i);
+                }
+                if let Some(n) = text
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                {
+                    return Json::Number(n);
+                }
+            }
+            Json::String(text.to_string())
+        }
+    }
+}
+
+impl Builder {
+    /// The pointer the next value will have.
+    fn next_pointer(&self) -> Option<String> {
+        match self.stack.last() {
+            None => Some(String::new()),
+            Some(Frame::Seq { items, pointer }) => Some(format!("{pointer}/{}", items.len())),
+            Some(Frame::Map {
+                pointer,
+                key: Some(k),
+                ..
+            }) => Some(format!("{pointer}/{}", escape(k))),
+            Some(Frame::Map { key: None, .. }) => None,
+        }
+    }
+
+    fn fail(&mut self, message: String, mark: &Marker) {
+        if self.error.is_none() {
+            let (line, column) = pos(mark);
+            self.error = Some(SyntaxError {
+                message,
+                line,
+                column,
+            });
+        }
+    }
+
+    fn push_value(&mut self, value: Json, anchor: usize, mark: &Marker) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(value),
+            Some(Frame::Seq { items, .. }) => items.push(value),
+            Some(Frame::Map { map, key, pointer }) => match key.take() {
+                Some(k) => {
+                    map.insert(k, value);
+                }
+                None => {
+                    let Json::String(k) = value else {
+                        let text = match value {
+                            Json::Null => String::new(),
+                            Json::Bool(_) | Json::Number(_) => value.to_string(),
+                            _ => {
+                                self.fail("a mapping key must be a plain value".into(), mark);
+                                return;
+                            }
+                        };
+                        return self.accept_key(text, mark);
+                    };
+                    let _ = pointer;
+                    self.accept_key(k, mark)
+                }
+            },
+        }
+    }
+
+    fn accept_key(&mut self, raw: String, mark: &Marker) {
+        let k = to_snake_case(&raw);
+        let Some(Frame::Map { map, key, pointer }) = self.stack.last_mut() else {
+            return;
+        };
+        if map.contains_key(&k) {
+            let message = format!("duplicate key `{raw}`");
+            self.fail(message, mark);
+            return;
+        }
+        let p = format!("{pointer}/{}", escape(&k));
+        self.positions.entry(p).or_insert(pos(mark));
+        *key = Some(k);
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.error.is_some() {
+            return;
+        }
+        match ev {
+            Event::Scalar(text, style, anchor, _tag) => {
+                let value = if style == TScalarStyle::Plain {
+                    plain_scalar(&text)
+                } else {
+                    Json::String(text)
+                };
+                if let Some(p) = self.next_pointer() {
+                    self.positions.entry(p).or_insert(pos(&mark));
+                }
+                self.push_value(value, anchor, &mark);
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                let Some(pointer) = self.next_pointer() else {
+                    self.fail("a mapping key must be a plain value".into(), &mark);
+                    return;
+                };
+                self.positions.entry(pointer.clone()).or_insert(pos(&mark));
+                self.anchor_stack.push(anchor);
+                self.stack.push(if matches!(ev, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        items: Vec::new(),
+                        pointer,
+                    }
+                } else {
+                    Frame::Map {
+                        map: Map::new(),
+                        pointer,
+                        key: None,
+                    }
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let anchor = self.anchor_stack.pop().unwrap_or(0);
+                let value = match self.stack.pop() {
+                    Some(Frame::Seq { items, .. }) => Json::Array(items),
+                    Some(Frame::Map { map, .. }) => Json::Object(map),
+                    None => return,
+                };
+                self.push_value(value, anchor, &mark);
+            }
+            Event::Alias(id) => {
+                let value = self.anchors.get(&id).cloned().unwrap_or(Json::Null);
+                self.push_value(value, 0, &mark);
+            }
+            Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart
+            | Event::DocumentEnd
+            | Event::Nothing => {}
+        }
+    }
+}
+
+/// Parses `text`, a single YAML document (`None` when it is empty).
+pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    if let Err(e) = parser.load(&mut builder, true) {
+        let (line, column) = pos(e.marker());
+        return Err(SyntaxError {
+            message: e.info().to_string(),
+            line,
+            column,
+        });
+    }
+    if let Some(e) = builder.error {
+        return Err(e);
+    }
+    let mut docs = builder.docs;
+    if docs.len() > 1 {
+        return Err(SyntaxError {
+            message: "a route file holds one YAML document; put further routes in the same list or in another file".into(),
+            line: 1,
+            column: 1,
+        });
+    }
+    Ok(docs.pop().map(|value| Spanned {
+        value,
+        positions: builder.positions,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_positions_and_normalises_keys() {
+        let doc = parse("- route:\n    id: a\n    from:\n      uri: timer:x\n      steps:\n        - setHeader: {name: x, constant: 1}\n").unwrap();
+        let doc = doc.unwrap();
+        let v = &doc.value;
+        assert_eq!(
+            v[0]["route"]["from"]["steps"][0]["set_header"]["constant"],
+            1
+        );
+        assert_eq!(doc.positions["/0/route/id"], (2, 5));
+        assert_eq!(doc.positions["/0/route/from/steps/0/set_header"].0, 6);
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let e = parse("- route: {id: a\n").unwrap_err();
+        assert!(e.line >= 1, "{e:?}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let e = parse("a: 1\na: 2\n").unwrap_err();
+        assert!(e.message.contains("duplicate"), "{e:?}");
+    }
+}
