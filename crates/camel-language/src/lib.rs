@@ -1,58 +1,48 @@
-//! Expression languages: `simple`, `jsonpath`, `header`, `constant`.
+//! Expression languages: `simple`, `jsonpath`, `header` and `constant`.
 //!
-//! (Being written: see `LanguageRegistry` and `simple`.)
-use std::collections::HashMap;
-use std::sync::Arc;
+//! Routes compute values (a header to set, a body to build) and decide (filter, choice)
+//! with expressions. Each language compiles its text once, when the route is compiled,
+//! into a [`camel_api::Expression`] / [`camel_api::Predicate`]; evaluating one against
+//! an exchange never parses again. A context finds languages by name in a
+//! [`LanguageRegistry`]; the free functions compile one directly.
+//!
+//! ```
+//! use camel_api::{Exchange, Value};
+//! use camel_language::{simple, simple_predicate, LanguageRegistry};
+//!
+//! let ex = Exchange::new("world").with_header("priority", "10");
+//!
+//! // A template builds text; a lone function yields its value untouched.
+//! let greeting = simple("Hello ${body}").unwrap();
+//! assert_eq!(greeting.evaluate(&ex).unwrap(), Value::from("Hello world"));
+//!
+//! // Conditions compare numbers as numbers, even when they arrive as text.
+//! let urgent = simple_predicate("${header.priority} > 9").unwrap();
+//! assert!(urgent.matches(&ex).unwrap());
+//!
+//! // Mistakes are reported with the column where they are.
+//! let error = simple("${hedaer.priority}").unwrap_err();
+//! assert_eq!(error.column, 3);
+//!
+//! // A registry looks languages up by the name a route uses.
+//! let registry = LanguageRegistry::default();
+//! let jsonpath = registry.get("jsonpath").unwrap();
+//! let mut options = serde_json::Map::new();
+//! options.insert("suppress_exceptions".into(), true.into());
+//! let id = jsonpath.expression("$.id", &options).unwrap();
+//! assert_eq!(id.evaluate(&ex).unwrap(), Value::Null);
+//! ```
 
-use camel_api::{BoxExpression, BoxPredicate, ExpressionError, Language};
+mod constant;
+mod header;
+mod jsonpath;
+mod options;
+mod problem;
+mod registry;
+mod simple;
 
-/// The languages known to a context, by name.
-#[derive(Debug, Clone)]
-pub struct LanguageRegistry {
-    languages: HashMap<&'static str, Arc<dyn Language>>,
-}
-
-impl Default for LanguageRegistry {
-    fn default() -> Self {
-        LanguageRegistry { languages: HashMap::new() }
-    }
-}
-
-impl LanguageRegistry {
-    /// The language called `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Language>> {
-        self.languages.get(name).cloned()
-    }
-
-    /// Registers (or replaces) a language.
-    pub fn register(&mut self, language: Arc<dyn Language>) {
-        self.languages.insert(language.name(), language);
-    }
-
-    /// Names of the registered languages, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut v: Vec<_> = self.languages.keys().copied().collect();
-        v.sort_unstable();
-        v
-    }
-}
-
-/// Compiles a `simple` expression.
-pub fn simple(text: &str) -> Result<BoxExpression, ExpressionError> {
-    Err(ExpressionError {
-        language: "simple".into(),
-        expression: text.into(),
-        column: 1,
-        message: "not yet implemented".into(),
-    })
-}
-
-/// Compiles a `simple` predicate.
-pub fn simple_predicate(text: &str) -> Result<BoxPredicate, ExpressionError> {
-    Err(ExpressionError {
-        language: "simple".into(),
-        expression: text.into(),
-        column: 1,
-        message: "not yet implemented".into(),
-    })
-}
+pub use constant::{constant, ConstantLanguage};
+pub use header::{header, HeaderLanguage};
+pub use jsonpath::{jsonpath, JsonPathLanguage};
+pub use registry::LanguageRegistry;
+pub use simple::{simple, simple_predicate, SimpleLanguage};

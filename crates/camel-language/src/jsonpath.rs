@@ -1,0 +1,286 @@
+//! The `jsonpath` language (RFC 9535 JSONPath, through `serde_json_path`), evaluated on
+//! the message body.
+//!
+//! A JSON body is queried in place; text or bytes are parsed as JSON first. One match
+//! yields that value, several yield a JSON array of them, none is an error unless the
+//! expression suppresses exceptions (then it yields null). As a predicate, a query holds
+//! when it matches something (a single boolean match holds when it is `true`).
+//!
+//! ```
+//! use camel_api::{Body, Exchange, Value};
+//! use camel_language::jsonpath;
+//!
+//! let ex = Exchange::new(Body::from(r#"{"order": {"id": 7, "items": ["a", "b"]}}"#));
+//! let id = jsonpath("$.order.id", false).unwrap();
+//! assert_eq!(id.evaluate(&ex).unwrap(), Value::Int(7));
+//! let missing = jsonpath("$.order.customer", true).unwrap();
+//! assert_eq!(missing.evaluate(&ex).unwrap(), Value::Null);
+//! ```
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use camel_api::{
+    Body, BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
+    Predicate, Value,
+};
+use serde_json_path::JsonPath;
+
+use crate::options::{bool_option, reject_options, Options};
+use crate::problem::located;
+
+const LANGUAGE: &str = "jsonpath";
+const SUPPRESS: (&str, &str) = ("suppress_exceptions", "suppressExceptions");
+
+/// Compiles a JSONPath query over the body. With `suppress_exceptions`, a query that
+/// matches nothing (or a body that is not JSON) yields null instead of an error.
+pub fn jsonpath(text: &str, suppress_exceptions: bool) -> Result<BoxExpression, ExpressionError> {
+    Ok(Arc::new(compile(text, suppress_exceptions)?))
+}
+
+fn compile(text: &str, suppress_exceptions: bool) -> Result<JsonPathExpression, ExpressionError> {
+    let path = JsonPath::parse(text.trim()).map_err(|e| {
+        let leading = text.len() - text.trim_start().len();
+        // The parser reports a byte offset into the trimmed query.
+        let at = leading + e.position();
+        located(LANGUAGE, text, at, e.message().to_owned())
+    })?;
+    Ok(JsonPathExpression {
+        text: text.into(),
+        path,
+        suppress_exceptions,
+    })
+}
+
+#[derive(Debug)]
+struct JsonPathExpression {
+    text: Arc<str>,
+    path: JsonPath,
+    suppress_exceptions: bool,
+}
+
+impl JsonPathExpression {
+    fn failure(&self, message: impl Into<String>) -> CamelError {
+        located(LANGUAGE, &self.text, 0, message).into()
+    }
+
+    /// The body as JSON, borrowed when it already is JSON. `None` for an empty body.
+    fn document<'a>(
+        &self,
+        body: &'a Body,
+    ) -> Result<Option<Cow<'a, serde_json::Value>>, CamelError> {
+        let parsed = match body {
+            Body::Json(j) => return Ok(Some(Cow::Borrowed(&**j))),
+            Body::Empty => return Ok(None),
+            Body::Text(s) => serde_json::from_str(s),
+            Body::Bytes(b) => serde_json::from_slice(b),
+        };
+        parsed
+            .map(|json| Some(Cow::Owned(json)))
+            .map_err(|e| self.failure(format!("the body is not JSON: {e}")))
+    }
+}
+
+impl Expression for JsonPathExpression {
+    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        let document = match self.document(&exchange.message.body) {
+            Ok(Some(document)) => document,
+            Ok(None) if self.suppress_exceptions => return Ok(Value::Null),
+            Ok(None) => return Err(self.failure("the body is empty")),
+            Err(_) if self.suppress_exceptions => return Ok(Value::Null),
+            Err(e) => return Err(e),
+        };
+        let nodes = self.path.query(&document);
+        match nodes.len() {
+            0 if self.suppress_exceptions => Ok(Value::Null),
+            0 => Err(self.failure("no match in the body")),
+            1 => Ok(Value::from_json(nodes.all()[0].clone())),
+            _ => Ok(Value::Json(Arc::new(serde_json::Value::Array(
+                nodes.iter().map(|v| (*v).clone()).collect(),
+            )))),
+        }
+    }
+}
+
+impl Predicate for JsonPathExpression {
+    fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
+        let document = match self.document(&exchange.message.body) {
+            Ok(Some(document)) => document,
+            Ok(None) => return Ok(false),
+            Err(_) if self.suppress_exceptions => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let nodes = self.path.query(&document);
+        Ok(match nodes.exactly_one() {
+            Ok(serde_json::Value::Bool(b)) => *b,
+            Ok(_) => true,
+            Err(_) => !nodes.is_empty(),
+        })
+    }
+}
+
+/// The `jsonpath` language for a [`crate::LanguageRegistry`]. Option:
+/// `suppress_exceptions` (alias `suppressExceptions`), a boolean, default false.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonPathLanguage;
+
+impl JsonPathLanguage {
+    fn compile(
+        &self,
+        text: &str,
+        options: &Options,
+    ) -> Result<JsonPathExpression, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[SUPPRESS])?;
+        compile(text, bool_option(LANGUAGE, text, options, SUPPRESS)?)
+    }
+}
+
+impl Language for JsonPathLanguage {
+    fn name(&self) -> &'static str {
+        LANGUAGE
+    }
+
+    fn expression(&self, text: &str, options: &Options) -> Result<BoxExpression, ExpressionError> {
+        Ok(Arc::new(self.compile(text, options)?))
+    }
+
+    fn predicate(&self, text: &str, options: &Options) -> Result<BoxPredicate, ExpressionError> {
+        Ok(Arc::new(self.compile(text, options)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn order() -> Exchange {
+        Exchange::new(Body::from(json!({
+            "id": 7,
+            "vip": true,
+            "items": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 5}]
+        })))
+    }
+
+    #[test]
+    fn one_match_is_that_value() {
+        let ex = order();
+        assert_eq!(
+            jsonpath("$.id", false).unwrap().evaluate(&ex).unwrap(),
+            Value::Int(7)
+        );
+        assert_eq!(
+            jsonpath("$.items[0].sku", false)
+                .unwrap()
+                .evaluate(&ex)
+                .unwrap(),
+            Value::from("a")
+        );
+        let item = jsonpath("$.items[1]", false)
+            .unwrap()
+            .evaluate(&ex)
+            .unwrap();
+        assert_eq!(item.to_json(), json!({"sku": "b", "qty": 5}));
+    }
+
+    #[test]
+    fn several_matches_are_an_array() {
+        let skus = jsonpath("$.items[*].sku", false)
+            .unwrap()
+            .evaluate(&order())
+            .unwrap();
+        assert_eq!(skus.to_json(), json!(["a", "b"]));
+    }
+
+    #[test]
+    fn no_match_is_an_error_unless_suppressed() {
+        let ex = order();
+        let err = jsonpath("$.missing", false)
+            .unwrap()
+            .evaluate(&ex)
+            .unwrap_err();
+        assert!(
+            matches!(err, CamelError::Expression(ref e) if e.language == "jsonpath"),
+            "{err}"
+        );
+        assert_eq!(
+            jsonpath("$.missing", true).unwrap().evaluate(&ex).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn text_and_bytes_bodies_are_parsed() {
+        let text = Exchange::new(r#"{"a": [1, 2]}"#);
+        assert_eq!(
+            jsonpath("$.a[1]", false).unwrap().evaluate(&text).unwrap(),
+            Value::Int(2)
+        );
+        let bytes = Exchange::new(Body::from(br#"{"a": "x"}"#.to_vec()));
+        assert_eq!(
+            jsonpath("$.a", false).unwrap().evaluate(&bytes).unwrap(),
+            Value::from("x")
+        );
+    }
+
+    #[test]
+    fn bodies_that_are_not_json() {
+        let text = Exchange::new("not json");
+        let err = jsonpath("$.a", false).unwrap().evaluate(&text).unwrap_err();
+        assert!(err.to_string().contains("not JSON"), "{err}");
+        assert_eq!(
+            jsonpath("$.a", true).unwrap().evaluate(&text).unwrap(),
+            Value::Null
+        );
+        let empty = Exchange::default();
+        assert!(jsonpath("$.a", false).unwrap().evaluate(&empty).is_err());
+        assert_eq!(
+            jsonpath("$.a", true).unwrap().evaluate(&empty).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn bad_paths_report_their_column() {
+        let err = jsonpath("$.a[", false).unwrap_err();
+        assert_eq!(err.language, "jsonpath");
+        assert_eq!(err.column, 4, "{err}");
+        let err = jsonpath("  nope", false).unwrap_err();
+        assert_eq!(err.column, 3, "{err}");
+    }
+
+    #[test]
+    fn predicates_hold_on_a_match_or_a_true_value() {
+        let ex = order();
+        let options = Options::new();
+        let holds = |text: &str| {
+            JsonPathLanguage
+                .predicate(text, &options)
+                .unwrap()
+                .matches(&ex)
+                .unwrap()
+        };
+        assert!(holds("$.items[?@.qty > 3]"));
+        assert!(!holds("$.items[?@.qty > 9]"));
+        assert!(holds("$.vip"));
+        assert!(!holds("$.missing"));
+        let not_json = Exchange::new("x");
+        assert!(JsonPathLanguage
+            .predicate("$.a", &options)
+            .unwrap()
+            .matches(&not_json)
+            .is_err());
+    }
+
+    #[test]
+    fn the_language_reads_suppress_exceptions() {
+        let ex = order();
+        let mut options = Options::new();
+        options.insert("suppress_exceptions".into(), true.into());
+        let e = JsonPathLanguage.expression("$.missing", &options).unwrap();
+        assert_eq!(e.evaluate(&ex).unwrap(), Value::Null);
+        let mut options = Options::new();
+        options.insert("suppress".into(), true.into());
+        assert!(JsonPathLanguage.expression("$.missing", &options).is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! The Camel `simple` language: text templates with `${...}` functions, and conditions.
+//!
+//! The text is parsed once, into a tree that evaluation walks without parsing again.
+//! A text that is exactly one function (`${header.x}`) yields that value untouched; text
+//! mixed with functions yields one string; operators (`==`, `contains`, `regex`, `in`,
+//! `&&`, …) yield a boolean. See `docs/languages.md` for the full syntax.
+//!
+//! ```
+//! use camel_api::{Exchange, Value};
+//! use camel_language::{simple, simple_predicate};
+//!
+//! let ex = Exchange::new("world").with_header("n", 10);
+//! let greeting = simple("Hello ${body} (${header.n})").unwrap();
+//! assert_eq!(greeting.evaluate(&ex).unwrap(), Value::from("Hello world (10)"));
+//!
+//! let big = simple_predicate("${header.n} > 9 && ${body} contains 'or'").unwrap();
+//! assert!(big.matches(&ex).unwrap());
+//!
+//! let error = simple("${header.n} == ").unwrap_err();
+//! assert_eq!(error.column, 15);
+//! ```
+
+mod ast;
+mod compare;
+mod function;
+mod lexer;
+mod parser;
+
+use std::fmt;
+use std::sync::Arc;
+
+use camel_api::{
+    BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
+    Predicate, Value,
+};
+
+use crate::options::reject_options;
+use ast::Node;
+use parser::Mode;
+
+const LANGUAGE: &str = "simple";
+
+/// Compiles a `simple` expression: a template, a single value, or a condition
+/// (which evaluates to a boolean).
+pub fn simple(text: &str) -> Result<BoxExpression, ExpressionError> {
+    Ok(Arc::new(compile(text, Mode::Expression)?))
+}
+
+/// Compiles a `simple` predicate: a condition, or a value tested for truthiness
+/// (`true`, or the text `"true"`).
+pub fn simple_predicate(text: &str) -> Result<BoxPredicate, ExpressionError> {
+    Ok(Arc::new(compile(text, Mode::Predicate)?))
+}
+
+fn compile(text: &str, mode: Mode) -> Result<SimpleExpression, ExpressionError> {
+    let node = parser::parse(text, mode).map_err(|p| p.into_error(LANGUAGE, text))?;
+    Ok(SimpleExpression {
+        text: text.into(),
+        node,
+    })
+}
+
+/// A compiled simple expression.
+struct SimpleExpression {
+    text: Arc<str>,
+    node: Node,
+}
+
+impl fmt::Debug for SimpleExpression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "simple({:?})", self.text)
+    }
+}
+
+impl Expression for SimpleExpression {
+    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        self.node.evaluate(exchange)
+    }
+}
+
+impl Predicate for SimpleExpression {
+    fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
+        self.node.matches(exchange)
+    }
+}
+
+/// The `simple` language for a [`crate::LanguageRegistry`]. Takes no options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleLanguage;
+
+impl Language for SimpleLanguage {
+    fn name(&self) -> &'static str {
+        LANGUAGE
+    }
+
+    fn expression(
+        &self,
+        text: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<BoxExpression, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[])?;
+        simple(text)
+    }
+
+    fn predicate(
+        &self,
+        text: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<BoxPredicate, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[])?;
+        simple_predicate(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,339 @@
+//! Turns tokens into a [`Node`]: a value (text template, function, literal) or a
+//! condition (comparisons joined by `&&` / `||`).
+//!
+//! Operators are words surrounded by whitespace, so `<order>${body}</order>` stays a
+//! template. When the text is compiled as an *expression* it only becomes a condition
+//! if every operand is a function, a quoted literal or a number / boolean / null, so
+//! prose such as `Log in ${body}` stays text; as a *predicate* any operator counts.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use camel_api::Value;
+
+use super::ast::{self, CompareOp, Condition, List, Node, Operand, Pattern, Template};
+use super::compare::parse_number;
+use super::lexer::{lex, Token, TokenKind};
+use crate::problem::{column_of, Problem};
+
+/// Whether the text is compiled as an expression or as a predicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Expression,
+    Predicate,
+}
+
+/// An operator found in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operator {
+    Compare(CompareOp),
+    Regex { negate: bool },
+    In { negate: bool },
+    And,
+    Or,
+}
+
+impl Operator {
+    fn from_word(word: &str) -> Option<Operator> {
+        use CompareOp::*;
+        Some(match word {
+            "==" => Operator::Compare(Eq),
+            "!=" => Operator::Compare(Ne),
+            "<" => Operator::Compare(Lt),
+            "<=" => Operator::Compare(Le),
+            ">" => Operator::Compare(Gt),
+            ">=" => Operator::Compare(Ge),
+            "=~" => Operator::Compare(EqIgnoreCase),
+            "!=~" => Operator::Compare(NeIgnoreCase),
+            "contains" => Operator::Compare(Contains),
+            "!contains" => Operator::Compare(NotContains),
+            "~~" => Operator::Compare(ContainsIgnoreCase),
+            "!~~" => Operator::Compare(NotContainsIgnoreCase),
+            "startsWith" | "starts_with" => Operator::Compare(StartsWith),
+            "!startsWith" | "!starts_with" => Operator::Compare(NotStartsWith),
+            "endsWith" | "ends_with" => Operator::Compare(EndsWith),
+            "!endsWith" | "!ends_with" => Operator::Compare(NotEndsWith),
+            "regex" => Operator::Regex { negate: false },
+            "!regex" => Operator::Regex { negate: true },
+            "in" => Operator::In { negate: false },
+            "!in" => Operator::In { negate: true },
+            "&&" | "and" => Operator::And,
+            "||" | "or" => Operator::Or,
+            _ => return None,
+        })
+    }
+
+    /// The negated form, for `not contains` and friends.
+    fn negated(self) -> Option<Operator> {
+        use CompareOp::*;
+        Some(match self {
+            Operator::Compare(Contains) => Operator::Compare(NotContains),
+            Operator::Compare(ContainsIgnoreCase) => Operator::Compare(NotContainsIgnoreCase),
+            Operator::Compare(StartsWith) => Operator::Compare(NotStartsWith),
+            Operator::Compare(EndsWith) => Operator::Compare(NotEndsWith),
+            Operator::Regex { negate: false } => Operator::Regex { negate: true },
+            Operator::In { negate: false } => Operator::In { negate: true },
+            _ => return None,
+        })
+    }
+
+    fn is_logical(self) -> bool {
+        matches!(self, Operator::And | Operator::Or)
+    }
+}
+
+/// An operator with the byte span of its spelling.
+#[derive(Debug, Clone)]
+struct Found {
+    operator: Operator,
+    start: usize,
+    end: usize,
+}
+
+/// The text split at its operators: `slots[i]` is the token range before `ops[i]`.
+#[derive(Debug)]
+struct Split {
+    slots: Vec<Range<usize>>,
+    ops: Vec<Found>,
+}
+
+/// Parses `text` in the given mode.
+pub(crate) fn parse(text: &str, mode: Mode) -> Result<Node, Problem> {
+    let lexed = lex(text)?;
+    let tokens = &lexed.tokens;
+    let split = split(text, tokens);
+    let is_condition = !split.ops.is_empty()
+        && (mode == Mode::Predicate
+            || split
+                .slots
+                .iter()
+                .all(|slot| slot.is_empty() || is_typed_operand(text, &tokens[slot.clone()])));
+    if !is_condition {
+        return Ok(Node::Value(template(text, tokens)));
+    }
+    if let Some(at) = lexed.unclosed_quote {
+        return Err(Problem::new(at, "unterminated quote"));
+    }
+    conditions(text, tokens, &split)
+}
+
+fn is_bounded(tokens: &[Token], i: usize) -> bool {
+    let space = |t: Option<&Token>| t.is_none_or(|t| t.kind == TokenKind::Space);
+    tokens[i].kind == TokenKind::Word
+        && space(i.checked_sub(1).and_then(|p| tokens.get(p)))
+        && space(tokens.get(i + 1))
+}
+
+fn split(text: &str, tokens: &[Token]) -> Split {
+    let word = |i: usize| &text[tokens[i].start..tokens[i].end];
+    let mut slots = Vec::new();
+    let mut ops = Vec::new();
+    let mut slot_start = 0;
+    let mut i = 0;
+    while i < tokens.len() {
+        let mut found = None;
+        if is_bounded(tokens, i) {
+            if word(i) == "not" && i + 2 < tokens.len() && is_bounded(tokens, i + 2) {
+                if let Some(op) = Operator::from_word(word(i + 2)).and_then(Operator::negated) {
+                    found = Some((op, i + 2));
+                }
+            }
+            if found.is_none() {
+                found = Operator::from_word(word(i)).map(|op| (op, i));
+            }
+        }
+        match found {
+            Some((operator, last)) => {
+                slots.push(trim(tokens, slot_start..i));
+                ops.push(Found {
+                    operator,
+                    start: tokens[i].start,
+                    end: tokens[last].end,
+                });
+                i = last + 1;
+                slot_start = i;
+            }
+            None => i += 1,
+        }
+    }
+    slots.push(trim(tokens, slot_start..tokens.len()));
+    Split { slots, ops }
+}
+
+/// Drops whitespace tokens at both ends of a range.
+fn trim(tokens: &[Token], mut range: Range<usize>) -> Range<usize> {
+    while range.start < range.end && tokens[range.start].kind == TokenKind::Space {
+        range.start += 1;
+    }
+    while range.end > range.start && tokens[range.end - 1].kind == TokenKind::Space {
+        range.end -= 1;
+    }
+    range
+}
+
+/// True for a single function, quoted literal, number, boolean or null — or an unclosed
+/// quote, so that the mistake is reported rather than the text silently kept.
+fn is_typed_operand(text: &str, tokens: &[Token]) -> bool {
+    match tokens {
+        [token] => match &token.kind {
+            TokenKind::Function(_) | TokenKind::Quoted(_) => true,
+            TokenKind::Word => {
+                let word = &text[token.start..token.end];
+                word.starts_with(['\'', '"']) || !matches!(literal(word), Value::Text(_))
+            }
+            TokenKind::Space => false,
+        },
+        _ => false,
+    }
+}
+
+/// A bare word as a literal: a number, `true`, `false`, `null`, or else text.
+fn literal(word: &str) -> Value {
+    match word {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        _ => parse_number(word).unwrap_or_else(|| Value::Text(word.into())),
+    }
+}
+
+/// Builds the operand for a token range: one function or literal keeps its type;
+/// anything longer is a text template of the raw text.
+fn operand(text: &str, tokens: &[Token]) -> Operand {
+    match tokens {
+        [Token {
+            kind: TokenKind::Quoted(q),
+            ..
+        }] => Operand::Literal(Value::Text((&**q).into())),
+        [token @ Token {
+            kind: TokenKind::Word,
+            ..
+        }] => Operand::Literal(literal(&text[token.start..token.end])),
+        _ => template(text, tokens),
+    }
+}
+
+/// The raw text of `tokens` with their functions: text, a lone function, or a template.
+fn template(text: &str, tokens: &[Token]) -> Operand {
+    let mut template = Template::builder();
+    for token in tokens {
+        match &token.kind {
+            TokenKind::Function(f) => template.function(f.clone()),
+            _ => template.text(&text[token.start..token.end]),
+        }
+    }
+    template.finish()
+}
+
+fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Problem> {
+    let Split { slots, ops } = split;
+    let spelling = |f: &Found| &text[f.start..f.end];
+    let mut any = Vec::new();
+    let mut all = Vec::new();
+    let mut k = 0;
+    loop {
+        let left = &slots[k];
+        let condition = match ops.get(k) {
+            Some(op) if !op.operator.is_logical() => {
+                if left.is_empty() {
+                    return Err(Problem::new(
+                        op.start,
+                        format!("missing left operand for `{}`", spelling(op)),
+                    ));
+                }
+                let right = &slots[k + 1];
+                if right.is_empty() {
+                    return Err(Problem::new(
+                        op.end,
+                        format!("missing right operand for `{}`", spelling(op)),
+                    ));
+                }
+                if let Some(next) = ops.get(k + 1).filter(|n| !n.operator.is_logical()) {
+                    return Err(Problem::new(
+                        next.start,
+                        format!(
+                            "unexpected `{}` after a complete comparison; join comparisons with `&&` or `||`",
+                            spelling(next)
+                        ),
+                    ));
+                }
+                let left = operand(text, &tokens[left.clone()]);
+                let right_tokens = &tokens[right.clone()];
+                let right_at = right_tokens.first().map_or(op.end, |t| t.start);
+                let right = operand(text, right_tokens);
+                k += 1;
+                binary(text, left, op.operator, right, right_at)?
+            }
+            next => {
+                if left.is_empty() {
+                    return Err(match next {
+                        Some(op) => Problem::new(
+                            op.start,
+                            format!("missing operand before `{}`", spelling(op)),
+                        ),
+                        None => {
+                            let prev = &ops[k - 1];
+                            Problem::new(
+                                prev.end,
+                                format!("missing operand after `{}`", spelling(prev)),
+                            )
+                        }
+                    });
+                }
+                Condition::Test(operand(text, &tokens[left.clone()]))
+            }
+        };
+        all.push(condition);
+        let Some(op) = ops.get(k) else { break };
+        if op.operator == Operator::Or {
+            any.push(std::mem::take(&mut all).into_boxed_slice());
+        }
+        k += 1;
+    }
+    any.push(all.into_boxed_slice());
+    Ok(Node::Logic(any.into_boxed_slice()))
+}
+
+/// Builds one comparison, compiling a literal regex and splitting a literal list now.
+fn binary(
+    text: &str,
+    left: Operand,
+    operator: Operator,
+    right: Operand,
+    right_at: usize,
+) -> Result<Condition, Problem> {
+    Ok(match operator {
+        Operator::Compare(op) => Condition::Compare { left, op, right },
+        Operator::Regex { negate } => {
+            let pattern = match right {
+                Operand::Literal(value) => {
+                    let source = value.to_string();
+                    let regex = ast::whole_match_regex(&source).map_err(|e| {
+                        Problem::new(right_at, format!("invalid regex `{source}`: {e}"))
+                    })?;
+                    Pattern::Fixed(regex)
+                }
+                dynamic => Pattern::Dynamic {
+                    operand: dynamic,
+                    expression: Arc::from(text),
+                    column: column_of(text, right_at),
+                },
+            };
+            Condition::Regex {
+                left,
+                pattern,
+                negate,
+            }
+        }
+        Operator::In { negate } => {
+            let list = match right {
+                Operand::Literal(value) => List::Fixed(ast::split_list(&value.to_string())),
+                dynamic => List::Dynamic(dynamic),
+            };
+            Condition::In { left, list, negate }
+        }
+        Operator::And | Operator::Or => {
+            unreachable!("logical operators are handled by the caller")
+        }
+    })
+}

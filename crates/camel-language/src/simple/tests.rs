@@ -1,0 +1,304 @@
+use camel_api::{Body, Exchange, Value};
+use serde_json::json;
+
+use super::*;
+
+fn exchange() -> Exchange {
+    let mut ex = Exchange::new("Hello World")
+        .with_header("x", "gold")
+        .with_header("n", 10)
+        .with_header("text_n", "10")
+        .with_header("flag", true)
+        .with_header("my.dotted", "d");
+    ex.properties.insert("p", "prop");
+    ex
+}
+
+fn eval(text: &str) -> Value {
+    simple(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .evaluate(&exchange())
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn holds(text: &str) -> bool {
+    simple_predicate(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .matches(&exchange())
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn error(text: &str) -> ExpressionError {
+    match simple_predicate(text) {
+        Ok(p) => panic!("{text} compiled to {p:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn functions_yield_their_values_untyped() {
+    assert_eq!(eval("${body}"), Value::from("Hello World"));
+    assert_eq!(eval("${in.body}"), Value::from("Hello World"));
+    assert_eq!(eval("${header.n}"), Value::Int(10));
+    assert_eq!(eval("${headers.n}"), Value::Int(10));
+    assert_eq!(eval("${in.header.n}"), Value::Int(10));
+    assert_eq!(eval("${header[n]}"), Value::Int(10));
+    assert_eq!(eval("${header.my.dotted}"), Value::from("d"));
+    assert_eq!(eval("${header.flag}"), Value::Bool(true));
+    assert_eq!(eval("${header.none}"), Value::Null);
+    assert_eq!(eval("${exchangeProperty.p}"), Value::from("prop"));
+    assert_eq!(eval("${bodyAs(String)}"), Value::from("Hello World"));
+    assert_eq!(eval("${null}"), Value::Null);
+}
+
+#[test]
+fn exchange_id_is_the_exchange_id() {
+    let ex = exchange();
+    let id = simple("${exchangeId}").unwrap().evaluate(&ex).unwrap();
+    assert_eq!(id, Value::from(ex.id.to_string()));
+}
+
+#[test]
+fn json_bodies_stay_json() {
+    let ex = Exchange::new(Body::from(json!({"a": 1})));
+    let value = simple("${body}").unwrap().evaluate(&ex).unwrap();
+    assert_eq!(value.to_json(), json!({"a": 1}));
+    let text = simple("got ${body}").unwrap().evaluate(&ex).unwrap();
+    assert_eq!(text, Value::from(r#"got {"a":1}"#));
+}
+
+#[test]
+fn templates_build_text() {
+    assert_eq!(
+        eval("Hello ${body} from ${header.x}"),
+        Value::from("Hello Hello World from gold")
+    );
+    assert_eq!(
+        eval("n=${header.n};missing=${header.none}."),
+        Value::from("n=10;missing=.")
+    );
+    assert_eq!(eval(" ${header.n}"), Value::from(" 10"));
+    assert_eq!(
+        eval("<order>${header.x}</order>"),
+        Value::from("<order>gold</order>")
+    );
+    assert_eq!(eval("plain text"), Value::from("plain text"));
+    assert_eq!(eval("42"), Value::from("42"));
+    assert_eq!(eval(""), Value::from(""));
+}
+
+#[test]
+fn prose_with_operator_words_stays_text() {
+    assert_eq!(eval("Log in ${header.x}"), Value::from("Log in gold"));
+    assert_eq!(
+        eval("It's ${header.x} and more"),
+        Value::from("It's gold and more")
+    );
+    assert_eq!(
+        eval("Price > ${header.n} or less"),
+        Value::from("Price > 10 or less")
+    );
+    assert_eq!(eval("said 'a == b'"), Value::from("said 'a == b'"));
+}
+
+#[test]
+fn conditions_as_expressions_are_booleans() {
+    assert_eq!(eval("${header.n} > 5"), Value::Bool(true));
+    assert_eq!(eval("${header.x} == 'silver'"), Value::Bool(false));
+    assert_eq!(
+        eval("${header.flag} && ${header.n} == 10"),
+        Value::Bool(true)
+    );
+}
+
+#[test]
+fn comparisons() {
+    assert!(holds("${header.x} == 'gold'"));
+    assert!(holds("${header.x} == \"gold\""));
+    assert!(holds("${header.x} != 'silver'"));
+    assert!(holds("${header.n} == 10"));
+    assert!(holds("${header.n} == '10'"));
+    assert!(holds("${header.text_n} > 9"));
+    assert!(holds("${header.text_n} > '9'"));
+    assert!(holds("'10' > '9'"));
+    assert!(holds("${header.n} >= 10"));
+    assert!(holds("${header.n} <= 10.0"));
+    assert!(!holds("${header.n} < 10"));
+    assert!(holds("${header.n} < 10.5"));
+    assert!(holds("${header.flag} == true"));
+    assert!(holds("${header.none} == null"));
+    assert!(!holds("${header.none} > 1"));
+    assert!(holds("'abc' < 'abd'"));
+    assert!(holds("${header.x} =~ 'GOLD'"));
+}
+
+#[test]
+fn contains_and_affixes() {
+    assert!(holds("${body} contains 'World'"));
+    assert!(!holds("${body} contains 'world'"));
+    assert!(holds("${body} ~~ 'world'"));
+    assert!(holds("${body} not contains 'Moon'"));
+    assert!(holds("${body} !contains 'Moon'"));
+    assert!(!holds("${body} not contains 'World'"));
+    assert!(holds("${body} startsWith 'Hello'"));
+    assert!(holds("${body} endsWith 'World'"));
+    assert!(holds("${body} contains 'o W'"));
+}
+
+#[test]
+fn regex_matches_the_whole_text() {
+    assert!(holds("${body} regex 'Hello.*'"));
+    assert!(!holds("${body} regex 'World'"));
+    assert!(holds("${body} not regex 'World'"));
+    assert!(holds("${header.n} regex '\\d+'"));
+    assert!(holds("${header.none} not regex 'x'"));
+}
+
+#[test]
+fn regex_from_a_header_is_compiled_when_evaluated() {
+    let ex = exchange()
+        .with_header("pattern", "H.*d")
+        .with_header("broken", "(");
+    let p = simple_predicate("${body} regex ${header.pattern}").unwrap();
+    assert!(p.matches(&ex).unwrap());
+    let p = simple_predicate("${body} regex ${header.broken}").unwrap();
+    let err = p.matches(&ex).unwrap_err();
+    assert!(err.to_string().contains("invalid regex"), "{err}");
+}
+
+#[test]
+fn in_lists() {
+    assert!(holds("${header.x} in 'gold,silver'"));
+    assert!(holds("${header.x} in 'bronze, gold'"));
+    assert!(!holds("${header.x} in 'bronze,silver'"));
+    assert!(holds("${header.x} not in 'bronze,silver'"));
+    assert!(holds("${header.x} !in 'bronze'"));
+    assert!(holds("${header.n} in '1,10,100'"));
+    let ex = exchange().with_header("allowed", "a,gold");
+    assert!(simple_predicate("${header.x} in ${header.allowed}")
+        .unwrap()
+        .matches(&ex)
+        .unwrap());
+}
+
+#[test]
+fn logical_operators_with_precedence() {
+    assert!(holds("${header.x} == 'gold' && ${header.n} > 5"));
+    assert!(!holds("${header.x} == 'gold' && ${header.n} > 50"));
+    assert!(holds("${header.x} == 'lead' || ${header.n} > 5"));
+    assert!(holds("${header.x} == 'gold' and ${header.n} > 5"));
+    assert!(holds("${header.x} == 'lead' or ${header.n} > 5"));
+    // `&&` binds tighter: false || (true && true).
+    assert!(holds("1 == 2 || 1 == 1 && 2 == 2"));
+    // (true && false) || false.
+    assert!(!holds("1 == 1 && 1 == 2 || 1 == 3"));
+    assert!(holds("${header.flag} && ${header.x} == 'gold'"));
+}
+
+#[test]
+fn predicates_without_operators_test_truthiness() {
+    assert!(holds("${header.flag}"));
+    assert!(!holds("${header.x}"));
+    assert!(!holds("${header.none}"));
+    assert!(holds("true"));
+    assert!(holds("TRUE"));
+    assert!(!holds("false"));
+    let ex = exchange().with_header("t", "true");
+    assert!(simple_predicate("${header.t}")
+        .unwrap()
+        .matches(&ex)
+        .unwrap());
+}
+
+#[test]
+fn predicates_accept_bare_words_and_templates_as_operands() {
+    assert!(holds("${header.x} == gold"));
+    assert!(holds("Hello ${header.x} == 'Hello gold'"));
+    assert!(holds("${body} == 'Hello World'"));
+}
+
+#[test]
+fn unterminated_function_reports_its_column() {
+    let e = error("abc ${header.x");
+    assert_eq!((e.column, e.language.as_str()), (5, "simple"));
+    assert!(e.message.contains("unterminated"), "{}", e.message);
+    assert_eq!(e.expression, "abc ${header.x");
+}
+
+#[test]
+fn unknown_function_reports_its_column() {
+    let e = error("${header.x} == ${bdy}");
+    assert_eq!(e.column, 18);
+    assert!(
+        e.message.contains("unknown function `bdy`"),
+        "{}",
+        e.message
+    );
+    // Also in an expression, even inside prose.
+    assert_eq!(simple("Hi ${foo}").unwrap_err().column, 6);
+}
+
+#[test]
+fn missing_operands_report_their_column() {
+    let e = error("${header.x} ==");
+    assert_eq!(e.column, 15);
+    assert!(e.message.contains("missing right operand"), "{}", e.message);
+    let e = error("== 'a'");
+    assert_eq!(e.column, 1);
+    assert!(e.message.contains("missing left operand"), "{}", e.message);
+    let e = error("${header.flag} &&");
+    assert_eq!(e.column, 18);
+    assert!(
+        e.message.contains("missing operand after `&&`"),
+        "{}",
+        e.message
+    );
+    let e = error("|| ${header.flag}");
+    assert_eq!(e.column, 1);
+    let e = simple("${header.n} == ").unwrap_err();
+    assert_eq!(e.column, 15);
+}
+
+#[test]
+fn chained_comparisons_are_rejected() {
+    let e = error("1 == 1 == 1");
+    assert_eq!(e.column, 8);
+    assert!(e.message.contains("&&"), "{}", e.message);
+}
+
+#[test]
+fn bad_regex_reports_the_pattern_column() {
+    let e = error("${body} regex '(unclosed'");
+    assert_eq!(e.column, 15);
+    assert!(e.message.contains("invalid regex"), "{}", e.message);
+}
+
+#[test]
+fn unterminated_quote_in_a_condition() {
+    let e = error("${header.x} == 'gold");
+    assert_eq!(e.column, 16);
+    assert!(e.message.contains("unterminated quote"), "{}", e.message);
+    assert_eq!(simple("${header.x} == 'gold").unwrap_err().column, 16);
+}
+
+#[test]
+fn columns_count_characters() {
+    let e = error("é ${nope}");
+    assert_eq!(e.column, 5);
+}
+
+#[test]
+fn language_rejects_options_and_compiles_both_forms() {
+    let options = serde_json::Map::new();
+    let ex = exchange();
+    let e = SimpleLanguage.expression("${header.n}", &options).unwrap();
+    assert_eq!(e.evaluate(&ex).unwrap(), Value::Int(10));
+    let p = SimpleLanguage
+        .predicate("${header.n} > 1", &options)
+        .unwrap();
+    assert!(p.matches(&ex).unwrap());
+    let mut bad = serde_json::Map::new();
+    bad.insert("trim".into(), true.into());
+    assert!(SimpleLanguage.expression("x", &bad).is_err());
+    assert!(format!("{e:?}").contains("simple"));
+}
