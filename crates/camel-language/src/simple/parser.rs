@@ -103,11 +103,7 @@ pub(crate) fn parse(text: &str, mode: Mode) -> Result<Node, Problem> {
     let tokens = &lexed.tokens;
     let split = split(text, tokens);
     let is_condition = !split.ops.is_empty()
-        && (mode == Mode::Predicate
-            || split
-                .slots
-                .iter()
-                .all(|slot| slot.is_empty() || is_typed_operand(text, &tokens[slot.clone()])));
+        && (mode == Mode::Predicate || looks_like_condition(text, tokens, &split));
     if !is_condition {
         return Ok(Node::Value(template(text, tokens)));
     }
@@ -115,6 +111,17 @@ pub(crate) fn parse(text: &str, mode: Mode) -> Result<Node, Problem> {
         return Err(Problem::new(at, "unterminated quote"));
     }
     conditions(text, tokens, &split)
+}
+
+/// For an expression: operators with at least one operand, and every operand typed.
+/// A lone `<` or `and` is text, and so is prose around an operator word.
+fn looks_like_condition(text: &str, tokens: &[Token], split: &Split) -> bool {
+    let mut operands = split
+        .slots
+        .iter()
+        .filter(|slot| !slot.is_empty())
+        .peekable();
+    operands.peek().is_some() && operands.all(|slot| is_typed_operand(text, &tokens[slot.clone()]))
 }
 
 fn is_bounded(tokens: &[Token], i: usize) -> bool {

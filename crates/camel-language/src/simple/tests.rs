@@ -99,6 +99,8 @@ fn prose_with_operator_words_stays_text() {
         Value::from("Price > 10 or less")
     );
     assert_eq!(eval("said 'a == b'"), Value::from("said 'a == b'"));
+    assert_eq!(eval("<"), Value::from("<"));
+    assert_eq!(eval("and or"), Value::from("and or"));
 }
 
 #[test]
