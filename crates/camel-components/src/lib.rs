@@ -15,11 +15,15 @@ use camel_api::{CamelError, Component, EndpointUri};
 
 mod bare_context;
 pub mod direct;
+pub mod log;
 pub mod seda;
+pub mod timer;
 
 pub use bare_context::BareContext;
 pub use direct::DirectComponent;
+pub use log::LogComponent;
 pub use seda::SedaComponent;
+pub use timer::TimerComponent;
 
 #[cfg(test)]
 mod testing;
@@ -29,6 +33,8 @@ pub fn all() -> Vec<Arc<dyn Component>> {
     vec![
         Arc::new(DirectComponent::new()),
         Arc::new(SedaComponent::new()),
+        Arc::new(TimerComponent),
+        Arc::new(LogComponent),
     ]
 }
 
