@@ -16,12 +16,14 @@ use camel_api::{CamelError, Component, EndpointUri};
 mod bare_context;
 pub mod direct;
 pub mod log;
+pub mod mock;
 pub mod seda;
 pub mod timer;
 
 pub use bare_context::BareContext;
 pub use direct::DirectComponent;
 pub use log::LogComponent;
+pub use mock::{MockAssertionError, MockComponent, MockEndpoint};
 pub use seda::SedaComponent;
 pub use timer::TimerComponent;
 
@@ -30,11 +32,27 @@ mod testing;
 
 /// One instance of every built-in component, with a fresh [`MockComponent`].
 pub fn all() -> Vec<Arc<dyn Component>> {
+    all_with_mock(&MockComponent::new())
+}
+
+/// One instance of every built-in component, with `mock` served by (a clone of) the
+/// given [`MockComponent`], so a test can keep its handle and read the endpoints.
+///
+/// ```
+/// use camel_components::{all_with_mock, MockComponent};
+///
+/// let mock = MockComponent::new();
+/// let components = all_with_mock(&mock);
+/// let schemes: Vec<&str> = components.iter().map(|c| c.scheme()).collect();
+/// assert_eq!(schemes, ["direct", "seda", "timer", "log", "mock"]);
+/// ```
+pub fn all_with_mock(mock: &MockComponent) -> Vec<Arc<dyn Component>> {
     vec![
         Arc::new(DirectComponent::new()),
         Arc::new(SedaComponent::new()),
         Arc::new(TimerComponent),
         Arc::new(LogComponent),
+        Arc::new(mock.clone()),
     ]
 }
 
