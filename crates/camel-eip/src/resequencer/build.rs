@@ -1,0 +1,188 @@
+//! Assembling a resequencer from its configuration: validation, expression compilation,
+//! channel, policy, intake and lifecycle.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use camel_api::{BoxExpression, BoxProcessor, CamelError, StepLifecycle};
+use tokio::sync::mpsc;
+
+use super::batch::BatchPolicy;
+use super::config::{CapacityPolicy, GapPolicy, ResequenceConfig, ResequenceMode};
+use super::error::ResequenceError;
+use super::key::{BatchKeying, Keying, StreamKeying};
+use super::lifecycle::Lifecycle;
+use super::policy::ResequencePolicy;
+use super::post_driver::Outlets;
+use super::service::Intake;
+use super::shared::{ResequencerStats, Shared};
+use super::stream::StreamPolicy;
+
+/// A built resequencer: the step the main pipeline ends with, and its lifecycle.
+#[derive(Debug, Clone)]
+pub struct Resequencer {
+    /// The route step: accepts an exchange and answers with the acknowledgement.
+    pub processor: BoxProcessor,
+    /// Start, drain and hand-over; the route controller drives it.
+    pub lifecycle: Arc<dyn StepLifecycle>,
+    /// Live counters of this instance.
+    pub stats: Arc<ResequencerStats>,
+}
+
+/// Compiled expressions for a resequencer, for callers that compile them with their own
+/// language registry (or tests that write them by hand).
+#[derive(Debug, Clone)]
+pub struct ResequenceExpressions {
+    /// The stream sequence or the batch sort expression.
+    pub key: BoxExpression,
+    /// The batch correlation expression, if any.
+    pub correlation: Option<BoxExpression>,
+}
+
+/// Builds resequencers.
+#[derive(Debug)]
+pub struct ResequencerService;
+
+impl ResequencerService {
+    /// Builds a resequencer whose expressions are in the `simple` language.
+    ///
+    /// `continuation` is the rest of the route after the resequencer; `dead_letter` is the
+    /// processor for `dead_letter_uri` (required when the configuration names a
+    /// dead-letter choice). Must be called inside a tokio runtime only when started.
+    pub fn build(
+        config: &ResequenceConfig,
+        route_id: &str,
+        step_name: &str,
+        continuation: BoxProcessor,
+        dead_letter: Option<BoxProcessor>,
+    ) -> Result<Resequencer, CamelError> {
+        let (key, correlation) = match &config.mode {
+            ResequenceMode::Stream(s) => (camel_language::simple(&s.sequence)?, None),
+            ResequenceMode::Batch(b) => (
+                camel_language::simple(&b.sort)?,
+                match &b.correlation {
+                    Some(c) => Some(camel_language::simple(c)?),
+                    None => None,
+                },
+            ),
+        };
+        let expressions = ResequenceExpressions { key, correlation };
+        Self::build_with(
+            config,
+            expressions,
+            route_id,
+            step_name,
+            continuation,
+            dead_letter,
+        )
+    }
+
+    /// Like [`ResequencerService::build`], with expressions compiled by the caller.
+    pub fn build_with(
+        config: &ResequenceConfig,
+        expressions: ResequenceExpressions,
+        route_id: &str,
+        step_name: &str,
+        continuation: BoxProcessor,
+        dead_letter: Option<BoxProcessor>,
+    ) -> Result<Resequencer, CamelError> {
+        validate(config, dead_letter.is_some())?;
+        let shared = Arc::new(Shared::new(route_id, step_name));
+        let outlets = Outlets {
+            continuation,
+            dead_letter,
+        };
+        let parts = Parts {
+            config,
+            outlets,
+            shared,
+        };
+        match &config.mode {
+            ResequenceMode::Stream(s) => {
+                let settled_below = Arc::new(AtomicU64::new(0));
+                let has_dead_letter = parts.outlets.dead_letter.is_some();
+                let policy = StreamPolicy::new(s, has_dead_letter, settled_below.clone());
+                let keying = StreamKeying {
+                    expression: expressions.key,
+                    text: s.sequence.clone(),
+                    reject_old: s.reject_old,
+                    settled_below,
+                };
+                Ok(parts.assemble(policy, keying))
+            }
+            ResequenceMode::Batch(b) => {
+                let keying = BatchKeying {
+                    sort: expressions.key,
+                    sort_text: b.sort.clone(),
+                    correlation: expressions.correlation,
+                    ignore_invalid: b.ignore_invalid,
+                };
+                Ok(parts.assemble(BatchPolicy::new(b), keying))
+            }
+        }
+    }
+}
+
+struct Parts<'a> {
+    config: &'a ResequenceConfig,
+    outlets: Outlets,
+    shared: Arc<Shared>,
+}
+
+impl Parts<'_> {
+    fn assemble<P, K>(self, policy: P, keying: K) -> Resequencer
+    where
+        P: ResequencePolicy,
+        K: Keying<Key = P::Key>,
+    {
+        let (tx, rx) = mpsc::channel(self.config.channel_capacity);
+        let intake = Intake {
+            keying,
+            input: tx,
+            allow_inout: self.config.allow_inout,
+            shared: self.shared.clone(),
+        };
+        let stats = self.shared.stats.clone();
+        let lifecycle = Lifecycle::new(
+            policy,
+            rx,
+            self.outlets,
+            self.shared,
+            self.config.on_swap,
+            self.config.mode.signature(),
+        );
+        Resequencer {
+            processor: BoxProcessor::new(intake).named("resequence"),
+            lifecycle: Arc::new(lifecycle),
+            stats,
+        }
+    }
+}
+
+fn validate(config: &ResequenceConfig, has_dead_letter: bool) -> Result<(), ResequenceError> {
+    let bad = |why: &str| Err(ResequenceError::Config(why.into()));
+    if config.channel_capacity == 0 {
+        return bad("channel_capacity must be at least 1");
+    }
+    if config.dead_letter_uri.is_some() && !has_dead_letter {
+        return bad("dead_letter_uri is set but no dead-letter processor was supplied");
+    }
+    match &config.mode {
+        ResequenceMode::Stream(s) => {
+            if s.capacity == 0 {
+                return bad("stream capacity must be at least 1");
+            }
+            let wants_dead_letter =
+                s.on_gap == GapPolicy::DeadLetter || s.on_capacity == CapacityPolicy::DeadLetter;
+            if wants_dead_letter && !has_dead_letter {
+                return bad("on_gap/on_capacity `dead_letter` needs dead_letter_uri");
+            }
+        }
+        ResequenceMode::Batch(b) => {
+            if b.size == 0 {
+                return bad("batch size must be at least 1");
+            }
+        }
+    }
+    Ok(())
+}
