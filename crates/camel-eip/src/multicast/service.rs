@@ -1,0 +1,59 @@
+//! The multicast processor.
+
+use std::sync::Arc;
+
+use camel_api::{BoxProcessor, CamelError, Exchange, Process, ProcessorFuture};
+use futures::future::join_all;
+
+use super::aggregate::aggregate;
+use super::config::MulticastConfig;
+
+/// Sends each exchange to every branch and aggregates the results.
+///
+/// Sequential: branches run in declaration order and the first failure ends the multicast
+/// with that error. Parallel: all branches run concurrently on the calling task (no task
+/// is spawned, so there is nothing to leak or drain) and, if any failed, the error of the
+/// first failing branch in declaration order is returned.
+#[derive(Clone, Debug)]
+pub struct Multicast {
+    branches: Arc<[BoxProcessor]>,
+    config: MulticastConfig,
+}
+
+impl Multicast {
+    /// A multicast over `branches`.
+    pub fn new(branches: Vec<BoxProcessor>, config: MulticastConfig) -> Self {
+        Multicast {
+            branches: branches.into(),
+            config,
+        }
+    }
+
+    /// The multicast as a route step.
+    pub fn into_processor(self) -> BoxProcessor {
+        BoxProcessor::new(self).named("multicast")
+    }
+
+    async fn run(self, exchange: Exchange) -> Result<Exchange, CamelError> {
+        let results = if self.config.parallel {
+            let calls = self.branches.iter().map(|b| b.process(exchange.clone()));
+            join_all(calls)
+                .await
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            let mut results = Vec::with_capacity(self.branches.len());
+            for branch in self.branches.iter() {
+                results.push(branch.process(exchange.clone()).await?);
+            }
+            results
+        };
+        Ok(aggregate(self.config.strategy, exchange, results))
+    }
+}
+
+impl Process for Multicast {
+    fn process(&self, exchange: Exchange) -> ProcessorFuture {
+        ProcessorFuture::boxed(self.clone().run(exchange))
+    }
+}
