@@ -293,6 +293,32 @@ impl CamelContext {
         report
     }
 
+    /// A producer for `uri`, to send exchanges into routes from Rust (Camel's
+    /// `ProducerTemplate`).
+    pub fn producer(&self, uri: &str) -> Result<camel_api::BoxProcessor, RouteError> {
+        let def = crate::model::EndpointDefinition::new(uri);
+        let endpoint = self
+            .inner
+            .registry
+            .endpoint(&def, None)
+            .map_err(RouteError::new)?;
+        endpoint
+            .producer()
+            .map_err(|e| RouteError::new(RouteErrorKind::Endpoint(e)))
+    }
+
+    /// Sends `exchange` to `uri` and returns the resulting exchange.
+    pub async fn request(
+        &self,
+        uri: &str,
+        exchange: camel_api::Exchange,
+    ) -> Result<camel_api::Exchange, camel_api::CamelError> {
+        let producer = self
+            .producer(uri)
+            .map_err(|e| camel_api::CamelError::invalid_uri(uri.to_string(), e))?;
+        producer.process(exchange).await
+    }
+
     /// The controller for individual routes.
     pub fn route_controller(&self) -> RouteController {
         RouteController { ctx: self.clone() }

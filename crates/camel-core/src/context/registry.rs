@@ -18,6 +18,7 @@ use crate::error::RouteErrorKind;
 use crate::model::EndpointDefinition;
 
 /// Components, languages, step compilers and named resources of a context.
+#[derive(Default)]
 pub struct Registry {
     components: RwLock<HashMap<String, Arc<dyn Component>>>,
     resources: RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>,
@@ -32,17 +33,6 @@ impl fmt::Debug for Registry {
             .field("languages", &self.languages.names())
             .field("steps", &self.steps)
             .finish_non_exhaustive()
-    }
-}
-
-impl Default for Registry {
-    fn default() -> Self {
-        Registry {
-            components: RwLock::default(),
-            resources: RwLock::default(),
-            languages: LanguageRegistry::default(),
-            steps: StepRegistry::default(),
-        }
     }
 }
 

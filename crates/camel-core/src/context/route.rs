@@ -182,11 +182,9 @@ impl RouteRuntime {
                     l.adopt_state(state);
                 }
             }
-            if let Err(e) = start_lifecycles(&next.assembly.lifecycles, &next.id).await {
-                // The old steps are drained; leave the route paused rather than running a
-                // half-started pipeline, and say so.
-                return Err(e);
-            }
+            // If the new steps fail to start, the old ones are already drained: the route
+            // stays paused (nothing accepted is lost) and the caller gets the error.
+            start_lifecycles(&next.assembly.lifecycles, &next.id).await?;
             self.pipeline
                 .store(Arc::new(next.assembly.pipeline.clone()));
             if !was_suspended {

@@ -120,8 +120,10 @@ impl Reader {
             "route" => self.route(body, &format!("{pointer}/route")),
             "from" => {
                 let from_pointer = format!("{pointer}/from");
-                let mut route = RouteDefinition::default();
-                route.auto_startup = true;
+                let mut route = RouteDefinition {
+                    auto_startup: true,
+                    ..Default::default()
+                };
                 let steps_pointer = self.from(body, &from_pointer, &mut route)?;
                 route.source = Some(self.source_map(&from_pointer, &steps_pointer));
                 Ok(route)
@@ -253,9 +255,10 @@ impl Reader {
                     // `- stop` written without a value.
                     Json::String(name) => Ok(StepDefinition::new(name, Json::Null)),
                     Json::Object(map) if map.len() == 1 => {
-                        let (name, config) = map.into_iter().next().ok_or_else(|| {
+                        let (name, mut config) = map.into_iter().next().ok_or_else(|| {
                             self.error(RouteErrorKind::InvalidValue("empty step".into()), &at)
                         })?;
+                        normalise_config(&mut config);
                         Ok(StepDefinition::new(name, config))
                     }
                     _ => Err(self.error(
@@ -302,5 +305,60 @@ impl Reader {
         value
             .as_bool()
             .ok_or_else(|| self.wrong_type(key, "true or false", pointer))
+    }
+}
+
+/// Gives equivalent spellings one form, so YAML and builder definitions compare equal: an
+/// empty step configuration is `null`, and a bare step name in a nested `steps` list
+/// (`steps: [stop]`) becomes `{stop: null}`.
+fn normalise_config(config: &mut Json) {
+    match config {
+        Json::Object(map) if map.is_empty() => *config = Json::Null,
+        Json::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key == "steps" {
+                    normalise_steps(value);
+                } else {
+                    normalise_nested(value);
+                }
+            }
+        }
+        Json::Array(_) => normalise_nested(config),
+        _ => {}
+    }
+}
+
+fn normalise_nested(value: &mut Json) {
+    match value {
+        Json::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key == "steps" {
+                    normalise_steps(v);
+                } else {
+                    normalise_nested(v);
+                }
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(normalise_nested),
+        _ => {}
+    }
+}
+
+fn normalise_steps(list: &mut Json) {
+    let Json::Array(items) = list else { return };
+    for item in items.iter_mut() {
+        match item {
+            Json::String(name) => {
+                let mut m = Map::new();
+                m.insert(std::mem::take(name), Json::Null);
+                *item = Json::Object(m);
+            }
+            Json::Object(m) if m.len() == 1 => {
+                if let Some(config) = m.values_mut().next() {
+                    normalise_config(config);
+                }
+            }
+            _ => {}
+        }
     }
 }

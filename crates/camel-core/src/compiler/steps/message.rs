@@ -12,16 +12,7 @@ fn name_and_expression(
     cx: &mut StepContext<'_>,
 ) -> Result<(String, camel_api::BoxExpression), RouteError> {
     let mut map = cx.object(config)?;
-    let name = match map.remove("name") {
-        Some(Json::String(s)) if !s.is_empty() => s,
-        Some(_) => {
-            return Err(cx.error_at(
-                "/name",
-                RouteErrorKind::InvalidValue("`name` must be text".into()),
-            ))
-        }
-        None => return Err(cx.error(RouteErrorKind::Missing("name".into()))),
-    };
+    let name = map.remove("name");
     let expression = cx.take_expression(&mut map)?;
     cx.no_more_keys(
         &map,
@@ -34,6 +25,16 @@ fn name_and_expression(
             "jsonpath",
         ],
     )?;
+    let name = match name {
+        Some(Json::String(s)) if !s.is_empty() => s,
+        Some(_) => {
+            return Err(cx.error_at(
+                "/name",
+                RouteErrorKind::InvalidValue("`name` must be text".into()),
+            ))
+        }
+        None => return Err(cx.error(RouteErrorKind::Missing("name".into()))),
+    };
     Ok((name, expression))
 }
 

@@ -1,0 +1,181 @@
+//! `camel run` and `camel validate`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use camel_core::{CamelContext, RouteDefinition, RouteError};
+
+/// Options of `camel run` (the names of Camel JBang's flags).
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// Route files (YAML).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Stop after this many exchanges have completed, across all routes.
+    #[arg(long)]
+    max_messages: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    max_seconds: Option<u64>,
+    /// Stop once no exchange has completed for this many seconds.
+    #[arg(long)]
+    max_idle_seconds: Option<u64>,
+    /// Graceful shutdown deadline in seconds.
+    #[arg(long, default_value_t = 30)]
+    shutdown_timeout: u64,
+}
+
+/// Loads every file, collecting the errors of all of them.
+fn load(files: &[PathBuf]) -> Result<Vec<RouteDefinition>, Vec<RouteError>> {
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        match camel_core::yaml::load_file(f) {
+            Ok(r) => routes.extend(r),
+            Err(e) => errors.extend(e.0),
+        }
+    }
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(errors)
+    }
+}
+
+fn report(errors: &[RouteError]) {
+    for e in errors {
+        eprintln!("error: {e}");
+    }
+    eprintln!("{} error(s)", errors.len());
+}
+
+fn context() -> CamelContext {
+    crate_components::context()
+}
+
+/// Where the binary adds the optional components (outbox, sinks) to a context.
+mod crate_components {
+    use camel_core::CamelContext;
+
+    pub(super) fn context() -> CamelContext {
+        CamelContext::new()
+    }
+}
+
+pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
+    let routes = match load(files) {
+        Ok(r) => r,
+        Err(errors) => {
+            report(&errors);
+            return ExitCode::FAILURE;
+        }
+    };
+    let ctx = context();
+    match ctx.validate(&routes).await {
+        Ok(()) => {
+            println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            report(&errors.0);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+async fn idle_for(ctx: &CamelContext, limit: Duration) {
+    let mut last = ctx.stats().completed();
+    let mut since = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tick.tick().await;
+        let now = ctx.stats().completed();
+        if now != last {
+            last = now;
+            since = tokio::time::Instant::now();
+        } else if since.elapsed() >= limit {
+            return;
+        }
+    }
+}
+
+async fn wait_until_done(ctx: &CamelContext, args: &RunArgs) -> &'static str {
+    let max_messages = async {
+        match args.max_messages {
+            Some(n) => ctx.stats().wait_for(n).await,
+            None => std::future::pending().await,
+        }
+    };
+    let max_seconds = async {
+        match args.max_seconds {
+            Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
+            None => std::future::pending().await,
+        }
+    };
+    let max_idle = async {
+        match args.max_idle_seconds {
+            Some(s) => idle_for(ctx, Duration::from_secs(s)).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = shutdown_signal() => "signal",
+        _ = max_messages => "max-messages reached",
+        _ = max_seconds => "max-seconds reached",
+        _ = max_idle => "max-idle-seconds reached",
+    }
+}
+
+pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    let routes = match load(&args.files) {
+        Ok(r) => r,
+        Err(errors) => {
+            report(&errors);
+            return ExitCode::FAILURE;
+        }
+    };
+    let ctx = context();
+    ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
+    if let Err(errors) = ctx.add_routes(routes).await {
+        report(&errors.0);
+        return ExitCode::FAILURE;
+    }
+    if let Err(errors) = ctx.start().await {
+        report(&errors.0);
+        ctx.stop().await;
+        return ExitCode::FAILURE;
+    }
+    let why = wait_until_done(&ctx, &args).await;
+    tracing::info!(reason = why, "stopping");
+    let report = ctx.stop().await;
+    tracing::info!(
+        routes = report.routes_stopped,
+        completed = ctx.stats().completed(),
+        failed = ctx.stats().failed(),
+        elapsed_ms = report.elapsed.as_millis() as u64,
+        "stopped"
+    );
+    for (route, n) in &report.cut_off {
+        eprintln!("warning: route `{route}` stopped with {n} exchange(s) still in flight");
+    }
+    for e in &report.errors {
+        eprintln!("warning: {e}");
+    }
+    ExitCode::SUCCESS
+}

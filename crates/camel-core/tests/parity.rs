@@ -1,0 +1,270 @@
+//! YAML/builder parity: for every step, the YAML DSL and the Rust builder produce the same
+//! definition, and the routes behave the same.
+
+use std::sync::Arc;
+
+use camel_api::{Body, BoxProcessor, CamelError, Exchange, Value};
+use camel_core::builder::{constant, header, jsonpath, simple, RouteBuilder};
+use camel_core::{CamelContext, RouteDefinition};
+
+fn yaml(steps: &str) -> RouteDefinition {
+    let indented: String = steps.lines().map(|l| format!("        {l}\n")).collect();
+    let text =
+        format!("- route:\n    id: r\n    from:\n      uri: direct:in\n      steps:\n{indented}");
+    let mut routes = camel_core::yaml::load_str(&text, "test.yaml")
+        .unwrap_or_else(|e| panic!("{e}\n---\n{text}"));
+    routes.remove(0)
+}
+
+fn built(b: RouteBuilder) -> RouteDefinition {
+    b.id("r").build()
+}
+
+async fn run(route: RouteDefinition, input: Exchange) -> Result<Exchange, CamelError> {
+    let ctx = CamelContext::new();
+    ctx.add_resource(
+        "shout",
+        Arc::new(BoxProcessor::sync(|mut ex: Exchange| {
+            let t = ex.message.body.as_text().unwrap_or_default().to_uppercase();
+            ex.message.body = Body::from(t);
+            Ok(ex)
+        })),
+    );
+    ctx.add_routes(vec![route])
+        .await
+        .map_err(CamelError::processor)?;
+    ctx.start().await.map_err(CamelError::processor)?;
+    let out = ctx.request("direct:in", input).await;
+    ctx.stop().await;
+    out
+}
+
+/// Asserts both definitions are equal and give the same result for `input`; returns it.
+async fn same(
+    y: RouteDefinition,
+    b: RouteDefinition,
+    input: Exchange,
+) -> Result<Exchange, CamelError> {
+    assert_eq!(y, b, "YAML and builder definitions differ");
+    let from_yaml = run(y, input.clone()).await;
+    let from_builder = run(b, input).await;
+    match (&from_yaml, &from_builder) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.message, b.message);
+            assert_eq!(a.properties, b.properties);
+            assert_eq!(a.is_stopped(), b.is_stopped());
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        _ => panic!("different outcomes: {from_yaml:?} vs {from_builder:?}"),
+    }
+    from_yaml
+}
+
+fn text(ex: &Exchange) -> String {
+    ex.message.body.as_text().unwrap_or_default().into_owned()
+}
+
+#[tokio::test]
+async fn set_header_in_three_spellings() {
+    let b = built(RouteBuilder::from("direct:in").set_header("greeting", simple("hi ${body}")));
+    for spelling in [
+        "- set_header: {name: greeting, simple: 'hi ${body}'}",
+        "- setHeader: {name: greeting, expression: {simple: 'hi ${body}'}}",
+        "- set_header: {name: greeting, simple: {expression: 'hi ${body}'}}",
+    ] {
+        let y = yaml(spelling);
+        assert_eq!(y.steps[0].name, "set_header");
+        let out = run(y, Exchange::new("bob")).await.unwrap();
+        assert_eq!(
+            out.header("greeting"),
+            Some(&Value::from("hi bob")),
+            "{spelling}"
+        );
+    }
+    let y = yaml("- set_header: {name: greeting, simple: 'hi ${body}'}");
+    same(y, b, Exchange::new("bob")).await.unwrap();
+}
+
+#[tokio::test]
+async fn set_body_and_transform() {
+    let y = yaml("- set_body: {constant: fixed}\n- transform: {simple: '${body}!'}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .set_body(constant("fixed"))
+            .transform(simple("${body}!")),
+    );
+    let out = same(y, b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), "fixed!");
+}
+
+#[tokio::test]
+async fn set_property_and_remove_header() {
+    let y = yaml("- set_property: {name: p, header: h}\n- remove_header: {name: h}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .set_property("p", header("h"))
+            .remove_header("h"),
+    );
+    let out = same(y, b, Exchange::new("").with_header("h", "v"))
+        .await
+        .unwrap();
+    assert_eq!(out.property("p"), Some(&Value::from("v")));
+    assert!(out.header("h").is_none());
+}
+
+#[tokio::test]
+async fn log_step_and_to_log() {
+    let y = yaml("- log: 'got ${body}'\n- to: log:parity");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .log("got ${body}")
+            .to("log:parity"),
+    );
+    let out = same(y, b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), "x");
+}
+
+#[tokio::test]
+async fn filter_runs_nested_steps_only_on_match() {
+    let y = yaml("- filter:\n    simple: \"${header.kind} == 'gold'\"\n    steps:\n      - set_body: {constant: vip}");
+    let b = built(
+        RouteBuilder::from("direct:in").filter(simple("${header.kind} == 'gold'"), |s| {
+            s.set_body(constant("vip"))
+        }),
+    );
+    let gold = same(
+        y.clone(),
+        b.clone(),
+        Exchange::new("x").with_header("kind", "gold"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&gold), "vip");
+    let plain = same(y, b, Exchange::new("x").with_header("kind", "tin"))
+        .await
+        .unwrap();
+    assert_eq!(text(&plain), "x");
+    assert_eq!(
+        plain.property("CamelFilterMatched"),
+        Some(&Value::Bool(false))
+    );
+}
+
+#[tokio::test]
+async fn choice_takes_first_match_or_otherwise() {
+    let y = yaml(concat!(
+        "- choice:\n",
+        "    when:\n",
+        "      - simple: '${header.n} > 10'\n",
+        "        steps: [{set_body: {constant: big}}]\n",
+        "      - simple: '${header.n} > 5'\n",
+        "        steps: [{set_body: {constant: medium}}]\n",
+        "    otherwise:\n",
+        "      steps: [{set_body: {constant: small}}]",
+    ));
+    let b = built(RouteBuilder::from("direct:in").choice(|c| {
+        c.when(simple("${header.n} > 10"), |s| s.set_body(constant("big")))
+            .when(simple("${header.n} > 5"), |s| {
+                s.set_body(constant("medium"))
+            })
+            .otherwise(|s| s.set_body(constant("small")))
+    }));
+    for (n, want) in [(11, "big"), (9, "medium"), (2, "small")] {
+        let out = same(y.clone(), b.clone(), Exchange::new("").with_header("n", n))
+            .await
+            .unwrap();
+        assert_eq!(text(&out), want, "n = {n}");
+    }
+}
+
+#[tokio::test]
+async fn stop_ends_the_route() {
+    let y = yaml("- set_body: {constant: a}\n- stop: {}\n- set_body: {constant: b}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .set_body(constant("a"))
+            .stop()
+            .set_body(constant("b")),
+    );
+    let out = same(y, b, Exchange::new("")).await.unwrap();
+    assert_eq!(text(&out), "a");
+    assert!(out.is_stopped());
+}
+
+#[tokio::test]
+async fn stop_inside_filter_ends_the_whole_route() {
+    let y =
+        yaml("- filter:\n    constant: 'true'\n    steps: [stop]\n- set_body: {constant: after}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .filter(constant("true"), |s| s.stop())
+            .set_body(constant("after")),
+    );
+    let out = same(y, b, Exchange::new("before")).await.unwrap();
+    assert_eq!(text(&out), "before");
+}
+
+#[tokio::test]
+async fn marshal_and_unmarshal_json() {
+    let y = yaml(
+        "- unmarshal: {json: {}}\n- set_header: {name: a, jsonpath: '$.a'}\n- marshal: {json: {}}",
+    );
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .unmarshal_json()
+            .set_header("a", jsonpath("$.a"))
+            .marshal_json(),
+    );
+    let out = same(y, b, Exchange::new(r#"{"a": 5}"#)).await.unwrap();
+    assert_eq!(out.header("a"), Some(&Value::Int(5)));
+    assert_eq!(text(&out), r#"{"a":5}"#);
+}
+
+#[tokio::test]
+async fn convert_body_to_with_camel_alias() {
+    let y = yaml("- convertBodyTo: {type: String}");
+    let b = built(RouteBuilder::from("direct:in").convert_body_to("String"));
+    let out = same(y, b, Exchange::new(Body::from(b"bytes".to_vec())))
+        .await
+        .unwrap();
+    assert!(matches!(out.message.body, Body::Text(_)));
+}
+
+#[tokio::test]
+async fn process_by_reference() {
+    let y = yaml("- process: {ref: shout}");
+    let b = built(RouteBuilder::from("direct:in").process_ref("shout"));
+    let out = same(y, b, Exchange::new("hey")).await.unwrap();
+    assert_eq!(text(&out), "HEY");
+}
+
+#[tokio::test]
+async fn builder_closure_process() {
+    let route = RouteBuilder::from("direct:in")
+        .id("r")
+        .process(|mut ex| {
+            ex.message.headers.insert("seen", true);
+            Ok(ex)
+        })
+        .build();
+    let out = run(route, Exchange::new("")).await.unwrap();
+    assert_eq!(out.header("seen"), Some(&Value::Bool(true)));
+}
+
+#[tokio::test]
+async fn to_with_parameters_beside_the_uri() {
+    let y = yaml("- to: {uri: 'log:p', parameters: {show_headers: true}}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .to_endpoint("log:p", serde_json::json!({"show_headers": true})),
+    );
+    same(y, b, Exchange::new("x")).await.unwrap();
+}
+
+#[tokio::test]
+async fn failing_step_surfaces_the_error() {
+    let y = yaml("- unmarshal: {json: {}}");
+    let b = built(RouteBuilder::from("direct:in").unmarshal_json());
+    let err = same(y, b, Exchange::new("{not json")).await.unwrap_err();
+    assert!(err.to_string().contains("json"), "{err}");
+}
