@@ -46,3 +46,7 @@ pub use header::{header, HeaderLanguage};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;
 pub use simple::{simple, simple_predicate, SimpleLanguage};
+
+/// The user guide to the languages (`docs/languages.md`), with its examples run as tests.
+#[doc = include_str!("../../../docs/languages.md")]
+pub mod guide {}

@@ -304,3 +304,30 @@ fn language_rejects_options_and_compiles_both_forms() {
     assert!(SimpleLanguage.expression("x", &bad).is_err());
     assert!(format!("{e:?}").contains("simple"));
 }
+
+#[test]
+fn error_messages_read_as_documented() {
+    assert_eq!(
+        simple("${header.x} == ").unwrap_err().to_string(),
+        "simple expression `${header.x} == `: missing right operand for `==` (at column 15)"
+    );
+    assert_eq!(
+        simple("${hedaer.x}").unwrap_err().to_string(),
+        "simple expression `${hedaer.x}`: unknown function `hedaer.x`; did you mean `header`? (at column 3)"
+    );
+}
+
+#[test]
+fn documented_examples_hold() {
+    assert!(holds("'010' == 10"));
+    assert!(holds("${header.x} in 'eu, gold'"));
+    assert!(!holds("${header.n}==10"));
+    assert_eq!(eval("${header.n}==10"), Value::from("10==10"));
+    let ex = exchange().with_header("total", 150).with_header("limit", 5);
+    let value = |t: &str| simple(t).unwrap().evaluate(&ex).unwrap();
+    assert_eq!(value("${header.total} > 100"), Value::Bool(true));
+    assert_eq!(
+        value("Price > ${header.limit} or less"),
+        Value::from("Price > 5 or less")
+    );
+}
