@@ -20,10 +20,13 @@ impl Expression for Header {
     }
 }
 
+/// A recorded `seq` header and drop reason.
+pub type Entry = (i64, Option<String>);
+
 /// Records the `seq` header of every exchange it sees (and the drop reason, if any).
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
-    seen: Arc<Mutex<Vec<(i64, Option<String>)>>>,
+    seen: Arc<Mutex<Vec<Entry>>>,
     changed: Arc<Notify>,
 }
 
@@ -43,7 +46,7 @@ impl Recorder {
         self.seen.lock().unwrap().iter().map(|s| s.0).collect()
     }
 
-    pub fn entries(&self) -> Vec<(i64, Option<String>)> {
+    pub fn entries(&self) -> Vec<Entry> {
         self.seen.lock().unwrap().clone()
     }
 
