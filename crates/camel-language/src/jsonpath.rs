@@ -90,13 +90,13 @@ impl Expression for JsonPathExpression {
             Err(_) if self.suppress_exceptions => return Ok(Value::Null),
             Err(e) => return Err(e),
         };
-        let nodes = self.path.query(&document);
-        match nodes.len() {
-            0 if self.suppress_exceptions => Ok(Value::Null),
-            0 => Err(self.failure("no match in the body")),
-            1 => Ok(Value::from_json(nodes.all()[0].clone())),
-            _ => Ok(Value::Json(Arc::new(serde_json::Value::Array(
-                nodes.iter().map(|v| (*v).clone()).collect(),
+        let nodes = self.path.query(&document).all();
+        match nodes.as_slice() {
+            [] if self.suppress_exceptions => Ok(Value::Null),
+            [] => Err(self.failure("no match in the body")),
+            [one] => Ok(Value::from_json((*one).clone())),
+            many => Ok(Value::Json(Arc::new(serde_json::Value::Array(
+                many.iter().map(|v| (*v).clone()).collect(),
             )))),
         }
     }

@@ -26,37 +26,44 @@ pub(crate) enum Mode {
 /// An operator found in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operator {
+    Binary(Binary),
+    And,
+    Or,
+}
+
+/// An operator between two operands of one condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binary {
     Compare(CompareOp),
     Regex { negate: bool },
     In { negate: bool },
-    And,
-    Or,
 }
 
 impl Operator {
     fn from_word(word: &str) -> Option<Operator> {
         use CompareOp::*;
+        let compare = |op| Operator::Binary(Binary::Compare(op));
         Some(match word {
-            "==" => Operator::Compare(Eq),
-            "!=" => Operator::Compare(Ne),
-            "<" => Operator::Compare(Lt),
-            "<=" => Operator::Compare(Le),
-            ">" => Operator::Compare(Gt),
-            ">=" => Operator::Compare(Ge),
-            "=~" => Operator::Compare(EqIgnoreCase),
-            "!=~" => Operator::Compare(NeIgnoreCase),
-            "contains" => Operator::Compare(Contains),
-            "!contains" => Operator::Compare(NotContains),
-            "~~" => Operator::Compare(ContainsIgnoreCase),
-            "!~~" => Operator::Compare(NotContainsIgnoreCase),
-            "startsWith" | "starts_with" => Operator::Compare(StartsWith),
-            "!startsWith" | "!starts_with" => Operator::Compare(NotStartsWith),
-            "endsWith" | "ends_with" => Operator::Compare(EndsWith),
-            "!endsWith" | "!ends_with" => Operator::Compare(NotEndsWith),
-            "regex" => Operator::Regex { negate: false },
-            "!regex" => Operator::Regex { negate: true },
-            "in" => Operator::In { negate: false },
-            "!in" => Operator::In { negate: true },
+            "==" => compare(Eq),
+            "!=" => compare(Ne),
+            "<" => compare(Lt),
+            "<=" => compare(Le),
+            ">" => compare(Gt),
+            ">=" => compare(Ge),
+            "=~" => compare(EqIgnoreCase),
+            "!=~" => compare(NeIgnoreCase),
+            "contains" => compare(Contains),
+            "!contains" => compare(NotContains),
+            "~~" => compare(ContainsIgnoreCase),
+            "!~~" => compare(NotContainsIgnoreCase),
+            "startsWith" | "starts_with" => compare(StartsWith),
+            "!startsWith" | "!starts_with" => compare(NotStartsWith),
+            "endsWith" | "ends_with" => compare(EndsWith),
+            "!endsWith" | "!ends_with" => compare(NotEndsWith),
+            "regex" => Operator::Binary(Binary::Regex { negate: false }),
+            "!regex" => Operator::Binary(Binary::Regex { negate: true }),
+            "in" => Operator::Binary(Binary::In { negate: false }),
+            "!in" => Operator::Binary(Binary::In { negate: true }),
             "&&" | "and" => Operator::And,
             "||" | "or" => Operator::Or,
             _ => return None,
@@ -66,19 +73,23 @@ impl Operator {
     /// The negated form, for `not contains` and friends.
     fn negated(self) -> Option<Operator> {
         use CompareOp::*;
-        Some(match self {
-            Operator::Compare(Contains) => Operator::Compare(NotContains),
-            Operator::Compare(ContainsIgnoreCase) => Operator::Compare(NotContainsIgnoreCase),
-            Operator::Compare(StartsWith) => Operator::Compare(NotStartsWith),
-            Operator::Compare(EndsWith) => Operator::Compare(NotEndsWith),
-            Operator::Regex { negate: false } => Operator::Regex { negate: true },
-            Operator::In { negate: false } => Operator::In { negate: true },
+        let Operator::Binary(binary) = self else {
+            return None;
+        };
+        let negated = match binary {
+            Binary::Compare(Contains) => Binary::Compare(NotContains),
+            Binary::Compare(ContainsIgnoreCase) => Binary::Compare(NotContainsIgnoreCase),
+            Binary::Compare(StartsWith) => Binary::Compare(NotStartsWith),
+            Binary::Compare(EndsWith) => Binary::Compare(NotEndsWith),
+            Binary::Regex { negate: false } => Binary::Regex { negate: true },
+            Binary::In { negate: false } => Binary::In { negate: true },
             _ => return None,
-        })
+        };
+        Some(Operator::Binary(negated))
     }
 
-    fn is_logical(self) -> bool {
-        matches!(self, Operator::And | Operator::Or)
+    fn is_binary(self) -> bool {
+        matches!(self, Operator::Binary(_))
     }
 }
 
@@ -241,7 +252,12 @@ fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Probl
     loop {
         let left = &slots[k];
         let condition = match ops.get(k) {
-            Some(op) if !op.operator.is_logical() => {
+            Some(
+                op @ Found {
+                    operator: Operator::Binary(binary_op),
+                    ..
+                },
+            ) => {
                 if left.is_empty() {
                     return Err(Problem::new(
                         op.start,
@@ -255,7 +271,7 @@ fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Probl
                         format!("missing right operand for `{}`", spelling(op)),
                     ));
                 }
-                if let Some(next) = ops.get(k + 1).filter(|n| !n.operator.is_logical()) {
+                if let Some(next) = ops.get(k + 1).filter(|n| n.operator.is_binary()) {
                     return Err(Problem::new(
                         next.start,
                         format!(
@@ -269,7 +285,7 @@ fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Probl
                 let right_at = right_tokens.first().map_or(op.end, |t| t.start);
                 let right = operand(text, right_tokens);
                 k += 1;
-                binary(text, left, op.operator, right, right_at)?
+                binary(text, left, *binary_op, right, right_at)?
             }
             next => {
                 if left.is_empty() {
@@ -305,13 +321,13 @@ fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Probl
 fn binary(
     text: &str,
     left: Operand,
-    operator: Operator,
+    operator: Binary,
     right: Operand,
     right_at: usize,
 ) -> Result<Condition, Problem> {
     Ok(match operator {
-        Operator::Compare(op) => Condition::Compare { left, op, right },
-        Operator::Regex { negate } => {
+        Binary::Compare(op) => Condition::Compare { left, op, right },
+        Binary::Regex { negate } => {
             let pattern = match right {
                 Operand::Literal(value) => {
                     let source = value.to_string();
@@ -332,15 +348,12 @@ fn binary(
                 negate,
             }
         }
-        Operator::In { negate } => {
+        Binary::In { negate } => {
             let list = match right {
                 Operand::Literal(value) => List::Fixed(ast::split_list(&value.to_string())),
                 dynamic => List::Dynamic(dynamic),
             };
             Condition::In { left, list, negate }
-        }
-        Operator::And | Operator::Or => {
-            unreachable!("logical operators are handled by the caller")
         }
     })
 }
