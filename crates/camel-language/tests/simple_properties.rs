@@ -88,6 +88,78 @@ fn token_soup() -> impl Strategy<Value = String> {
     )
 }
 
+const OPERANDS: &[&str] = &[
+    "${body}",
+    "${header.x}",
+    "${header.n}",
+    "${header.f}",
+    "${header.b}",
+    "${header.none}",
+    "${exchangeProperty.p}",
+    "${exchangeId}",
+    "'gold'",
+    "\"a b\"",
+    "'a,b'",
+    "''",
+    "10",
+    "9",
+    "-1.5",
+    "true",
+    "false",
+    "null",
+];
+const OPERATORS: &[&str] = &[
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "=~",
+    "!=~",
+    "contains",
+    "not contains",
+    "!contains",
+    "~~",
+    "!~~",
+    "startsWith",
+    "endsWith",
+    "regex",
+    "not regex",
+    "in",
+    "not in",
+    "!in",
+];
+
+/// A well-formed condition: comparisons (or lone operands) joined by logical operators.
+fn condition() -> impl Strategy<Value = String> {
+    let comparison = (
+        prop::sample::select(OPERANDS),
+        prop::option::of((
+            prop::sample::select(OPERATORS),
+            prop::sample::select(OPERANDS),
+        )),
+    )
+        .prop_map(|(left, rest)| match rest {
+            Some((op, right)) => format!("{left} {op} {right}"),
+            None => left.to_owned(),
+        });
+    (
+        comparison.clone(),
+        prop::collection::vec(
+            (
+                prop::sample::select(&["&&", "||", "and", "or"][..]),
+                comparison,
+            ),
+            1..4,
+        ),
+    )
+        .prop_map(|(first, rest)| {
+            rest.into_iter()
+                .fold(first, |text, (join, next)| format!("{text} {join} {next}"))
+        })
+}
+
 fn exchanges() -> Vec<Exchange> {
     let mut with_everything = Exchange::new("Hello")
         .with_header("x", "a")
@@ -147,6 +219,22 @@ proptest! {
     #[test]
     fn grammar_token_soup_never_panics(text in token_soup()) {
         compile_and_evaluate(&text)?;
+    }
+
+    #[test]
+    fn well_formed_conditions_compile_and_yield_booleans(text in condition()) {
+        let predicate = simple_predicate(&text);
+        prop_assert!(predicate.is_ok(), "{}: {:?}", text, predicate.err());
+        let expression = simple(&text);
+        prop_assert!(expression.is_ok(), "{}: {:?}", text, expression.err());
+        let (predicate, expression) = (predicate.unwrap(), expression.unwrap());
+        for ex in exchanges() {
+            // A pattern read from the exchange may be an invalid regex: an error, not a panic.
+            if let Ok(value) = expression.evaluate(&ex) {
+                prop_assert!(matches!(value, Value::Bool(_)), "{}: {:?}", text, value);
+                prop_assert_eq!(predicate.matches(&ex).ok(), Some(value.is_truthy()), "{}", text);
+            }
+        }
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub(crate) fn parse(content: &str, offset: usize) -> Result<Function, Problem> {
         }
     }
     let word = name
-        .split(|c: char| c == '.' || c == '[' || c == '(' || c.is_whitespace())
+        .split(|c: char| matches!(c, '.' | '[' | '(' | ':') || c.is_whitespace())
         .next()
         .unwrap_or(name);
     let hint = camel_api::suggest::nearest(word, KNOWN.iter().copied())
@@ -299,6 +299,12 @@ mod tests {
         let p = parse("  bdy", 2).unwrap_err();
         assert_eq!(p.at, 4);
         assert!(p.message.contains("did you mean `body`"), "{}", p.message);
+    }
+
+    #[test]
+    fn other_spellings_get_a_suggestion() {
+        let p = parse("header:x", 0).unwrap_err();
+        assert!(p.message.contains("did you mean `header`"), "{}", p.message);
     }
 
     #[test]
