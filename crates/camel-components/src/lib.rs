@@ -15,6 +15,7 @@ use camel_api::{CamelError, Component, EndpointUri};
 
 mod bare_context;
 pub mod direct;
+pub mod file;
 pub mod log;
 pub mod mock;
 pub mod seda;
@@ -22,6 +23,7 @@ pub mod timer;
 
 pub use bare_context::BareContext;
 pub use direct::DirectComponent;
+pub use file::{FileComponent, FileError};
 pub use log::LogComponent;
 pub use mock::{MockAssertionError, MockComponent, MockEndpoint};
 pub use seda::SedaComponent;
@@ -44,7 +46,7 @@ pub fn all() -> Vec<Arc<dyn Component>> {
 /// let mock = MockComponent::new();
 /// let components = all_with_mock(&mock);
 /// let schemes: Vec<&str> = components.iter().map(|c| c.scheme()).collect();
-/// assert_eq!(schemes, ["direct", "seda", "timer", "log", "mock"]);
+/// assert_eq!(schemes, ["direct", "seda", "timer", "log", "file", "mock"]);
 /// ```
 pub fn all_with_mock(mock: &MockComponent) -> Vec<Arc<dyn Component>> {
     vec![
@@ -52,6 +54,7 @@ pub fn all_with_mock(mock: &MockComponent) -> Vec<Arc<dyn Component>> {
         Arc::new(SedaComponent::new()),
         Arc::new(TimerComponent),
         Arc::new(LogComponent),
+        Arc::new(FileComponent),
         Arc::new(mock.clone()),
     ]
 }

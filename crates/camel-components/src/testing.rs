@@ -13,17 +13,20 @@ pub(crate) struct FakeContext;
 impl ComponentContext for FakeContext {
     fn expression(&self, language: &str, text: &str) -> Result<BoxExpression, CamelError> {
         match language {
-            "constant" => Ok(std::sync::Arc::new(Constant(text.into()))),
+            "simple" => Ok(camel_language::simple(text)?),
             other => Err(CamelError::processor(format!(
                 "no language `{other}` in tests"
             ))),
         }
     }
 
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!(
-            "no predicates in tests ({language})"
-        )))
+    fn predicate(&self, language: &str, text: &str) -> Result<BoxPredicate, CamelError> {
+        match language {
+            "simple" => Ok(camel_language::simple_predicate(text)?),
+            other => Err(CamelError::processor(format!(
+                "no language `{other}` in tests"
+            ))),
+        }
     }
 
     fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
@@ -48,16 +51,6 @@ pub(crate) fn endpoint(
 ) -> Result<Arc<dyn camel_api::Endpoint>, CamelError> {
     let uri = camel_api::EndpointUri::parse(uri)?;
     component.endpoint(uri, &FakeContext)
-}
-
-/// The `constant` language: always yields its text.
-#[derive(Debug)]
-struct Constant(camel_api::Value);
-
-impl camel_api::Expression for Constant {
-    fn evaluate(&self, _exchange: &camel_api::Exchange) -> Result<camel_api::Value, CamelError> {
-        Ok(self.0.clone())
-    }
 }
 
 /// Sends `body` through a fresh producer of `endpoint`.
