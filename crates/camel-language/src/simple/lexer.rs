@@ -92,14 +92,11 @@ fn skip_while(text: &str, from: usize, keep: impl Fn(char) -> bool) -> usize {
 
 /// End of a bare word starting at `from`: the next whitespace or `${`.
 fn word_end(text: &str, from: usize) -> usize {
-    let mut at = from;
-    for (i, c) in text[from..].char_indices() {
-        at = from + i;
-        if c.is_whitespace() || text[at..].starts_with("${") {
-            return at;
-        }
-    }
-    text.len().max(at)
+    text[from..]
+        .char_indices()
+        .map(|(i, c)| (from + i, c))
+        .find(|&(at, c)| c.is_whitespace() || text[at..].starts_with("${"))
+        .map_or(text.len(), |(at, _)| at)
 }
 
 /// Reads `${...}` starting at `start`; returns the function and the offset after `}`.
