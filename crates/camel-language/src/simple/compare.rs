@@ -63,6 +63,12 @@ fn number(value: &Value) -> Option<Number> {
     }
 }
 
+/// Both values as numbers; the right one is only parsed when the left one is a number.
+fn numbers(a: &Value, b: &Value) -> Option<(Number, Number)> {
+    let x = number(a)?;
+    Some((x, number(b)?))
+}
+
 fn text_number(s: &str) -> Option<Number> {
     match parse_number(s)? {
         Value::Int(i) => Some(Number::Int(i)),
@@ -99,7 +105,7 @@ pub(crate) fn equals(a: &Value, b: &Value) -> bool {
         (Value::Null, _) | (_, Value::Null) => return false,
         _ => {}
     }
-    if let (Some(x), Some(y)) = (number(a), number(b)) {
+    if let Some((x, y)) = numbers(a, b) {
         return x.compare(y) == Some(Ordering::Equal);
     }
     if matches!(a, Value::Bool(_)) || matches!(b, Value::Bool(_)) {
@@ -123,7 +129,7 @@ pub(crate) fn order(a: &Value, b: &Value) -> Option<Ordering> {
     if a.is_null() || b.is_null() {
         return None;
     }
-    if let (Some(x), Some(y)) = (number(a), number(b)) {
+    if let Some((x, y)) = numbers(a, b) {
         return x.compare(y);
     }
     Some(text(a)?.cmp(&text(b)?))
