@@ -1,1 +1,33 @@
-//! Batching sinks: many deliveries, one request.
+//! Batching sinks: many deliveries to one destination share one request, and each
+//! caller still gets its own entry's result.
+//!
+//! - [`codec`]: the [`BatchCodec`] trait a destination implements (identity, encoding,
+//!   limits, `send_batch`).
+//! - [`batcher`]: the generic per-destination batcher (linger, in-flight limit, tenant
+//!   fairness, group order, bounded queue, bisection, idle stop) and its registry.
+//! - [`SinkProducer`]: the route step (`to: sqs:…`, `to: pubsub:…`, `to: nats:…`).
+//! - Codecs and components behind features: `sqs`, `pubsub`, `nats`; [`memory`] is an
+//!   in-process codec for tests and benchmarks.
+//!
+//! The guide is `docs/sinks.md` at the repository root.
+
+mod attributes;
+pub mod batcher;
+pub mod codec;
+pub mod endpoint;
+pub mod memory;
+mod producer;
+pub mod testing;
+
+#[cfg(feature = "nats")]
+pub mod nats;
+#[cfg(feature = "pubsub")]
+pub mod pubsub;
+#[cfg(feature = "sqs")]
+pub mod sqs;
+
+pub use attributes::HeaderSelection;
+pub use batcher::{BatchConfig, BatcherRegistry, SinkError};
+pub use codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+pub use endpoint::SinkEndpoint;
+pub use producer::{SinkOptions, SinkProducer, OUTBOX_ID_HEADER};

@@ -1,0 +1,167 @@
+//! Where producers find the batcher of their destination.
+//!
+//! Keyed by codec name plus the digest of the batch identity, so two endpoints share a
+//! batcher exactly when their requests would be interchangeable, and a credential is
+//! never part of a key or label. The first delivery starts a batcher; a batcher
+//! unregisters itself when it ends.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::config::BatchConfig;
+use super::handle::{BatcherHandle, BatcherStats, Shared};
+use super::worker::{Registration, Worker};
+use crate::codec::{BatchCodec, BatchIdentity};
+
+/// The registry key of a destination: codec name and identity digest.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct BatcherKey {
+    codec: &'static str,
+    digest: [u8; 32],
+}
+
+impl BatcherKey {
+    /// The key of `codec` tuned with `config`.
+    pub fn of<C: BatchCodec>(codec: &C, config: &BatchConfig) -> Self {
+        let mut identity = BatchIdentity::new(codec.name());
+        codec.identity(&mut identity);
+        config.add_to_identity(&mut identity);
+        BatcherKey {
+            codec: codec.name(),
+            digest: identity.digest(),
+        }
+    }
+
+    /// A label safe for logs and metrics: `codec:destination#first-8-hex-of-digest`.
+    pub fn label(&self, destination: &str) -> String {
+        format!("{}:{}#{}", self.codec, destination, self.short_digest())
+    }
+
+    fn short_digest(&self) -> String {
+        self.digest[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+impl fmt::Debug for BatcherKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BatcherKey({}#{})", self.codec, self.short_digest())
+    }
+}
+
+/// The batchers of a process (or of one context), by destination.
+#[derive(Default)]
+pub struct BatcherRegistry {
+    batchers: Mutex<HashMap<BatcherKey, Arc<BatcherHandle>>>,
+    next_generation: AtomicU64,
+    stop: CancellationToken,
+}
+
+impl fmt::Debug for BatcherRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatcherRegistry")
+            .field("batchers", &self.len())
+            .finish()
+    }
+}
+
+impl BatcherRegistry {
+    /// A new, empty registry.
+    pub fn new() -> Arc<Self> {
+        Arc::new(BatcherRegistry::default())
+    }
+
+    /// The process-wide registry the components use unless given another.
+    pub fn global() -> Arc<Self> {
+        static GLOBAL: OnceLock<Arc<BatcherRegistry>> = OnceLock::new();
+        GLOBAL.get_or_init(BatcherRegistry::new).clone()
+    }
+
+    /// Number of live batchers.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when no batcher is running.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when the batcher of `key` is registered and taking entries.
+    pub fn is_running(&self, key: &BatcherKey) -> bool {
+        self.lock().get(key).is_some_and(|h| !h.is_closed())
+    }
+
+    /// A load snapshot of every batcher.
+    pub fn stats(&self) -> Vec<BatcherStats> {
+        self.lock().values().map(|h| h.stats()).collect()
+    }
+
+    /// Stops every batcher: each sends what it holds, answers its callers and ends.
+    /// Deliveries after this start no new batcher's intake in this registry.
+    pub async fn shutdown(&self) {
+        self.stop.cancel();
+        let handles: Vec<_> = self.lock().values().cloned().collect();
+        for h in handles {
+            h.shared.finished.cancelled().await;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BatcherKey, Arc<BatcherHandle>>> {
+        self.batchers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The running batcher of `key`, started if there is none (or only a closed one).
+    pub(crate) fn get_or_start<C: BatchCodec>(
+        self: &Arc<Self>,
+        key: &BatcherKey,
+        label: &Arc<str>,
+        codec: &Arc<C>,
+        config: &BatchConfig,
+    ) -> Arc<BatcherHandle> {
+        let mut batchers = self.lock();
+        if let Some(h) = batchers.get(key) {
+            if !h.is_closed() {
+                return h.clone();
+            }
+        }
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared::new(label.clone(), config.clone()));
+        let handle = Arc::new(BatcherHandle::new(tx, shared.clone(), generation));
+        let worker = Worker::new(
+            codec.clone(),
+            shared,
+            rx,
+            config.clone(),
+            self.stop.child_token(),
+            Registration {
+                registry: Arc::downgrade(self),
+                key: key.clone(),
+                generation,
+            },
+        );
+        tokio::spawn(worker.run());
+        batchers.insert(key.clone(), handle.clone());
+        handle
+    }
+
+    /// Removes the registration of `key` if it is still `generation` (a batcher ending
+    /// must not remove its replacement).
+    pub(crate) fn forget(&self, key: &BatcherKey, generation: u64) {
+        let mut batchers = self.lock();
+        if batchers
+            .get(key)
+            .is_some_and(|h| h.generation == generation)
+        {
+            batchers.remove(key);
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! An in-process codec: the destination is a list in memory.
+//!
+//! It exists for tests and benchmarks of the batcher itself: it records every request,
+//! can hold requests until released (to observe the in-flight limit and group order),
+//! can fail, refuse, hang or panic on chosen entries, or never answer at all (the flood
+//! test).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use camel_api::{CamelError, Exchange};
+use futures::future::BoxFuture;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+
+/// What the memory destination does with one entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Accepted.
+    Accept,
+    /// Rejected on its own (a per-entry failure in an answered request).
+    Fail,
+    /// Makes the whole request refused (a validation error): bisectable.
+    RefuseRequest,
+    /// Makes the send panic.
+    Panic,
+    /// Makes the send never answer.
+    Hang,
+}
+
+type Judge = Arc<dyn Fn(&Entry) -> Verdict + Send + Sync>;
+
+/// What the memory destination saw; shared between the codec and the test.
+#[derive(Default)]
+pub struct MemoryLog {
+    requests: Mutex<Vec<Vec<Entry>>>,
+    accepted: Mutex<Vec<Entry>>,
+    started: Notify,
+    gate: Option<Semaphore>,
+}
+
+impl fmt::Debug for MemoryLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryLog")
+            .field("requests", &self.request_count())
+            .finish()
+    }
+}
+
+impl MemoryLog {
+    /// The idempotency keys of every request made, in the order requests started.
+    pub fn requests(&self) -> Vec<Vec<String>> {
+        lock(&self.requests)
+            .iter()
+            .map(|r| r.iter().map(|e| e.idempotency_key.to_string()).collect())
+            .collect()
+    }
+
+    /// Number of requests started.
+    pub fn request_count(&self) -> usize {
+        lock(&self.requests).len()
+    }
+
+    /// The entries accepted, in the order they were accepted.
+    pub fn accepted(&self) -> Vec<Entry> {
+        lock(&self.accepted).clone()
+    }
+
+    /// Waits until at least `n` requests have started.
+    pub async fn wait_requests(&self, n: usize) {
+        loop {
+            let notified = self.started.notified();
+            if self.request_count() >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Lets `n` held requests answer (for a codec made with [`MemoryCodec::gated`]).
+    pub fn release(&self, n: usize) {
+        if let Some(gate) = &self.gate {
+            gate.add_permits(n);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The in-process codec.
+#[derive(Clone)]
+pub struct MemoryCodec {
+    destination: String,
+    instance: u64,
+    limits: Limits,
+    one_group: bool,
+    never_answer: bool,
+    judge: Option<Judge>,
+    log: Arc<MemoryLog>,
+}
+
+impl fmt::Debug for MemoryCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryCodec")
+            .field("destination", &self.destination)
+            .finish()
+    }
+}
+
+impl MemoryCodec {
+    /// A destination that accepts everything at once; 10 entries, 1 MiB per request.
+    pub fn new(destination: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        MemoryCodec {
+            destination: destination.to_string(),
+            instance: NEXT.fetch_add(1, Ordering::Relaxed),
+            limits: Limits {
+                max_entries: 10,
+                max_request_bytes: 1 << 20,
+                max_entry_bytes: 1 << 20,
+            },
+            one_group: false,
+            never_answer: false,
+            judge: None,
+            log: Arc::new(MemoryLog::default()),
+        }
+    }
+
+    /// Holds every request until the test calls [`MemoryLog::release`].
+    pub fn gated(mut self) -> Self {
+        self.log = Arc::new(MemoryLog {
+            gate: Some(Semaphore::new(0)),
+            ..MemoryLog::default()
+        });
+        self
+    }
+
+    /// Never answers any request.
+    pub fn never_answer(mut self) -> Self {
+        self.never_answer = true;
+        self
+    }
+
+    /// Sets the request limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Requires one group per request, as Pub/Sub does.
+    pub fn one_group_per_batch(mut self) -> Self {
+        self.one_group = true;
+        self
+    }
+
+    /// Decides each entry's fate.
+    pub fn with_verdict(
+        mut self,
+        judge: impl Fn(&Entry) -> Verdict + Send + Sync + 'static,
+    ) -> Self {
+        self.judge = Some(Arc::new(judge));
+        self
+    }
+
+    /// The log shared with this codec (and its clones).
+    pub fn log(&self) -> Arc<MemoryLog> {
+        self.log.clone()
+    }
+
+    fn verdict(&self, e: &Entry) -> Verdict {
+        self.judge.as_ref().map_or(Verdict::Accept, |j| j(e))
+    }
+}
+
+impl BatchCodec for MemoryCodec {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn destination(&self) -> String {
+        self.destination.clone()
+    }
+
+    fn identity(&self, identity: &mut BatchIdentity) {
+        identity
+            .part("destination", &self.destination)
+            .part("instance", self.instance);
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn encode(&self, exchange: &Exchange, meta: EntryMeta) -> Result<Entry, CamelError> {
+        Ok(Entry::new(
+            exchange.message.body.to_bytes(),
+            Vec::new(),
+            meta,
+        ))
+    }
+
+    fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
+        Box::pin(async move {
+            lock(&self.log.requests).push(entries.to_vec());
+            self.log.started.notify_waiters();
+            if self.never_answer {
+                return futures::future::pending().await;
+            }
+            if let Some(gate) = &self.log.gate {
+                if let Ok(permit) = gate.acquire().await {
+                    permit.forget();
+                }
+            }
+            let verdicts: Vec<Verdict> = entries.iter().map(|e| self.verdict(e)).collect();
+            if verdicts.contains(&Verdict::Panic) {
+                panic!("memory codec told to panic");
+            }
+            if verdicts.contains(&Verdict::Hang) {
+                return futures::future::pending().await;
+            }
+            if verdicts.contains(&Verdict::RefuseRequest) {
+                return SendOutcome::Refused(CamelError::processor("request refused"));
+            }
+            let mut accepted = lock(&self.log.accepted);
+            SendOutcome::Answered(
+                entries
+                    .iter()
+                    .zip(verdicts)
+                    .map(|(e, v)| {
+                        if v == Verdict::Fail {
+                            Err(CamelError::processor(format!(
+                                "entry {} failed",
+                                e.idempotency_key
+                            )))
+                        } else {
+                            accepted.push(e.clone());
+                            Ok(())
+                        }
+                    })
+                    .collect(),
+            )
+        })
+    }
+
+    fn group_forms_batch(&self) -> bool {
+        self.one_group
+    }
+}

@@ -1,0 +1,24 @@
+//! NATS (JetStream or core) as a batching sink, and a plain subscriber source.
+//!
+//! A batch is a pipelined run of publishes on one connection whose acknowledgements are
+//! awaited together, so one round trip covers many entries. Each publish carries the
+//! entry's idempotency key as `Nats-Msg-Id`, which JetStream uses to drop a retry it has
+//! already stored.
+//!
+//! URI: `nats:SUBJECT?servers=nats://127.0.0.1:4222&jetstream=true&group_key=${header.k}`.
+//! Used in `from`, the endpoint subscribes to `SUBJECT` (core NATS, wildcards allowed).
+//!
+//! ```no_run
+//! use camel_api::Component;
+//! use camel_sinks::nats::NatsComponent;
+//! let component = NatsComponent::new();
+//! assert_eq!(component.scheme(), "nats");
+//! ```
+
+mod codec;
+mod component;
+mod consumer;
+
+pub use codec::NatsCodec;
+pub use component::{NatsComponent, NATS_PARAMETERS};
+pub use consumer::{NatsConsumer, SUBJECT_HEADER};

@@ -1,0 +1,1 @@
+//! Google Pub/Sub batching sink (in progress).

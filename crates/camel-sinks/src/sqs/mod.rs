@@ -1,0 +1,1 @@
+//! SQS batching sink (in progress).

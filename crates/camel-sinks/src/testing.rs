@@ -1,0 +1,76 @@
+//! Small stand-ins for tests, examples and benchmarks of sinks.
+//!
+//! The real expression languages live in another crate; a sink's tests only need "read
+//! this header", so [`HeaderExpression`] does that, and [`HeaderContext`] is a
+//! [`ComponentContext`] that compiles `${header.NAME}` (and literals) with it.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use camel_api::{
+    BoxExpression, BoxPredicate, BoxProcessor, CamelError, ComponentContext, Exchange, Expression,
+    Value,
+};
+
+/// Evaluates to one header of the exchange (null when absent).
+#[derive(Debug, Clone)]
+pub struct HeaderExpression(pub Arc<str>);
+
+impl Expression for HeaderExpression {
+    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        Ok(exchange.header(&self.0).cloned().unwrap_or(Value::Null))
+    }
+}
+
+/// Evaluates to a fixed text.
+#[derive(Debug, Clone)]
+pub struct Literal(pub Arc<str>);
+
+impl Expression for Literal {
+    fn evaluate(&self, _exchange: &Exchange) -> Result<Value, CamelError> {
+        Ok(Value::Text(self.0.clone()))
+    }
+}
+
+/// A component context for tests: `${header.NAME}` reads a header, anything else is a
+/// literal; no predicates, producers or resources.
+#[derive(Debug, Clone)]
+pub struct HeaderContext {
+    /// The route id it reports.
+    pub route_id: Option<String>,
+}
+
+impl ComponentContext for HeaderContext {
+    fn expression(&self, language: &str, text: &str) -> Result<BoxExpression, CamelError> {
+        if language != "simple" {
+            return Err(CamelError::processor(format!(
+                "language `{language}` is not available here"
+            )));
+        }
+        match text
+            .strip_prefix("${header.")
+            .and_then(|t| t.strip_suffix('}'))
+        {
+            Some(name) => Ok(Arc::new(HeaderExpression(name.into()))),
+            None => Ok(Arc::new(Literal(text.into()))),
+        }
+    }
+
+    fn predicate(&self, _language: &str, text: &str) -> Result<BoxPredicate, CamelError> {
+        Err(CamelError::processor(format!(
+            "no predicates here: `{text}`"
+        )))
+    }
+
+    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
+        Err(CamelError::processor(format!("no producers here: `{uri}`")))
+    }
+
+    fn resource(&self, _name: &str) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+
+    fn route_id(&self) -> Option<&str> {
+        self.route_id.as_deref()
+    }
+}
