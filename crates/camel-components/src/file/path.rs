@@ -57,6 +57,20 @@ mod tests {
         assert!(matches!(inside("./."), Err(FileError::EmptyName)));
     }
 
+    proptest::proptest! {
+        /// Whatever a message names, the accepted path is relative and never climbs.
+        #[test]
+        fn an_accepted_name_never_leaves_the_folder(
+            name in r"(\.\.|\.|/|[a-z]{1,3}|\\){0,8}"
+        ) {
+            if let Ok(path) = inside(&name) {
+                proptest::prop_assert!(path.is_relative());
+                proptest::prop_assert!(path.components().all(|c| matches!(c, Component::Normal(_))));
+                proptest::prop_assert!(!name.split('/').any(|part| part == ".."));
+            }
+        }
+    }
+
     #[test]
     fn names_are_slash_separated_and_relative() {
         let base = Path::new("/data/in");
