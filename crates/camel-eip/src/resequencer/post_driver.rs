@@ -29,9 +29,13 @@ pub(crate) async fn run_post_driver(
     shared: Arc<Shared>,
 ) {
     while let Some(batch) = released.recv().await {
+        // Counted once per batch: the counters share a cache line with the intake's.
+        let mut delivered = 0;
         for release in batch {
             match release {
-                Release::Deliver(exchange) => deliver(exchange, &outlets, &shared).await,
+                Release::Deliver(exchange) => {
+                    delivered += u64::from(deliver(exchange, &outlets, &shared).await)
+                }
                 Release::Drop {
                     exchange,
                     reason,
@@ -46,20 +50,22 @@ pub(crate) async fn run_post_driver(
                 }
             }
         }
+        shared.count(Stat::Delivered, delivered);
     }
 }
 
-async fn deliver(exchange: Exchange, outlets: &Outlets, shared: &Shared) {
+/// Drives one exchange through the continuation; true when it completed successfully.
+async fn deliver(exchange: Exchange, outlets: &Outlets, shared: &Shared) -> bool {
     if exchange.is_stopped() {
         shared.count(Stat::SkippedStopped, 1);
-        return;
+        return false;
     }
     // A copy only when there is somewhere to send it after a failure; cloning shares the
     // payload.
     let spare = outlets.dead_letter.as_ref().map(|_| exchange.clone());
     let id = exchange.id;
     match outlets.continuation.process(exchange).await {
-        Ok(_) => shared.count(Stat::Delivered, 1),
+        Ok(_) => true,
         Err(e) => {
             shared.count(Stat::Failed, 1);
             shared.post_ack_failures.increment(1);
@@ -75,6 +81,7 @@ async fn deliver(exchange: Exchange, outlets: &Outlets, shared: &Shared) {
                 )
                 .await;
             }
+            false
         }
     }
 }

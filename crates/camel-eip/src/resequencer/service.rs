@@ -6,7 +6,7 @@
 //! `CamelResequencerAccepted = true`. The reordered exchange continues later, on the
 //! post-driver.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use camel_api::{Body, CamelError, Exchange, ExchangePattern, Process, ProcessorFuture};
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -28,12 +28,17 @@ pub(crate) struct Intake<K: Keying> {
     pub(crate) shared: Arc<Shared>,
 }
 
+/// Property names as shared strings: an acknowledgement per exchange should not allocate
+/// its property name each time.
+static ACCEPTED: LazyLock<Arc<str>> = LazyLock::new(|| names::ACCEPTED.into());
+static INOUT_WARN: LazyLock<Arc<str>> = LazyLock::new(|| names::INOUT_WARN.into());
+
 impl<K: Keying> Intake<K> {
     fn ack(&self, exchange: &Exchange, accepted: bool) -> Exchange {
         let mut ack = Exchange::new(Body::Empty);
         ack.id = exchange.id;
         ack.pattern = exchange.pattern;
-        ack.properties.insert(names::ACCEPTED, accepted);
+        ack.properties.insert(ACCEPTED.clone(), accepted);
         if exchange.pattern == ExchangePattern::InOut && !self.allow_inout {
             self.shared.inout_warnings.increment(1);
             if self.shared.inout_warning_due(Instant::now()) {
@@ -43,7 +48,7 @@ impl<K: Keying> Intake<K> {
                     "request-reply exchange reached a resequencer: the caller gets an acknowledgement, not the route's reply (set allow_inout to silence)"
                 );
             }
-            ack.properties.insert(names::INOUT_WARN, true);
+            ack.properties.insert(INOUT_WARN.clone(), true);
         }
         ack
     }
