@@ -268,3 +268,51 @@ async fn dead_letter_choices_need_a_dead_letter_processor() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn build_compiles_simple_expressions() {
+    let rec = Recorder::default();
+    let mut cfg = ResequenceConfig::batch("${header.seq}");
+    if let ResequenceMode::Batch(b) = &mut cfg.mode {
+        b.correlation = Some("${header.corr}".into());
+        b.size = 2;
+    }
+    let r = camel_eip::resequencer::ResequencerService::build(
+        &cfg,
+        "route-1",
+        "resequence",
+        rec.processor(),
+        None,
+    )
+    .unwrap();
+    r.lifecycle.start().await.unwrap();
+    for (n, corr) in [(20, "a"), (9, "b"), (10, "a"), (3, "b")] {
+        r.processor
+            .process(ex(n).with_header("corr", corr))
+            .await
+            .unwrap();
+    }
+    r.lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap();
+    let out = rec.seqs();
+    assert_eq!(out.len(), 4);
+    let a: Vec<i64> = out.iter().copied().filter(|n| *n >= 10).collect();
+    let b: Vec<i64> = out.iter().copied().filter(|n| *n < 10).collect();
+    assert_eq!(
+        (a, b),
+        (vec![10, 20], vec![3, 9]),
+        "each group sorted on its own"
+    );
+
+    let err = camel_eip::resequencer::ResequencerService::build(
+        &ResequenceConfig::stream("${header.seq"),
+        "route-1",
+        "resequence",
+        rec.processor(),
+        None,
+    )
+    .unwrap_err();
+    assert!(matches!(err, CamelError::Expression(_)), "{err}");
+}
