@@ -1,0 +1,157 @@
+//! Operating an outbox: how much is waiting, and what to do with messages that will not go
+//! through. The `camel outbox counts | discard | retry-dead` subcommands call these.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), camel_outbox::OutboxError> {
+//! use camel_outbox::{admin::{OutboxAdmin, DeadSelection}, Datasource};
+//! let admin = OutboxAdmin::new(Datasource::connect("sqlite:orders.db")?, "orders")?;
+//! println!("{}", admin.counts().await?);
+//! admin.retry_dead(DeadSelection::All).await?;
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::config::{OutboxConfig, TableName};
+use crate::error::Result;
+use crate::message::{now_ms, partition_of};
+use crate::store::Datasource;
+
+/// The state of an outbox's backlog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Messages not yet confirmed (including those in backoff; not the dead).
+    pub pending: u64,
+    /// Pending messages waiting for their retry time after a failure.
+    pub in_backoff: u64,
+    /// Dead messages, waiting for `retry_dead` or `discard`.
+    pub dead: u64,
+    /// Age of the oldest pending message.
+    pub oldest_pending_age: Option<Duration>,
+}
+
+impl fmt::Display for Counts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pending: {}\nin_backoff: {}\ndead: {}\noldest_pending_age_seconds: {}",
+            self.pending,
+            self.in_backoff,
+            self.dead,
+            self.oldest_pending_age
+                .map(|d| format!("{:.3}", d.as_secs_f64()))
+                .unwrap_or_else(|| "-".into())
+        )
+    }
+}
+
+/// Which dead messages `retry_dead` revives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeadSelection {
+    /// These ids.
+    Ids(Vec<i64>),
+    /// Every dead message.
+    All,
+}
+
+/// Admin operations on one outbox.
+#[derive(Clone, Debug)]
+pub struct OutboxAdmin {
+    datasource: Datasource,
+    table: TableName,
+    name: String,
+}
+
+impl OutboxAdmin {
+    /// Admin of outbox `name` in its default table (`camel_outbox_<name>`).
+    pub fn new(datasource: Datasource, name: &str) -> Result<Self> {
+        Self::from_config(datasource, &OutboxConfig::new(name))
+    }
+
+    /// Admin of the outbox `config` describes (its table may be custom).
+    pub fn from_config(datasource: Datasource, config: &OutboxConfig) -> Result<Self> {
+        Ok(OutboxAdmin {
+            table: config.validate()?,
+            name: config.name.clone(),
+            datasource,
+        })
+    }
+
+    /// Pending, in backoff, dead, and the age of the oldest pending message. Also
+    /// refreshes the `camel_outbox_pending` and `…_oldest_pending_age_seconds` gauges.
+    pub async fn counts(&self) -> Result<Counts> {
+        let now = now_ms();
+        let (pending, in_backoff, oldest, dead) = match &self.datasource {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                crate::store::postgres_admin::counts(p, &self.table, now).await?
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                crate::store::sqlite_admin::counts(p, &self.table, now).await?
+            }
+        };
+        let counts = Counts {
+            pending,
+            in_backoff,
+            dead,
+            oldest_pending_age: oldest
+                .map(|o| Duration::from_millis(now.saturating_sub(o).max(0) as u64)),
+        };
+        let (pending_gauge, age_gauge) = crate::metrics::backlog(&self.name);
+        pending_gauge.set(counts.pending as f64);
+        age_gauge.set(counts.oldest_pending_age.map_or(0.0, |d| d.as_secs_f64()));
+        Ok(counts)
+    }
+
+    /// Removes message `id`, pending or dead. True when it existed.
+    ///
+    /// A worker holding the message in backoff notices at its retry time and moves on.
+    pub async fn discard(&self, id: i64) -> Result<bool> {
+        match &self.datasource {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                crate::store::postgres_admin::discard(p, &self.table, id).await
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => crate::store::sqlite_admin::discard(p, &self.table, id).await,
+        }
+    }
+
+    /// Moves dead messages back to pending with their original ids and zero attempts.
+    /// Returns how many were revived. They are relayed at the workers' next sweep.
+    pub async fn retry_dead(&self, selection: DeadSelection) -> Result<u64> {
+        let partitions = self
+            .datasource
+            .meta(&self.table, "partitions")
+            .await?
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(1);
+        let place = move |id: i64, group: Option<&str>| match group {
+            Some(g) => partition_of(g, partitions) as i32,
+            None => (id.rem_euclid(i64::from(partitions))) as i32,
+        };
+        match &self.datasource {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                crate::store::postgres_admin::retry_dead(p, &self.table, &selection, place).await
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                crate::store::sqlite_admin::retry_dead(p, &self.table, &selection, place).await
+            }
+        }
+    }
+}
+
+/// Pending messages (used by the partition-count check).
+pub(crate) async fn pending(ds: &Datasource, table: &TableName) -> Result<u64> {
+    let (pending, ..) = match ds {
+        #[cfg(feature = "postgres")]
+        Datasource::Postgres(p) => crate::store::postgres_admin::counts(p, table, now_ms()).await?,
+        #[cfg(feature = "sqlite")]
+        Datasource::Sqlite(p) => crate::store::sqlite_admin::counts(p, table, now_ms()).await?,
+    };
+    Ok(pending)
+}

@@ -1,0 +1,192 @@
+//! The `outbox:NAME` route component.
+//!
+//! - `to: {uri: "outbox:orders", parameters: {group_key: "${header.order_id}"}}` inserts the
+//!   exchange (headers and body) into the outbox in its own transaction and sets
+//!   `CamelOutboxId` on it.
+//! - `from: outbox:orders` is the relay: every message becomes an exchange with
+//!   `CamelOutboxId`, `CamelOutboxGroupKey` and `CamelOutboxAttempt`; `Ok` from the route
+//!   confirms it, `Err` counts an attempt, `RetryAfter { ms }` retries after `ms`.
+//!
+//! The database: the endpoint's `datasource` parameter (a `postgres://…` or `sqlite:…`
+//! URL), else the context resource named [`DATASOURCE_RESOURCE`] (a [`Datasource`] or a
+//! `String` URL), else an embedded SQLite file `outbox.db` under the component's data
+//! directory (`./camel-data/` by default).
+//!
+//! ```
+//! use camel_outbox::OutboxComponent;
+//! let component = OutboxComponent::new();
+//! assert_eq!(camel_api::Component::scheme(&component), "outbox");
+//! // context.register_component(Arc::new(component));
+//! ```
+
+mod consumer;
+mod convert;
+mod endpoint;
+mod producer;
+mod settings;
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
+use tokio::sync::OnceCell;
+
+use crate::config::TableName;
+use crate::outbox::Outbox;
+use crate::store::Datasource;
+
+/// Name of the context resource the component reads when an endpoint names no datasource.
+pub const DATASOURCE_RESOURCE: &str = "outbox.datasource";
+
+/// The `outbox` component. Register one per context; it shares one [`Outbox`] handle per
+/// (database, outbox name) between producer and consumer endpoints, so a local publish
+/// wakes the local relay at once.
+#[derive(Debug, Clone)]
+pub struct OutboxComponent {
+    data_dir: PathBuf,
+    shared: Arc<Mutex<HashMap<String, Arc<SharedOutbox>>>>,
+}
+
+impl Default for OutboxComponent {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OutboxComponent {
+    /// The component, with embedded SQLite under `./camel-data/`.
+    pub fn new() -> Self {
+        Self::with_data_dir("camel-data")
+    }
+
+    /// The component, with embedded SQLite under `dir`.
+    pub fn with_data_dir(dir: impl Into<PathBuf>) -> Self {
+        OutboxComponent {
+            data_dir: dir.into(),
+            shared: Arc::default(),
+        }
+    }
+
+    fn datasource(
+        &self,
+        uri: &str,
+        url: Option<String>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<(String, Datasource, Option<PathBuf>), CamelError> {
+        let connect = |url: &str| {
+            Datasource::connect(url)
+                .map(|ds| (url.to_string(), ds, None))
+                .map_err(|e| CamelError::invalid_uri(uri, e))
+        };
+        if let Some(url) = url {
+            return connect(&url);
+        }
+        if let Some(resource) = ctx.resource(DATASOURCE_RESOURCE) {
+            let resource: &dyn Any = &*resource;
+            if let Some(ds) = resource.downcast_ref::<Datasource>() {
+                return Ok((format!("resource:{DATASOURCE_RESOURCE}"), ds.clone(), None));
+            }
+            if let Some(url) = resource.downcast_ref::<String>() {
+                return connect(url);
+            }
+            return Err(CamelError::invalid_uri(
+                uri,
+                format!("resource `{DATASOURCE_RESOURCE}` must be a camel_outbox::Datasource or a String URL"),
+            ));
+        }
+        let path = self.data_dir.join("outbox.db");
+        let ds = Datasource::sqlite_file(&path).map_err(|e| CamelError::invalid_uri(uri, e))?;
+        Ok((
+            format!("sqlite-file:{}", path.display()),
+            ds,
+            Some(self.data_dir.clone()),
+        ))
+    }
+}
+
+impl Component for OutboxComponent {
+    fn scheme(&self) -> &str {
+        "outbox"
+    }
+
+    fn endpoint(
+        &self,
+        mut uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
+        let raw = uri.raw();
+        let name = uri.path().to_string();
+        TableName::new(&name).map_err(|e| CamelError::invalid_uri(raw.clone(), e))?;
+        let url = uri.parameters.take_str("datasource");
+        let group_key = match uri.parameters.take_str("group_key") {
+            Some(text) if !text.trim().is_empty() => Some(ctx.expression("simple", &text)?),
+            _ => None,
+        };
+        let explicit = settings::take(&mut uri.parameters);
+        let mut known = vec!["datasource", "group_key"];
+        known.extend_from_slice(settings::OUTBOX_KEYS);
+        uri.parameters.finish(&known)?;
+        let (key, ds, dir) = self.datasource(&raw, url, ctx)?;
+        let shared = {
+            let mut all = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+            all.entry(format!("{key}#{name}"))
+                .or_insert_with(|| {
+                    Arc::new(SharedOutbox {
+                        name: name.clone(),
+                        datasource: ds,
+                        data_dir: dir,
+                        settings: Mutex::default(),
+                        outbox: OnceCell::new(),
+                    })
+                })
+                .clone()
+        };
+        shared.add_settings(&raw, explicit)?;
+        Ok(Arc::new(endpoint::OutboxEndpoint::new(
+            raw, shared, group_key,
+        )))
+    }
+}
+
+/// One outbox as the endpoints of a context share it; opened on first use, after every
+/// route is compiled, so the merged settings of all its endpoints are known.
+#[derive(Debug)]
+pub(crate) struct SharedOutbox {
+    name: String,
+    datasource: Datasource,
+    data_dir: Option<PathBuf>,
+    settings: Mutex<BTreeMap<String, String>>,
+    outbox: OnceCell<Outbox>,
+}
+
+impl SharedOutbox {
+    fn add_settings(&self, uri: &str, new: BTreeMap<String, String>) -> Result<(), CamelError> {
+        let mut merged = self.settings.lock().unwrap_or_else(|p| p.into_inner());
+        let mut candidate = merged.clone();
+        settings::merge(uri, &mut candidate, new)?;
+        settings::config(uri, &self.name, &candidate)?;
+        *merged = candidate;
+        Ok(())
+    }
+
+    /// The opened outbox (tables created, partition count checked).
+    pub(crate) async fn outbox(&self) -> Result<&Outbox, CamelError> {
+        self.outbox
+            .get_or_try_init(|| async {
+                let merged = self
+                    .settings
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let config =
+                    settings::config(&format!("outbox:{}", self.name), &self.name, &merged)?;
+                if let Some(dir) = &self.data_dir {
+                    tokio::fs::create_dir_all(dir).await?;
+                }
+                Ok(Outbox::open(self.datasource.clone(), config).await?)
+            })
+            .await
+    }
+}

@@ -1,0 +1,59 @@
+//! The producer: publishes the exchange in its own transaction and commits, waking the
+//! local relay.
+
+use std::sync::Arc;
+
+use camel_api::{BoxExpression, BoxProcessor, CamelError, Exchange};
+
+use super::convert::to_message;
+use super::SharedOutbox;
+use crate::headers;
+use crate::store::Datasource;
+
+/// The `to: outbox:NAME` processor.
+pub(crate) fn processor(
+    shared: Arc<SharedOutbox>,
+    group_key: Option<BoxExpression>,
+) -> BoxProcessor {
+    BoxProcessor::from_fn(move |mut exchange: Exchange| {
+        let shared = shared.clone();
+        let group_key = group_key.clone();
+        async move {
+            let key = match &group_key {
+                Some(expr) => {
+                    let v = expr.evaluate(&exchange)?;
+                    Some(v.to_string()).filter(|s| !v.is_null() && !s.is_empty())
+                }
+                None => None,
+            };
+            let outbox = shared.outbox().await?;
+            let message = to_message(&exchange, key);
+            let id = match outbox.datasource() {
+                #[cfg(feature = "postgres")]
+                Datasource::Postgres(pool) => {
+                    let mut tx = pool.begin().await.map_err(db)?;
+                    let id = outbox.publish(&mut tx, message).await?;
+                    outbox.commit(tx).await?;
+                    id
+                }
+                #[cfg(feature = "sqlite")]
+                Datasource::Sqlite(pool) => {
+                    let mut conn = pool.acquire().await.map_err(db)?;
+                    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
+                        .await
+                        .map_err(db)?;
+                    let id = outbox.publish(&mut tx, message).await?;
+                    outbox.commit(tx).await?;
+                    id
+                }
+            };
+            exchange.message.headers.insert(headers::ID, id);
+            Ok(exchange)
+        }
+    })
+    .named("outbox-producer")
+}
+
+fn db(e: sqlx::Error) -> CamelError {
+    CamelError::external("outbox", e)
+}

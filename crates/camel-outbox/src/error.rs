@@ -1,0 +1,72 @@
+//! Errors of the outbox, typed so callers can tell a configuration mistake from a
+//! database failure, and converted into [`CamelError`] at the component boundary.
+
+use camel_api::CamelError;
+
+/// Everything that can go wrong in the outbox.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutboxError {
+    /// A configuration value is invalid (the message says which and why).
+    #[error("outbox configuration: {0}")]
+    Config(String),
+    /// A table or outbox name that could be used to inject SQL was refused.
+    #[error("invalid outbox or table name `{name}`: use 1 to 48 characters from a-z, 0-9 and _, starting with a letter or _")]
+    InvalidName {
+        /// The refused name.
+        name: String,
+    },
+    /// The database URL is neither `postgres://…` nor `sqlite:…`, or a feature is off.
+    #[error("unsupported datasource `{0}`: expected postgres://… or sqlite:…")]
+    UnsupportedDatasource(String),
+    /// The outbox holds a backlog that was published with another partition count.
+    #[error(
+        "outbox `{outbox}` was published with partitions = {stored} and still holds {pending} \
+         pending message(s); starting with partitions = {configured} could reorder or orphan \
+         them. Start with partitions = {stored} until `camel outbox counts` shows pending 0, \
+         then change it"
+    )]
+    PartitionsChanged {
+        /// The outbox name.
+        outbox: String,
+        /// The partition count stored with the backlog.
+        stored: u32,
+        /// The partition count this process was started with.
+        configured: u32,
+        /// Pending messages at the time of the check.
+        pending: u64,
+    },
+    /// The worker lost ownership of its partition (its connection closed).
+    #[error("partition {partition} of outbox `{outbox}`: ownership lost")]
+    OwnershipLost {
+        /// The outbox name.
+        outbox: String,
+        /// The partition.
+        partition: u32,
+    },
+    /// A stored row could not be decoded.
+    #[error("corrupt outbox row {id}: {reason}")]
+    CorruptRow {
+        /// The row id.
+        id: i64,
+        /// Why.
+        reason: String,
+    },
+    /// The database reported an error.
+    #[error("outbox database: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl From<OutboxError> for CamelError {
+    fn from(e: OutboxError) -> Self {
+        match e {
+            OutboxError::Config(_)
+            | OutboxError::InvalidName { .. }
+            | OutboxError::UnsupportedDatasource(_) => CamelError::invalid_uri("outbox", e),
+            other => CamelError::external("outbox", other),
+        }
+    }
+}
+
+/// Result alias of the crate.
+pub type Result<T, E = OutboxError> = std::result::Result<T, E>;

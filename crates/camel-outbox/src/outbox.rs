@@ -1,0 +1,143 @@
+//! The handle of one outbox: its configuration, its tables, and the in-process wake-up
+//! that lets a local publish reach the relay without waiting for a poll.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use crate::config::{OutboxConfig, TableName};
+use crate::error::{OutboxError, Result};
+use crate::store::Datasource;
+
+/// One outbox in one database. Cheap to clone; clones share the wake-up signals, so
+/// publish through the same handle (or a clone) that runs the relay.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use camel_outbox::{Datasource, NewMessage, Outbox, OutboxConfig};
+/// let ds = Datasource::connect("sqlite:orders.db")?;
+/// let outbox = Outbox::open(ds.clone(), OutboxConfig::new("orders")).await?;
+/// let camel_outbox::Datasource::Sqlite(pool) = &ds else { unreachable!() };
+/// let mut tx = sqlx::Connection::begin_with(&mut *pool.acquire().await?, "BEGIN IMMEDIATE").await?;
+/// // … the business write on `tx` …
+/// let id = outbox.publish(&mut tx, NewMessage::text("paid").group("order:42")).await?;
+/// outbox.commit(tx).await?;
+/// # let _ = id; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Outbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: OutboxConfig,
+    table: TableName,
+    datasource: Datasource,
+    wake: Box<[Notify]>,
+    round_robin: AtomicU32,
+    published: metrics::Counter,
+}
+
+impl fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outbox")
+            .field("name", &self.inner.config.name)
+            .field("table", &self.inner.table)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Outbox {
+    /// Validates `config`, creates the tables when missing and checks that the backlog
+    /// was published with the same partition count (see
+    /// [`OutboxError::PartitionsChanged`]).
+    pub async fn open(datasource: Datasource, config: OutboxConfig) -> Result<Self> {
+        let table = config.validate()?;
+        datasource.migrate(&table).await?;
+        check_partitions(&datasource, &table, &config).await?;
+        let wake = (0..config.partitions).map(|_| Notify::new()).collect();
+        Ok(Outbox {
+            inner: Arc::new(Inner {
+                published: crate::metrics::published(&config.name),
+                config,
+                table,
+                datasource,
+                wake,
+                round_robin: AtomicU32::new(0),
+            }),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OutboxConfig {
+        &self.inner.config
+    }
+
+    /// The validated table name.
+    pub fn table(&self) -> &TableName {
+        &self.inner.table
+    }
+
+    /// The database.
+    pub fn datasource(&self) -> &Datasource {
+        &self.inner.datasource
+    }
+
+    /// Commits `tx` and wakes this process's workers.
+    pub async fn commit<DB: sqlx::Database>(&self, tx: sqlx::Transaction<'_, DB>) -> Result<()> {
+        tx.commit().await?;
+        self.wake();
+        Ok(())
+    }
+
+    /// Wakes this process's workers (after a commit made without [`Outbox::commit`]).
+    pub fn wake(&self) {
+        for w in self.inner.wake.iter() {
+            w.notify_one();
+        }
+    }
+
+    pub(crate) fn waker(&self, partition: u32) -> &Notify {
+        &self.inner.wake[partition as usize % self.inner.wake.len()]
+    }
+
+    pub(crate) fn next_round_robin(&self) -> u32 {
+        self.inner.round_robin.fetch_add(1, AtomicOrdering::Relaxed) % self.inner.config.partitions
+    }
+
+    pub(crate) fn published_counter(&self) -> &metrics::Counter {
+        &self.inner.published
+    }
+}
+
+/// Refuses a partition count that differs from the one the backlog was published with;
+/// records the count when the outbox is empty. See ADR 0012.
+async fn check_partitions(ds: &Datasource, table: &TableName, config: &OutboxConfig) -> Result<()> {
+    let configured = config.partitions;
+    let stored = ds
+        .meta(table, "partitions")
+        .await?
+        .and_then(|v| v.parse::<u32>().ok());
+    match stored {
+        Some(s) if s == configured => Ok(()),
+        Some(s) => {
+            let pending = crate::admin::pending(ds, table).await?;
+            if pending > 0 {
+                return Err(OutboxError::PartitionsChanged {
+                    outbox: config.name.clone(),
+                    stored: s,
+                    configured,
+                    pending,
+                });
+            }
+            ds.set_meta(table, "partitions", &configured.to_string())
+                .await
+        }
+        None => {
+            ds.set_meta(table, "partitions", &configured.to_string())
+                .await
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Storage: the datasource, the schema, and the SQL of each backend.
+//!
+//! Everything above this module is backend-neutral. A worker talks to its partition through
+//! [`PartitionStore`]; publishers and admin functions go through the per-backend
+//! functions this module dispatches to.
+
+use async_trait::async_trait;
+
+use crate::config::TableName;
+use crate::error::{OutboxError, Result};
+use crate::message::{PayloadKind, StoredMessage};
+
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres_admin;
+pub(crate) mod schema;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite_admin;
+
+/// A database holding outboxes: a connection pool for PostgreSQL or SQLite.
+///
+/// Cheap to clone. Made lazily: no connection is opened until first use.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Datasource {
+    /// A PostgreSQL pool.
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+    /// A SQLite pool (WAL mode, busy timeout set).
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqlitePool),
+}
+
+impl Datasource {
+    /// A datasource for `url`: `postgres://…`/`postgresql://…` or `sqlite:PATH`
+    /// (`sqlite://PATH`); a SQLite file is created when missing.
+    pub fn connect(url: &str) -> Result<Self> {
+        let lower = url.to_ascii_lowercase();
+        #[cfg(feature = "postgres")]
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            return postgres::pool(url).map(Datasource::Postgres);
+        }
+        #[cfg(feature = "sqlite")]
+        if lower.starts_with("sqlite:") {
+            return sqlite::pool(url).map(Datasource::Sqlite);
+        }
+        let _ = lower;
+        Err(OutboxError::UnsupportedDatasource(redact(url)))
+    }
+
+    /// A datasource on the SQLite file at `path` (created when missing).
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        sqlite::pool_for_path(path.as_ref()).map(Datasource::Sqlite)
+    }
+
+    /// True for PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if matches!(self, Datasource::Postgres(_)) {
+            return true;
+        }
+        false
+    }
+
+    /// Creates the outbox's tables when missing.
+    pub(crate) async fn migrate(&self, table: &TableName) -> Result<()> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => postgres::migrate(p, table).await,
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => sqlite::migrate(p, table).await,
+        }
+    }
+
+    /// Reads a setting from `<t>_meta`.
+    pub(crate) async fn meta(&self, table: &TableName, key: &str) -> Result<Option<String>> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => postgres::meta(p, table, key).await,
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => sqlite::meta(p, table, key).await,
+        }
+    }
+
+    /// Writes a setting to `<t>_meta`.
+    pub(crate) async fn set_meta(&self, table: &TableName, key: &str, value: &str) -> Result<()> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => postgres::set_meta(p, table, key, value).await,
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => sqlite::set_meta(p, table, key, value).await,
+        }
+    }
+}
+
+/// Hides the password of a URL before it goes into an error or a log line.
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***{}", &url[..s], &url[at..]),
+        _ => url.to_string(),
+    }
+}
+
+/// A row ready to insert.
+#[derive(Debug)]
+pub(crate) struct PreparedRow {
+    pub(crate) partition: i32,
+    pub(crate) group_key: Option<String>,
+    pub(crate) headers: String,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) kind: i16,
+    pub(crate) created_at: i64,
+}
+
+/// The raw columns of a row, decoded into a [`StoredMessage`] in one place for both
+/// backends.
+pub(crate) struct RawRow {
+    pub(crate) id: i64,
+    pub(crate) partition: i64,
+    pub(crate) group_key: Option<String>,
+    pub(crate) headers: String,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) kind: i64,
+    pub(crate) attempts: i64,
+    pub(crate) retry_at: Option<i64>,
+    pub(crate) created_at: i64,
+}
+
+impl RawRow {
+    pub(crate) fn decode(self) -> Result<StoredMessage> {
+        let headers = match serde_json::from_str::<serde_json::Value>(&self.headers) {
+            Ok(serde_json::Value::Object(map)) => map,
+            Ok(_) => serde_json::Map::new(),
+            Err(e) => {
+                return Err(OutboxError::CorruptRow {
+                    id: self.id,
+                    reason: format!("headers are not JSON: {e}"),
+                })
+            }
+        };
+        Ok(StoredMessage {
+            id: self.id,
+            partition: self.partition.max(0) as u32,
+            group_key: self.group_key,
+            headers,
+            payload: self.payload.into(),
+            kind: PayloadKind::from_code(self.kind),
+            attempts: self.attempts.max(0) as u32,
+            retry_at_ms: self.retry_at,
+            created_at_ms: self.created_at,
+        })
+    }
+}
+
+/// What a partition worker may do to its partition. On PostgreSQL every call runs on the
+/// connection that holds the partition's advisory lock, so a worker that lost the lock
+/// (its connection closed) cannot change a row: ownership and the right to write are the
+/// same thing.
+#[async_trait]
+pub(crate) trait PartitionStore: Send {
+    /// Up to `limit` rows with id > `after`, in id order, leaving out the groups in `skip`.
+    async fn scan(&mut self, after: i64, limit: u32, skip: &[String])
+        -> Result<Vec<StoredMessage>>;
+
+    /// Up to `limit` rows of `group` (all rows when `None`) with `from` ≤ id ≤ `up_to`.
+    async fn scan_group(
+        &mut self,
+        group: Option<&str>,
+        from: i64,
+        up_to: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredMessage>>;
+
+    /// Deletes confirmed rows.
+    async fn delete(&mut self, ids: &[i64]) -> Result<()>;
+
+    /// Records a failure; false when the row is gone (discarded meanwhile).
+    async fn record_failure(&mut self, id: i64, attempts: u32, retry_at_ms: i64) -> Result<bool>;
+
+    /// Moves a row to the dead table; false when the row is gone.
+    async fn bury(&mut self, id: i64, attempts: u32, error: &str) -> Result<bool>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            redact("postgres://u:secret@127.0.0.1/db"),
+            "postgres://***@127.0.0.1/db"
+        );
+        assert_eq!(redact("sqlite:x.db"), "sqlite:x.db");
+    }
+
+    #[test]
+    fn rejects_unknown_schemes() {
+        assert!(matches!(
+            Datasource::connect("mysql://x"),
+            Err(OutboxError::UnsupportedDatasource(_))
+        ));
+    }
+}

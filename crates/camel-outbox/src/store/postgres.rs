@@ -1,0 +1,321 @@
+//! PostgreSQL: pool, migrations, inserts, the partition store on a dedicated connection,
+//! and the session advisory lock that makes a worker the one owner of its partition.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Row};
+
+use super::schema::{self, PG_COLUMNS};
+use super::{PartitionStore, PreparedRow, RawRow};
+use crate::config::TableName;
+use crate::error::Result;
+use crate::message::{stable_hash, StoredMessage};
+
+pub(crate) fn pool(url: &str) -> Result<PgPool> {
+    let options: PgConnectOptions = url.parse()?;
+    Ok(PgPoolOptions::new()
+        .max_connections(16)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_lazy_with(options.log_statements(tracing::log::LevelFilter::Trace)))
+}
+
+/// Advisory-lock key of a partition: (hash of the table, partition). The two-int4 key
+/// space is separate from the bigint one `serialize_writes` uses.
+fn partition_lock(table: &TableName, partition: u32) -> (i32, i32) {
+    (stable_hash(table.as_str()) as u32 as i32, partition as i32)
+}
+
+fn group_lock(table: &TableName, group: &str) -> i64 {
+    stable_hash(&format!("{}\u{0}{group}", table.as_str())) as i64
+}
+
+pub(crate) async fn migrate(pool: &PgPool, table: &TableName) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    // Two processes starting together would race on CREATE TABLE IF NOT EXISTS.
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(stable_hash(&format!("migrate:{table}")) as i64)
+        .execute(&mut *tx)
+        .await?;
+    for ddl in schema::postgres(table) {
+        sqlx::query(&ddl).execute(&mut *tx).await?;
+    }
+    sqlx::query(&format!(
+        "INSERT INTO {} (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO NOTHING",
+        table.meta()
+    ))
+    .bind(schema::SCHEMA_VERSION)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(crate) async fn meta(pool: &PgPool, table: &TableName, key: &str) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT value FROM {} WHERE key = $1",
+        table.meta()
+    ))
+    .bind(key)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub(crate) async fn set_meta(
+    pool: &PgPool,
+    table: &TableName,
+    key: &str,
+    value: &str,
+) -> Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO {} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
+        table.meta()
+    ))
+    .bind(key)
+    .bind(value)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Inserts `rows` with one statement and returns their ids in input order.
+///
+/// With `serialize` the transaction first takes a transaction-scoped advisory lock per
+/// distinct group, in ascending key order so two publishers of overlapping groups cannot
+/// deadlock. With `notify` it also signals the partitions' channel.
+pub(crate) async fn insert(
+    conn: &mut PgConnection,
+    table: &TableName,
+    rows: Vec<PreparedRow>,
+    serialize: bool,
+    notify: bool,
+) -> Result<Vec<i64>> {
+    if serialize {
+        let mut keys: Vec<i64> = rows
+            .iter()
+            .filter_map(|r| r.group_key.as_deref())
+            .map(|g| group_lock(table, g))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        if !keys.is_empty() {
+            sqlx::query(
+                "SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k",
+            )
+            .bind(keys)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    let n = rows.len();
+    let mut parts = Vec::with_capacity(n);
+    let mut groups = Vec::with_capacity(n);
+    let mut headers = Vec::with_capacity(n);
+    let mut payloads = Vec::with_capacity(n);
+    let mut kinds = Vec::with_capacity(n);
+    let mut created = Vec::with_capacity(n);
+    for r in rows {
+        parts.push(r.partition);
+        groups.push(r.group_key);
+        headers.push(r.headers);
+        payloads.push(r.payload);
+        kinds.push(r.kind);
+        created.push(r.created_at);
+    }
+    let mut ids: Vec<i64> = sqlx::query_scalar(&format!(
+        "INSERT INTO {table} (partition_no, group_key, headers, payload, kind, created_at)
+         SELECT p, g, h::jsonb, b, k, c
+         FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[], $5::smallint[], $6::bigint[])
+              AS u(p, g, h, b, k, c)
+         RETURNING id"
+    ))
+    .bind(&parts)
+    .bind(groups)
+    .bind(headers)
+    .bind(payloads)
+    .bind(kinds)
+    .bind(created)
+    .fetch_all(&mut *conn)
+    .await?;
+    // The identity is drawn row by row in input order, so sorted ids are in input order.
+    ids.sort_unstable();
+    if notify {
+        let mut distinct = parts;
+        distinct.sort_unstable();
+        distinct.dedup();
+        sqlx::query("SELECT pg_notify($1, p::text) FROM unnest($2::int[]) AS p")
+            .bind(channel(table))
+            .bind(distinct)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(ids)
+}
+
+/// The `LISTEN/NOTIFY` channel of an outbox.
+pub(crate) fn channel(table: &TableName) -> String {
+    format!("{table}_wake")
+}
+
+/// Opens a dedicated connection (never a pooled one: a pool that recycles a connection
+/// would silently drop the session lock) and tries to lock `partition` on it.
+pub(crate) async fn try_own(
+    options: &PgConnectOptions,
+    table: &TableName,
+    partition: u32,
+    conn: &mut Option<PgConnection>,
+) -> Result<bool> {
+    if conn.is_none() {
+        *conn = Some(PgConnection::connect_with(options).await?);
+    }
+    let Some(c) = conn.as_mut() else {
+        return Ok(false);
+    };
+    let (k1, k2) = partition_lock(table, partition);
+    let owned: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)")
+        .bind(k1)
+        .bind(k2)
+        .fetch_one(&mut *c)
+        .await?;
+    Ok(owned)
+}
+
+/// The partition store of the lock holder: every statement runs on the locked connection.
+#[derive(Debug)]
+pub(crate) struct PgPartition {
+    conn: PgConnection,
+    table: TableName,
+    partition: i32,
+    scan_sql: String,
+    group_sql: String,
+    all_sql: String,
+}
+
+impl PgPartition {
+    pub(crate) fn new(conn: PgConnection, table: TableName, partition: u32) -> Self {
+        let t = table.as_str();
+        let base = format!("SELECT {PG_COLUMNS} FROM {t} WHERE partition_no = $1");
+        PgPartition {
+            scan_sql: format!(
+                "{base} AND id > $2 AND (group_key IS NULL OR group_key <> ALL($4)) ORDER BY id LIMIT $3"
+            ),
+            group_sql: format!(
+                "{base} AND group_key = $2 AND id >= $3 AND id <= $4 ORDER BY id LIMIT $5"
+            ),
+            all_sql: format!("{base} AND id >= $2 AND id <= $3 ORDER BY id LIMIT $4"),
+            conn,
+            table,
+            partition: partition as i32,
+        }
+    }
+
+    /// Gives the connection back (a graceful stop closes it, releasing the lock).
+    pub(crate) fn into_connection(self) -> PgConnection {
+        self.conn
+    }
+}
+
+fn decode(rows: Vec<PgRow>) -> Result<Vec<StoredMessage>> {
+    rows.into_iter()
+        .map(|r| {
+            RawRow {
+                id: r.try_get("id")?,
+                partition: i64::from(r.try_get::<i32, _>("partition_no")?),
+                group_key: r.try_get("group_key")?,
+                headers: r.try_get("headers")?,
+                payload: r.try_get("payload")?,
+                kind: i64::from(r.try_get::<i16, _>("kind")?),
+                attempts: i64::from(r.try_get::<i32, _>("attempts")?),
+                retry_at: r.try_get("retry_at")?,
+                created_at: r.try_get("created_at")?,
+            }
+            .decode()
+        })
+        .collect()
+}
+
+#[async_trait]
+impl PartitionStore for PgPartition {
+    async fn scan(
+        &mut self,
+        after: i64,
+        limit: u32,
+        skip: &[String],
+    ) -> Result<Vec<StoredMessage>> {
+        let rows = sqlx::query(&self.scan_sql)
+            .bind(self.partition)
+            .bind(after)
+            .bind(i64::from(limit))
+            .bind(skip)
+            .fetch_all(&mut self.conn)
+            .await?;
+        decode(rows)
+    }
+
+    async fn scan_group(
+        &mut self,
+        group: Option<&str>,
+        from: i64,
+        up_to: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredMessage>> {
+        let q = match group {
+            Some(g) => sqlx::query(&self.group_sql).bind(self.partition).bind(g),
+            None => sqlx::query(&self.all_sql).bind(self.partition),
+        };
+        let rows = q
+            .bind(from)
+            .bind(up_to)
+            .bind(i64::from(limit))
+            .fetch_all(&mut self.conn)
+            .await?;
+        decode(rows)
+    }
+
+    async fn delete(&mut self, ids: &[i64]) -> Result<()> {
+        sqlx::query(&format!(
+            "DELETE FROM {} WHERE partition_no = $1 AND id = ANY($2)",
+            self.table
+        ))
+        .bind(self.partition)
+        .bind(ids)
+        .execute(&mut self.conn)
+        .await?;
+        Ok(())
+    }
+
+    async fn record_failure(&mut self, id: i64, attempts: u32, retry_at_ms: i64) -> Result<bool> {
+        let done = sqlx::query(&format!(
+            "UPDATE {} SET attempts = $3, retry_at = $4 WHERE partition_no = $1 AND id = $2",
+            self.table
+        ))
+        .bind(self.partition)
+        .bind(id)
+        .bind(attempts as i32)
+        .bind(retry_at_ms)
+        .execute(&mut self.conn)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn bury(&mut self, id: i64, attempts: u32, error: &str) -> Result<bool> {
+        let t = &self.table;
+        let done = sqlx::query(&format!(
+            "WITH gone AS (DELETE FROM {t} WHERE partition_no = $1 AND id = $2 RETURNING *)
+             INSERT INTO {dead} (id, partition_no, group_key, headers, payload, kind, attempts,
+                                 created_at, died_at, last_error)
+             SELECT id, partition_no, group_key, headers, payload, kind, $3, created_at, $4, $5
+             FROM gone",
+            dead = t.dead()
+        ))
+        .bind(self.partition)
+        .bind(id)
+        .bind(attempts as i32)
+        .bind(crate::message::now_ms())
+        .bind(error)
+        .execute(&mut self.conn)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}

@@ -1,0 +1,84 @@
+//! PostgreSQL statements of the admin operations.
+
+use sqlx::PgPool;
+
+use crate::admin::DeadSelection;
+use crate::config::TableName;
+use crate::error::Result;
+
+/// (pending, in backoff, oldest created_at, dead).
+pub(crate) async fn counts(
+    pool: &PgPool,
+    table: &TableName,
+    now: i64,
+) -> Result<(u64, u64, Option<i64>, u64)> {
+    let (pending, backoff, oldest): (i64, i64, Option<i64>) = sqlx::query_as(&format!(
+        "SELECT count(*), count(*) FILTER (WHERE retry_at > $1), min(created_at) FROM {table}"
+    ))
+    .bind(now)
+    .fetch_one(pool)
+    .await?;
+    let dead: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {}", table.dead()))
+        .fetch_one(pool)
+        .await?;
+    Ok((pending as u64, backoff as u64, oldest, dead as u64))
+}
+
+pub(crate) async fn discard(pool: &PgPool, table: &TableName, id: i64) -> Result<bool> {
+    let mut tx = pool.begin().await?;
+    let a = sqlx::query(&format!("DELETE FROM {table} WHERE id = $1"))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let b = sqlx::query(&format!("DELETE FROM {} WHERE id = $1", table.dead()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(a.rows_affected() + b.rows_affected() > 0)
+}
+
+pub(crate) async fn retry_dead(
+    pool: &PgPool,
+    table: &TableName,
+    selection: &DeadSelection,
+    place: impl Fn(i64, Option<&str>) -> i32,
+) -> Result<u64> {
+    let dead = table.dead();
+    let mut tx = pool.begin().await?;
+    let rows: Vec<(i64, Option<String>)> = match selection {
+        DeadSelection::All => {
+            sqlx::query_as(&format!(
+                "SELECT id, group_key FROM {dead} ORDER BY id FOR UPDATE"
+            ))
+            .fetch_all(&mut *tx)
+            .await?
+        }
+        DeadSelection::Ids(ids) => {
+            sqlx::query_as(&format!(
+                "SELECT id, group_key FROM {dead} WHERE id = ANY($1) ORDER BY id FOR UPDATE"
+            ))
+            .bind(ids)
+            .fetch_all(&mut *tx)
+            .await?
+        }
+    };
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let parts: Vec<i32> = rows.iter().map(|r| place(r.0, r.1.as_deref())).collect();
+    let moved = sqlx::query(&format!(
+        "INSERT INTO {table} (id, partition_no, group_key, headers, payload, kind, attempts,
+                              retry_at, created_at)
+         SELECT d.id, u.p, d.group_key, d.headers, d.payload, d.kind, 0, NULL, d.created_at
+         FROM {dead} d JOIN unnest($1::bigint[], $2::int[]) AS u(id, p) ON d.id = u.id"
+    ))
+    .bind(&ids)
+    .bind(parts)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(&format!("DELETE FROM {dead} WHERE id = ANY($1)"))
+        .bind(&ids)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(moved.rows_affected())
+}

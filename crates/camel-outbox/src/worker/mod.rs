@@ -1,0 +1,177 @@
+//! The relay: one worker per partition drains the outbox into a handler (a route, in the
+//! `outbox:` component). See `docs/outbox.md` for the guarantees.
+//!
+//! ```no_run
+//! # async fn demo(outbox: camel_outbox::Outbox) {
+//! use camel_outbox::Relay;
+//! let relay = Relay::new(outbox, |message| async move {
+//!     println!("{} {:?}", message.id, message.group_key);
+//!     Ok(())
+//! })
+//! .spawn();
+//! // …
+//! relay.shutdown().await.ok();
+//! # }
+//! ```
+
+mod ownership;
+mod partition;
+mod scheduler;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use camel_api::CamelError;
+use futures::future::BoxFuture;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::admin::OutboxAdmin;
+use crate::error::Result;
+use crate::message::StoredMessage;
+use crate::outbox::Outbox;
+
+/// What a relay hands each message to: `Ok` confirms it; `Err` counts a failed attempt
+/// (`CamelError::RetryAfter { ms, .. }` retries after `ms` instead of the backoff and
+/// never makes the message dead).
+pub(crate) type Handler =
+    Arc<dyn Fn(StoredMessage) -> BoxFuture<'static, Result<(), CamelError>> + Send + Sync>;
+
+/// A relay of one outbox, before it runs.
+pub struct Relay {
+    outbox: Outbox,
+    handler: Handler,
+}
+
+impl fmt::Debug for Relay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Relay")
+            .field("outbox", &self.outbox)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Relay {
+    /// A relay handing every message of `outbox` to `handler`.
+    pub fn new<F, Fut>(outbox: Outbox, handler: F) -> Self
+    where
+        F: Fn(StoredMessage) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), CamelError>> + Send + 'static,
+    {
+        Relay {
+            outbox,
+            handler: Arc::new(move |m| Box::pin(handler(m))),
+        }
+    }
+
+    /// Runs every partition's worker until `cancel` fires, then lets the deliveries in
+    /// flight finish, deletes what they confirmed, and releases the partitions.
+    pub async fn run(self, cancel: CancellationToken) -> Result<()> {
+        let mut tasks = JoinSet::new();
+        for partition in 0..self.outbox.config().partitions {
+            tasks.spawn(ownership::drive_partition(
+                self.outbox.clone(),
+                partition,
+                self.handler.clone(),
+                cancel.clone(),
+            ));
+        }
+        #[cfg(feature = "postgres")]
+        if self.outbox.config().listen_notify {
+            tasks.spawn(listen(self.outbox.clone(), cancel.clone()));
+        }
+        tasks.spawn(report_backlog(self.outbox.clone(), cancel.clone()));
+        let mut first_error = None;
+        while let Some(done) = tasks.join_next().await {
+            if let Ok(Err(e)) = done {
+                cancel.cancel();
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Runs the relay on its own task.
+    pub fn spawn(self) -> RelayHandle {
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(self.run(cancel.clone()));
+        RelayHandle { cancel, task }
+    }
+}
+
+/// A running relay.
+#[derive(Debug)]
+pub struct RelayHandle {
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<Result<()>>,
+}
+
+impl RelayHandle {
+    /// Stops gracefully: deliveries in flight finish and are confirmed.
+    pub async fn shutdown(self) -> Result<()> {
+        self.cancel.cancel();
+        match self.task.await {
+            Ok(r) => r,
+            Err(e) => Err(crate::error::OutboxError::Config(format!(
+                "relay task failed: {e}"
+            ))),
+        }
+    }
+
+    /// Stops at once, like a crash: deliveries in flight are dropped unconfirmed and will
+    /// be delivered again.
+    pub fn abort(self) {
+        self.task.abort();
+    }
+}
+
+/// Refreshes the backlog gauges every few seconds.
+async fn report_backlog(outbox: Outbox, cancel: CancellationToken) -> Result<()> {
+    let admin = OutboxAdmin::from_config(outbox.datasource().clone(), outbox.config())?;
+    loop {
+        if let Err(e) = admin.counts().await {
+            tracing::debug!(outbox = %outbox.config().name, error = %e, "outbox counts failed");
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return Ok(()),
+            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}
+
+/// Forwards `NOTIFY`s of other processes' publishes to the local workers.
+#[cfg(feature = "postgres")]
+async fn listen(outbox: Outbox, cancel: CancellationToken) -> Result<()> {
+    let crate::store::Datasource::Postgres(pool) = outbox.datasource() else {
+        return Ok(());
+    };
+    let channel = crate::store::postgres::channel(outbox.table());
+    while !cancel.is_cancelled() {
+        let mut listener = match sqlx::postgres::PgListener::connect_with(pool).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(outbox = %outbox.config().name, error = %e, "outbox LISTEN failed");
+                tokio::select! {
+                    _ = cancel.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(outbox.config().poll_interval) => continue,
+                }
+            }
+        };
+        listener.listen(&channel).await?;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return Ok(()),
+                n = listener.recv() => match n {
+                    Ok(n) => match n.payload().parse::<u32>() {
+                        Ok(p) => outbox.waker(p).notify_one(),
+                        Err(_) => outbox.wake(),
+                    },
+                    Err(_) => break,
+                },
+            }
+        }
+    }
+    Ok(())
+}

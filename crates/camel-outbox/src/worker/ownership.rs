@@ -1,0 +1,96 @@
+//! Who drains a partition. PostgreSQL: the process holding the partition's session
+//! advisory lock, taken on a dedicated connection that no pool can recycle (ADR 0010).
+//! A process that does not get the lock tries again every `takeover_interval`; when the
+//! owner dies its connection closes, PostgreSQL releases the lock, and the next try wins.
+//! SQLite: one process owns every partition.
+
+use tokio_util::sync::CancellationToken;
+
+use super::partition::PartitionWorker;
+use super::Handler;
+use crate::error::Result;
+use crate::outbox::Outbox;
+use crate::store::Datasource;
+
+/// Owns and drains `partition` until `cancel` fires.
+pub(crate) async fn drive_partition(
+    outbox: Outbox,
+    partition: u32,
+    handler: Handler,
+    cancel: CancellationToken,
+) -> Result<()> {
+    match outbox.datasource().clone() {
+        #[cfg(feature = "postgres")]
+        Datasource::Postgres(pool) => {
+            drive_postgres(outbox, pool, partition, handler, cancel).await
+        }
+        #[cfg(feature = "sqlite")]
+        Datasource::Sqlite(pool) => {
+            while !cancel.is_cancelled() {
+                let store = crate::store::sqlite::SqlitePartition::new(
+                    pool.clone(),
+                    outbox.table().clone(),
+                    partition,
+                );
+                let worker =
+                    PartitionWorker::new(store, outbox.clone(), partition, handler.clone());
+                if let Err(e) = worker.run(&cancel).await {
+                    tracing::warn!(outbox = %outbox.config().name, partition, error = %e, "outbox worker failed; restarting");
+                    pause(&outbox, &cancel).await;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn pause(outbox: &Outbox, cancel: &CancellationToken) {
+    tokio::select! {
+        _ = cancel.cancelled() => {}
+        _ = tokio::time::sleep(outbox.config().takeover_interval) => {}
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn drive_postgres(
+    outbox: Outbox,
+    pool: sqlx::PgPool,
+    partition: u32,
+    handler: Handler,
+    cancel: CancellationToken,
+) -> Result<()> {
+    use crate::store::postgres::{try_own, PgPartition};
+    let options = pool.connect_options();
+    let name = outbox.config().name.clone();
+    while !cancel.is_cancelled() {
+        let mut conn = None;
+        match try_own(&options, outbox.table(), partition, &mut conn).await {
+            Ok(true) => {}
+            Ok(false) => {
+                pause(&outbox, &cancel).await;
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(outbox = %name, partition, error = %e, "cannot reach the outbox database");
+                pause(&outbox, &cancel).await;
+                continue;
+            }
+        }
+        let Some(conn) = conn else { continue };
+        tracing::info!(outbox = %name, partition, "outbox partition owned");
+        let store = PgPartition::new(conn, outbox.table().clone(), partition);
+        let worker = PartitionWorker::new(store, outbox.clone(), partition, handler.clone());
+        match worker.run(&cancel).await {
+            Ok(store) => {
+                // Closing the connection releases the lock for the next owner.
+                let _ = sqlx::Connection::close(store.into_connection()).await;
+                tracing::info!(outbox = %name, partition, "outbox partition released");
+            }
+            Err(e) => {
+                tracing::warn!(outbox = %name, partition, error = %e, "outbox partition lost");
+                pause(&outbox, &cancel).await;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! The worker of one partition: reads rows by id, lets the [`Scheduler`] decide what goes
+//! out, runs up to `max_inflight` deliveries at once, records their outcomes, and deletes
+//! confirmed rows in batches.
+//!
+//! Every database call goes through the [`PartitionStore`], which on PostgreSQL is the
+//! connection holding the partition's lock: when the lock is lost the next call fails and
+//! the worker stops before it can change a row.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use camel_api::CamelError;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::scheduler::{Exclusion, Fetch, Scheduler};
+use super::Handler;
+use crate::error::Result;
+use crate::message::now_ms;
+use crate::metrics::WorkerMetrics;
+use crate::outbox::Outbox;
+use crate::store::PartitionStore;
+
+type Outcome = Result<(tokio::task::Id, Result<(), CamelError>), tokio::task::JoinError>;
+
+/// One partition's relay loop.
+pub(crate) struct PartitionWorker<S> {
+    store: S,
+    sched: Scheduler,
+    outbox: Outbox,
+    partition: u32,
+    handler: Handler,
+    metrics: WorkerMetrics,
+    deliveries: JoinSet<Result<(), CamelError>>,
+    /// Message id and attempts so far of each running delivery task.
+    tasks: HashMap<tokio::task::Id, (i64, u32)>,
+    batch: u32,
+}
+
+impl<S: PartitionStore> PartitionWorker<S> {
+    pub(crate) fn new(store: S, outbox: Outbox, partition: u32, handler: Handler) -> Self {
+        let cfg = outbox.config();
+        let batch = cfg.batch_size;
+        PartitionWorker {
+            sched: Scheduler::new(cfg.ordering, cfg.effective_inflight(), batch as usize),
+            metrics: WorkerMetrics::new(&cfg.name, partition),
+            store,
+            outbox,
+            partition,
+            handler,
+            deliveries: JoinSet::new(),
+            tasks: HashMap::new(),
+            batch,
+        }
+    }
+
+    /// Runs until `cancel` fires (then drains what is in flight and returns the store) or a
+    /// database call fails (ownership is then in doubt: in-flight deliveries are dropped
+    /// and will be delivered again by the next owner).
+    pub(crate) async fn run(mut self, cancel: &CancellationToken) -> Result<S> {
+        let outbox = self.outbox.clone();
+        let cfg = outbox.config();
+        let waker = outbox.waker(self.partition);
+        let mut scan_needed = true;
+        let mut sweep: Option<i64> = None;
+        let mut next_sweep = Instant::now() + cfg.sweep_interval;
+        let mut next_poll = Instant::now() + cfg.poll_interval;
+        loop {
+            if cancel.is_cancelled() {
+                return self.drain().await;
+            }
+            self.sched.fire_due(now_ms());
+            while let Some(fetch) = self.sched.next_fetch() {
+                self.fetch(fetch).await?;
+            }
+            let exclusion = self.sched.exclusion();
+            if scan_needed && self.sched.scan_allowed() {
+                if let Exclusion::Groups(skip) = &exclusion {
+                    let rows = self
+                        .store
+                        .scan(self.sched.frontier(), self.batch, skip)
+                        .await?;
+                    scan_needed = rows.len() as u32 >= self.batch;
+                    self.sched.accept(rows, now_ms(), true);
+                }
+            }
+            if self.sched.scan_allowed() && (sweep.is_some() || Instant::now() >= next_sweep) {
+                sweep = self.sweep_page(sweep.unwrap_or(0)).await?;
+                if sweep.is_none() {
+                    next_sweep = Instant::now() + cfg.sweep_interval;
+                }
+            }
+            self.dispatch();
+            while let Some(outcome) = self.deliveries.try_join_next_with_id() {
+                self.complete(outcome).await?;
+            }
+            if self.sched.pending_deletes() >= self.batch as usize {
+                self.flush().await?;
+            }
+            let scanning = scan_needed && self.sched.scan_allowed() && exclusion != Exclusion::All;
+            if scanning || sweep.is_some() {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            self.flush().await?;
+            let mut wake_at = next_poll.min(next_sweep);
+            if let Some(due) = self.sched.next_due() {
+                let wait = Duration::from_millis((due - now_ms()).max(0) as u64);
+                wake_at = wake_at.min(Instant::now() + wait);
+            }
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {}
+                Some(outcome) = self.deliveries.join_next_with_id(), if !self.deliveries.is_empty() => {
+                    self.complete(outcome).await?;
+                }
+                _ = waker.notified() => scan_needed = true,
+                _ = tokio::time::sleep_until(wake_at) => {
+                    if Instant::now() >= next_poll {
+                        scan_needed = true;
+                        next_poll = Instant::now() + cfg.poll_interval;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads one page of the partition from `after`, up to the frontier, for rows the
+    /// frontier scan passed before they committed (or that `retry_dead` put back).
+    /// Returns where the next page starts, or `None` when the sweep is done.
+    async fn sweep_page(&mut self, after: i64) -> Result<Option<i64>> {
+        let frontier = self.sched.frontier();
+        let mut rows = self.store.scan(after, self.batch, &[]).await?;
+        let full = rows.len() as u32 >= self.batch;
+        let passed_frontier = rows.last().is_some_and(|m| m.id >= frontier);
+        rows.retain(|m| m.id <= frontier);
+        let next = rows.last().map(|m| m.id);
+        self.sched.accept(rows, now_ms(), false);
+        Ok(if full && !passed_frontier { next } else { None })
+    }
+
+    async fn fetch(&mut self, fetch: Fetch) -> Result<()> {
+        let (rows, complete) = match &fetch {
+            Fetch::Group { filter, from, .. } => {
+                let rows = self
+                    .store
+                    .scan_group(filter.as_deref(), *from, self.sched.frontier(), self.batch)
+                    .await?;
+                let complete = (rows.len() as u32) < self.batch;
+                (rows, complete)
+            }
+            Fetch::Single(id) => (self.store.scan_group(None, *id, *id, 1).await?, true),
+        };
+        self.sched.on_fetched(&fetch, rows, complete, now_ms());
+        Ok(())
+    }
+
+    fn dispatch(&mut self) {
+        while let Some(m) = self.sched.next_dispatch() {
+            let key = (m.id, m.attempts);
+            let deliver = (self.handler)(m);
+            let task = self.deliveries.spawn(deliver);
+            self.tasks.insert(task.id(), key);
+        }
+    }
+
+    async fn complete(&mut self, outcome: Outcome) -> Result<()> {
+        let (task, result) = match outcome {
+            Ok((task, result)) => (task, result),
+            Err(e) => (
+                e.id(),
+                Err(CamelError::processor(format!("delivery task failed: {e}"))),
+            ),
+        };
+        let Some((id, attempts)) = self.tasks.remove(&task) else {
+            return Ok(());
+        };
+        let error = match result {
+            Ok(()) => {
+                self.metrics.relayed.increment(1);
+                self.sched.on_success(id);
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        if let CamelError::Stopping(_) = error {
+            // The route is stopping, not failing: hold the message for the next owner
+            // without counting an attempt.
+            self.sched.on_failure(id, now_ms());
+            return Ok(());
+        }
+        self.metrics.failures.increment(1);
+        let cfg = self.outbox.config();
+        let attempts = attempts.saturating_add(1);
+        let asked = match &error {
+            CamelError::RetryAfter { ms, .. } => Some(Duration::from_millis(*ms)),
+            _ => None,
+        };
+        tracing::warn!(outbox = %cfg.name, partition = self.partition, id, attempts, error = %error, "outbox delivery failed");
+        if asked.is_none() && cfg.max_attempts.exhausted(attempts) {
+            self.store.bury(id, attempts, &error.to_string()).await?;
+            self.metrics.dead.increment(1);
+            tracing::warn!(outbox = %cfg.name, partition = self.partition, id, attempts, "outbox message is dead");
+            self.sched.on_gone(id);
+            return Ok(());
+        }
+        let delay = asked.unwrap_or_else(|| cfg.backoff.delay(attempts));
+        let retry_at = now_ms() + delay.as_millis() as i64;
+        if self.store.record_failure(id, attempts, retry_at).await? {
+            self.sched.on_failure(id, retry_at);
+        } else {
+            self.sched.on_gone(id);
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<()> {
+        if self.sched.pending_deletes() == 0 {
+            return Ok(());
+        }
+        let ids = self.sched.take_deletes();
+        self.store.delete(&ids).await?;
+        self.sched.on_deleted(&ids);
+        Ok(())
+    }
+
+    async fn drain(mut self) -> Result<S> {
+        while let Some(outcome) = self.deliveries.join_next_with_id().await {
+            self.complete(outcome).await?;
+        }
+        self.flush().await?;
+        Ok(self.store)
+    }
+}
