@@ -34,13 +34,26 @@ pub(crate) const POST_CHANNEL_BATCHES: usize = 16;
 pub struct ResequencerHandover {
     /// Mode and expressions of the old definition; equal signatures can adopt state.
     signature: String,
-    state: PolicyState,
+    /// Taken when adopted; still here on drop means the carried exchanges are lost.
+    state: Option<PolicyState>,
 }
 
 impl ResequencerHandover {
     /// Held exchanges carried over (zero after a flush).
     pub fn held(&self) -> usize {
-        self.state.held()
+        self.state.as_ref().map_or(0, PolicyState::held)
+    }
+}
+
+impl Drop for ResequencerHandover {
+    fn drop(&mut self) {
+        let held = self.held();
+        if held > 0 {
+            error!(
+                held,
+                "a resequencer's handed-over exchanges were never adopted; they are lost"
+            );
+        }
     }
 }
 
@@ -91,11 +104,15 @@ impl<P: ResequencePolicy> Lifecycle<P> {
     /// Spawns the actor and the post-driver, first adopting any handed-over state.
     fn spawn(&self, mut policy: P, input: mpsc::Receiver<Input<P::Key>>) -> Phase<P> {
         let mut first: Vec<Release> = Vec::new();
-        if let Some(handover) = self.adopted.lock().ok().and_then(|mut a| a.take()) {
+        let mut adopted = self.adopted.lock().ok().and_then(|mut a| a.take());
+        if let Some((handover, state)) = adopted
+            .as_mut()
+            .and_then(|h| h.state.take().map(|state| (&*h, state)))
+        {
             if handover.signature == self.signature {
-                policy.import(handover.state, Instant::now(), &mut first);
+                policy.import(state, Instant::now(), &mut first);
             } else {
-                let carried = handover.state.into_exchanges();
+                let carried = state.into_exchanges();
                 warn!(route_id = %self.shared.route_id, carried = carried.len(), "resequencer definition changed incompatibly; carried exchanges go first through the new continuation and numbering restarts");
                 first.extend(carried.into_iter().map(Release::Deliver));
             }
@@ -165,7 +182,7 @@ impl<P: ResequencePolicy> Lifecycle<P> {
             if let Ok(mut slot) = self.handed.lock() {
                 *slot = Some(ResequencerHandover {
                     signature: self.signature.clone(),
-                    state,
+                    state: Some(state),
                 });
             }
         }
@@ -246,19 +263,9 @@ impl<P: ResequencePolicy> fmt::Debug for Lifecycle<P> {
 impl<P: ResequencePolicy> Drop for Lifecycle<P> {
     fn drop(&mut self) {
         // Dropped without a shutdown: stop the tasks rather than leave them serving a
-        // route that no longer exists.
+        // route that no longer exists. (An unadopted hand-over reports itself on drop.)
         if let Phase::Running { stop, .. } = self.phase.get_mut() {
             stop.cancel();
-        }
-        for slot in [&self.handed, &self.adopted] {
-            let held = slot
-                .lock()
-                .ok()
-                .and_then(|s| s.as_ref().map(ResequencerHandover::held))
-                .unwrap_or(0);
-            if held > 0 {
-                error!(route_id = %self.shared.route_id, held, "resequencer dropped with handed-over exchanges nobody adopted; they are lost");
-            }
         }
     }
 }
