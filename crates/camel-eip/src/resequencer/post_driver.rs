@@ -6,9 +6,11 @@
 //! dead-letter processor is configured, handed to it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use camel_api::{BoxProcessor, CamelError, Exchange};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tracing::{debug, error, warn};
 
 use super::names;
@@ -28,6 +30,7 @@ pub(crate) async fn run_post_driver(
     outlets: Outlets,
     shared: Arc<Shared>,
 ) {
+    let mut drop_log = DropLog::default();
     while let Some(batch) = released.recv().await {
         // Counted once per batch: the counters share a cache line with the intake's.
         let mut delivered = 0;
@@ -45,7 +48,7 @@ pub(crate) async fn run_post_driver(
                     if dead_letter {
                         send_to_dead_letter(exchange, reason, None, &outlets, &shared).await;
                     } else {
-                        debug!(route_id = %shared.route_id, exchange_id = %exchange.id, %reason, "resequencer dropped an exchange");
+                        drop_log.record(&exchange, reason, &shared);
                     }
                 }
             }
@@ -109,5 +112,35 @@ async fn send_to_dead_letter(
         Err(e) => {
             error!(route_id = %shared.route_id, exchange_id = %id, %reason, error = %e, "dead-letter delivery failed; the exchange is lost");
         }
+    }
+}
+
+/// Losing data (a gap or a full resequencer) is worth a warning, but not one per exchange
+/// under sustained overload: at most one per interval, with the count since the last.
+const DROP_WARN_INTERVAL: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+struct DropLog {
+    last_warn: Option<Instant>,
+    since_last: u64,
+}
+
+impl DropLog {
+    fn record(&mut self, exchange: &Exchange, reason: DropReason, shared: &Shared) {
+        if matches!(reason, DropReason::Duplicate | DropReason::Invalid) {
+            debug!(route_id = %shared.route_id, exchange_id = %exchange.id, %reason, "resequencer dropped an exchange");
+            return;
+        }
+        self.since_last += 1;
+        let now = Instant::now();
+        if self
+            .last_warn
+            .is_some_and(|t| now.duration_since(t) < DROP_WARN_INTERVAL)
+        {
+            return;
+        }
+        warn!(route_id = %shared.route_id, exchange_id = %exchange.id, %reason, dropped = self.since_last, "resequencer dropped exchanges (see camel_resequencer_dropped_total)");
+        self.last_warn = Some(now);
+        self.since_last = 0;
     }
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use camel_api::Exchange;
 use tokio::time::Instant;
-use tracing::warn;
 
 use super::config::{CapacityPolicy, GapPolicy, StreamConfig};
 use super::policy::{DropReason, PolicyState, PolicyStateKind, Release, ResequencePolicy};
@@ -163,60 +162,46 @@ impl StreamPolicy {
                 self.decide_first(now, out);
                 return self.accept(exchange, seq, now, out);
             }
-            match self.on_capacity {
-                CapacityPolicy::LogAndDrop | CapacityPolicy::DeadLetter => {
-                    let dead_letter = self.on_capacity == CapacityPolicy::DeadLetter;
-                    if !dead_letter {
-                        warn!(
-                            sequence = seq,
-                            capacity = self.capacity,
-                            "resequencer full, dropping"
-                        );
-                    }
-                    out.push(Release::Drop {
-                        exchange,
-                        reason: DropReason::Capacity,
-                        dead_letter,
-                    });
-                    return;
-                }
-                CapacityPolicy::DropOldest => {
-                    let lowest = self.held.keys().next().map(|k| k.0).unwrap_or(u64::MAX);
-                    let drop = Outlet::Drop {
-                        reason: DropReason::Capacity,
-                        dead_letter: false,
-                    };
-                    if seq <= lowest {
-                        warn!(
-                            sequence = seq,
-                            "resequencer full, dropping the lowest number"
-                        );
-                        out.push(Release::Drop {
-                            exchange,
-                            reason: DropReason::Capacity,
-                            dead_letter: false,
-                        });
-                        self.skip_to(seq);
-                        self.next = Some(seq.saturating_add(1));
-                        self.release_run(Outlet::Deliver, out);
-                        return self.rearm(now);
-                    }
-                    warn!(
-                        sequence = lowest,
-                        "resequencer full, dropping the lowest number"
-                    );
-                    self.skip_to(lowest);
-                    self.release_one(drop, out);
-                    self.release_run(Outlet::Deliver, out);
-                    self.rearm(now);
-                    return self.accept(exchange, seq, now, out);
-                }
-            }
+            return self.on_full(exchange, seq, now, out);
         }
         self.arrivals += 1;
         self.held.insert((seq, self.arrivals), exchange);
         if self.deadline.is_none() {
             self.deadline = Some(now + self.gap);
+        }
+    }
+
+    /// `capacity` exchanges are held and `exchange` would be one more.
+    fn on_full(&mut self, exchange: Exchange, seq: u64, now: Instant, out: &mut Vec<Release>) {
+        let capacity_drop = |exchange, dead_letter| Release::Drop {
+            exchange,
+            reason: DropReason::Capacity,
+            dead_letter,
+        };
+        match self.on_capacity {
+            CapacityPolicy::LogAndDrop => out.push(capacity_drop(exchange, false)),
+            CapacityPolicy::DeadLetter => out.push(capacity_drop(exchange, true)),
+            CapacityPolicy::DropOldest => {
+                let lowest = self.held.keys().next().map_or(u64::MAX, |k| k.0);
+                if seq <= lowest {
+                    out.push(capacity_drop(exchange, false));
+                    self.skip_to(seq);
+                    self.next = Some(seq.saturating_add(1));
+                    self.release_run(Outlet::Deliver, out);
+                    return self.rearm(now);
+                }
+                self.skip_to(lowest);
+                self.release_one(
+                    Outlet::Drop {
+                        reason: DropReason::Capacity,
+                        dead_letter: false,
+                    },
+                    out,
+                );
+                self.release_run(Outlet::Deliver, out);
+                self.rearm(now);
+                self.accept(exchange, seq, now, out);
+            }
         }
     }
 
@@ -294,9 +279,6 @@ impl ResequencePolicy for StreamPolicy {
                 dead_letter: true,
             },
         };
-        if matches!(self.on_gap, GapPolicy::DropAndLog) {
-            warn!(missing_from = ?self.next, next_held = first, "resequencer gap timed out, dropping the run after it");
-        }
         self.skip_to(first);
         self.release_run(outlet, out);
         self.rearm(now);
