@@ -316,3 +316,52 @@ async fn build_compiles_simple_expressions() {
     .unwrap_err();
     assert!(matches!(err, CamelError::Expression(_)), "{err}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn initial_sequence_absent_waits_one_gap_timeout_for_a_smaller_number() {
+    let rec = Recorder::default();
+    let r = build(&stream_config(None, 100, 1000), rec.processor(), None);
+    r.lifecycle.start().await.unwrap();
+    for n in [7, 5, 6, 9] {
+        r.processor.process(ex(n)).await.unwrap();
+    }
+    tokio::time::advance(Duration::from_millis(900)).await;
+    tokio::task::yield_now().await;
+    assert!(rec.seqs().is_empty(), "nothing is assumed to be first");
+    r.processor.process(ex(4)).await.unwrap();
+    rec.wait_for(4).await;
+    assert_eq!(
+        rec.seqs(),
+        [4, 5, 6, 7],
+        "the smallest within the timeout went first"
+    );
+    r.processor.process(ex(8)).await.unwrap();
+    rec.wait_for(6).await;
+    assert_eq!(rec.seqs(), [4, 5, 6, 7, 8, 9]);
+    r.lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn initial_sequence_present_starts_there_without_waiting() {
+    let rec = Recorder::default();
+    let r = build(&stream_config(Some(5), 100, 1000), rec.processor(), None);
+    r.lifecycle.start().await.unwrap();
+    let started = tokio::time::Instant::now();
+    for n in [6, 5] {
+        r.processor.process(ex(n)).await.unwrap();
+    }
+    rec.wait_for(2).await;
+    assert_eq!(rec.seqs(), [5, 6]);
+    assert_eq!(started.elapsed(), Duration::ZERO, "no timeout was needed");
+    // 3 is below the start: without reject_old it is delivered at once.
+    r.processor.process(ex(3)).await.unwrap();
+    rec.wait_for(3).await;
+    r.lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap();
+    assert_eq!(rec.seqs(), [5, 6, 3]);
+}
