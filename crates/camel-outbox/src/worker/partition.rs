@@ -22,6 +22,10 @@ use crate::metrics::WorkerMetrics;
 use crate::outbox::Outbox;
 use crate::store::PartitionStore;
 
+/// How long a confirmed row may wait for its delete batch to fill while deliveries are
+/// in flight. Bounds the re-deliveries after a crash to what confirmed in this window.
+const DELETE_LINGER: Duration = Duration::from_millis(20);
+
 type Outcome = Result<(tokio::task::Id, Result<(), CamelError>), tokio::task::JoinError>;
 
 /// One partition's relay loop.
@@ -85,8 +89,11 @@ impl<S: PartitionStore> PartitionWorker<S> {
                     self.sched.accept(rows, now_ms(), true);
                 }
             }
-            if self.sched.scan_allowed() && (sweep.is_some() || Instant::now() >= next_sweep) {
-                sweep = self.sweep_page(sweep.unwrap_or(0)).await?;
+            let sweep_due = sweep.is_some() || Instant::now() >= next_sweep;
+            if let (true, true, Exclusion::Groups(skip)) =
+                (sweep_due, self.sched.scan_allowed(), &exclusion)
+            {
+                sweep = self.sweep_page(sweep.unwrap_or(0), skip).await?;
                 if sweep.is_none() {
                     next_sweep = Instant::now() + cfg.sweep_interval;
                 }
@@ -99,12 +106,28 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 self.flush().await?;
             }
             let scanning = scan_needed && self.sched.scan_allowed() && exclusion != Exclusion::All;
-            if scanning || sweep.is_some() {
+            let sweeping =
+                sweep.is_some() && self.sched.scan_allowed() && exclusion != Exclusion::All;
+            if scanning || sweeping {
                 tokio::task::yield_now().await;
                 continue;
             }
-            self.flush().await?;
-            let mut wake_at = next_poll.min(next_sweep);
+            // Confirmed rows are deleted in batches: at once when idle, else when the
+            // batch is full or its oldest confirmation has waited DELETE_LINGER.
+            let linger_over = self
+                .sched
+                .oldest_delete()
+                .is_some_and(|t| t.elapsed() >= DELETE_LINGER);
+            if self.deliveries.is_empty() || linger_over {
+                self.flush().await?;
+            }
+            let mut wake_at = next_poll;
+            if let Some(t) = self.sched.oldest_delete() {
+                wake_at = wake_at.min(t + DELETE_LINGER);
+            }
+            if next_sweep > Instant::now() {
+                wake_at = wake_at.min(next_sweep);
+            }
             if let Some(due) = self.sched.next_due() {
                 let wait = Duration::from_millis((due - now_ms()).max(0) as u64);
                 wake_at = wake_at.min(Instant::now() + wait);
@@ -128,10 +151,13 @@ impl<S: PartitionStore> PartitionWorker<S> {
 
     /// Reads one page of the partition from `after`, up to the frontier, for rows the
     /// frontier scan passed before they committed (or that `retry_dead` put back).
+    /// Blocked and overflowing groups are skipped like in the frontier scan: a late row of
+    /// such a group can only go out after the group's head anyway, and the first sweep
+    /// after the group catches up finds it.
     /// Returns where the next page starts, or `None` when the sweep is done.
-    async fn sweep_page(&mut self, after: i64) -> Result<Option<i64>> {
+    async fn sweep_page(&mut self, after: i64, skip: &[String]) -> Result<Option<i64>> {
         let frontier = self.sched.frontier();
-        let mut rows = self.store.scan(after, self.batch, &[]).await?;
+        let mut rows = self.store.scan(after, self.batch, skip).await?;
         let full = rows.len() as u32 >= self.batch;
         let passed_frontier = rows.last().is_some_and(|m| m.id >= frontier);
         rows.retain(|m| m.id <= frontier);

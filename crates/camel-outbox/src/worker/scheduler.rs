@@ -82,6 +82,7 @@ pub(crate) struct Scheduler {
     known: HashSet<i64>,
     inflight: HashMap<i64, Option<Arc<str>>>,
     to_delete: Vec<i64>,
+    oldest_delete: Option<tokio::time::Instant>,
     buffered: usize,
     frontier: i64,
     prefer_unordered: bool,
@@ -103,6 +104,7 @@ impl Scheduler {
             known: HashSet::new(),
             inflight: HashMap::new(),
             to_delete: Vec::new(),
+            oldest_delete: None,
             buffered: 0,
             frontier: 0,
             prefer_unordered: false,
@@ -283,6 +285,8 @@ impl Scheduler {
     /// The relay confirmed `id`: it is to be deleted, and its group may go on.
     pub(crate) fn on_success(&mut self, id: i64) {
         self.to_delete.push(id);
+        self.oldest_delete
+            .get_or_insert_with(tokio::time::Instant::now);
         if let Some(Some(key)) = self.inflight.remove(&id) {
             self.finish_in_flight(&key);
         }
@@ -399,6 +403,11 @@ impl Scheduler {
         }
     }
 
+    /// When the oldest confirmation still waiting for its delete came in.
+    pub(crate) fn oldest_delete(&self) -> Option<tokio::time::Instant> {
+        self.oldest_delete
+    }
+
     /// Confirmed ids waiting to be deleted.
     pub(crate) fn pending_deletes(&self) -> usize {
         self.to_delete.len()
@@ -406,6 +415,7 @@ impl Scheduler {
 
     /// Takes the confirmed ids to delete.
     pub(crate) fn take_deletes(&mut self) -> Vec<i64> {
+        self.oldest_delete = None;
         std::mem::take(&mut self.to_delete)
     }
 
