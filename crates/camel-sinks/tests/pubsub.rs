@@ -1,1 +1,248 @@
-//! placeholder
+//! The Pub/Sub sink against Google's emulator: per-key order, the 10 MB limit enforced
+//! on our side, and a key paused after a failed publish until its failed message is
+//! retried.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use camel_api::test_support::service_from_env;
+use camel_api::{CamelError, Component, EndpointUri, Exchange};
+use camel_sinks::pubsub::{PubSubCodec, PubSubComponent};
+use camel_sinks::testing::{HeaderContext, HeaderExpression};
+use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
+use serde_json::{json, Value as Json};
+
+/// A topic and an ordered subscription of their own, for one test.
+struct TempTopic {
+    http: reqwest::Client,
+    base: String,
+    topic: String,
+    subscription: String,
+}
+
+impl TempTopic {
+    async fn create(host: &str) -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let id = format!("camel{}x{nanos}", std::process::id());
+        let t = TempTopic {
+            http: reqwest::Client::new(),
+            base: format!("http://{host}/v1"),
+            topic: format!("projects/camel-sinks/topics/t{id}"),
+            subscription: format!("projects/camel-sinks/subscriptions/s{id}"),
+        };
+        let r = t
+            .http
+            .put(format!("{}/{}", t.base, t.topic))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        let r = t
+            .http
+            .put(format!("{}/{}", t.base, t.subscription))
+            .json(&json!({"topic": t.topic, "enableMessageOrdering": true}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        t
+    }
+
+    /// Pulls and acknowledges until `expected` messages arrived (or the emulator has no
+    /// more), then deletes the subscription and topic. Returns (data, ordering key).
+    async fn drain_and_delete(self, expected: usize) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for _ in 0..50 {
+            if out.len() >= expected {
+                break;
+            }
+            let pulled: Json = self
+                .http
+                .post(format!("{}/{}:pull", self.base, self.subscription))
+                .json(&json!({"maxMessages": 1000, "returnImmediately": true}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let received = pulled["receivedMessages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if received.is_empty() {
+                continue;
+            }
+            let mut acks = Vec::new();
+            for m in received {
+                let data = m["message"]["data"].as_str().unwrap_or("");
+                let data = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap_or_default();
+                let key = m["message"]["orderingKey"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                out.push((String::from_utf8_lossy(&data).to_string(), key));
+                acks.push(m["ackId"].clone());
+            }
+            self.http
+                .post(format!("{}/{}:acknowledge", self.base, self.subscription))
+                .json(&json!({"ackIds": acks}))
+                .send()
+                .await
+                .unwrap();
+        }
+        let _ = self
+            .http
+            .delete(format!("{}/{}", self.base, self.subscription))
+            .send()
+            .await;
+        let _ = self
+            .http
+            .delete(format!("{}/{}", self.base, self.topic))
+            .send()
+            .await;
+        out
+    }
+}
+
+fn producer(host: &str, topic: &str, config: BatchConfig) -> SinkProducer<PubSubCodec> {
+    let options = SinkOptions {
+        group_key: Some(Arc::new(HeaderExpression("group".into()))),
+        idempotency_key: Some(Arc::new(HeaderExpression("key".into()))),
+        ..SinkOptions::default()
+    };
+    let codec = PubSubCodec::new(topic, &format!("http://{host}"), None);
+    SinkProducer::new(codec, config, options, BatcherRegistry::new())
+}
+
+fn quick() -> BatchConfig {
+    BatchConfig {
+        linger: Duration::from_millis(10),
+        send_timeout: Duration::from_secs(20),
+        ..BatchConfig::default()
+    }
+}
+
+async fn deliver_all(
+    p: &SinkProducer<PubSubCodec>,
+    exchanges: Vec<Exchange>,
+) -> Vec<Result<(), CamelError>> {
+    let calls: Vec<_> = exchanges
+        .into_iter()
+        .map(|ex| {
+            let p = p.clone();
+            tokio::spawn(async move { p.deliver(&ex).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.unwrap());
+    }
+    results
+}
+
+#[tokio::test]
+async fn ordering_keys_keep_their_order() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let p = producer(&host, &topic.topic, quick());
+    let exchanges = (0..90)
+        .map(|i| {
+            let g = ["a", "b", "c"][i % 3];
+            Exchange::new(format!("{g}-{i}")).with_header("group", g)
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    let got = topic.drain_and_delete(90).await;
+
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(got.len(), 90);
+    let mut last: HashMap<String, usize> = HashMap::new();
+    for (data, key) in got {
+        let (g, i) = data.split_once('-').unwrap();
+        assert_eq!(g, key);
+        let i: usize = i.parse().unwrap();
+        if let Some(prev) = last.insert(key, i) {
+            assert!(prev < i, "key {g}: {i} after {prev}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn requests_stay_under_ten_megabytes() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let p = producer(&host, &topic.topic, quick());
+    // Four 3 MB messages (4 MB once base64-encoded): at most two fit in one request.
+    let big = "x".repeat(3_000_000);
+    let exchanges = (0..4).map(|i| Exchange::new(format!("{i}{big}"))).collect();
+    let results = deliver_all(&p, exchanges).await;
+    let too_big = p.deliver(&Exchange::new("y".repeat(8_000_000))).await;
+    let got = topic.drain_and_delete(4).await;
+
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert!(too_big.unwrap_err().to_string().contains("exceeds"));
+    assert_eq!(got.len(), 4);
+}
+
+#[tokio::test]
+async fn a_failed_key_pauses_until_its_message_is_retried() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let p = producer(&host, &topic.topic, quick());
+    let msg = |body: &str, key: &str| {
+        Exchange::new(body.to_string())
+            .with_header("group", "k")
+            .with_header("key", key)
+    };
+    p.deliver(&msg("first", "m1")).await.unwrap();
+    // An empty message is refused by Pub/Sub: the key pauses.
+    let refused = p.deliver(&msg("", "m2")).await;
+    let fast = p.deliver(&msg("third", "m3")).await;
+    let other_key = p
+        .deliver(&Exchange::new("other").with_header("group", "z"))
+        .await;
+    // The retry of m2 resumes the key.
+    p.deliver(&msg("second", "m2")).await.unwrap();
+    p.deliver(&msg("fourth", "m4")).await.unwrap();
+    let got = topic.drain_and_delete(4).await;
+
+    assert!(refused.unwrap_err().to_string().contains("400"));
+    assert!(fast.unwrap_err().to_string().contains("paused"));
+    other_key.unwrap();
+    let k: Vec<&str> = got
+        .iter()
+        .filter(|(_, key)| key == "k")
+        .map(|(d, _)| d.as_str())
+        .collect();
+    assert_eq!(k, ["first", "second", "fourth"]);
+}
+
+#[test]
+fn component_checks_the_topic_path_and_parameters() {
+    let component = PubSubComponent::with_registry(BatcherRegistry::new());
+    let ctx = HeaderContext { route_id: None };
+    let ok = EndpointUri::parse(
+        "pubsub:projects/p/topics/orders?emulatorHost=127.0.0.1:8085&groupKey=${header.g}",
+    )
+    .unwrap();
+    assert!(component.endpoint(ok, &ctx).is_ok());
+    let bad = EndpointUri::parse("pubsub:orders").unwrap();
+    assert!(component.endpoint(bad, &ctx).is_err());
+    let unknown = EndpointUri::parse("pubsub:projects/p/topics/orders?emulator=x").unwrap();
+    let err = component.endpoint(unknown, &ctx).unwrap_err().to_string();
+    assert!(err.contains("emulator_host"), "{err}");
+}

@@ -1,1 +1,288 @@
-//! placeholder
+//! The SQS sink against moto: batching, FIFO group order and deduplication, per-entry
+//! failures mapped back to their callers, and bisection of a refused request (the last
+//! two through a fault-injecting proxy, since moto cannot produce them).
+
+#[path = "support/fault_proxy.rs"]
+mod fault_proxy;
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::types::QueueAttributeName;
+use camel_api::test_support::service_from_env;
+use camel_api::{CamelError, Component, EndpointUri, Exchange};
+use camel_sinks::sqs::{SqsCodec, SqsComponent, SqsCredentials};
+use camel_sinks::testing::{HeaderContext, HeaderExpression};
+use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
+use fault_proxy::Fault;
+
+fn credentials() -> SqsCredentials {
+    SqsCredentials {
+        access_key_id: "test".into(),
+        secret_access_key: "test".into(),
+        session_token: None,
+    }
+}
+
+fn client(endpoint: &str) -> aws_sdk_sqs::Client {
+    let config = aws_sdk_sqs::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "test"))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_sqs::Client::from_conf(config)
+}
+
+/// A queue of its own for one test, deleted by [`TempQueue::drain_and_delete`].
+struct TempQueue {
+    client: aws_sdk_sqs::Client,
+    name: String,
+    url: String,
+}
+
+impl TempQueue {
+    async fn create(endpoint: &str, fifo: bool) -> Self {
+        let client = client(endpoint);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mut name = format!("camel-sinks-{}-{nanos}", std::process::id());
+        let mut request = client.create_queue();
+        if fifo {
+            name.push_str(".fifo");
+            request = request.attributes(QueueAttributeName::FifoQueue, "true");
+        }
+        let out = request.queue_name(&name).send().await.unwrap();
+        TempQueue {
+            client,
+            name,
+            url: out.queue_url.unwrap(),
+        }
+    }
+
+    /// Receives (and deletes) everything, in the order moto hands it out, then deletes
+    /// the queue.
+    async fn drain_and_delete(self, expected: usize) -> Vec<String> {
+        let mut bodies = Vec::new();
+        for _ in 0..(expected / 10 + 10) {
+            let out = self
+                .client
+                .receive_message()
+                .queue_url(&self.url)
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap();
+            let messages = out.messages.unwrap_or_default();
+            if messages.is_empty() && bodies.len() >= expected {
+                break;
+            }
+            for m in messages {
+                bodies.push(m.body.unwrap_or_default());
+                if let Some(handle) = m.receipt_handle {
+                    self.client
+                        .delete_message()
+                        .queue_url(&self.url)
+                        .receipt_handle(handle)
+                        .send()
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+        self.client
+            .delete_queue()
+            .queue_url(&self.url)
+            .send()
+            .await
+            .unwrap();
+        bodies
+    }
+}
+
+fn producer(queue: &str, endpoint: &str, max_entries: usize) -> SinkProducer<SqsCodec> {
+    let options = SinkOptions {
+        group_key: Some(Arc::new(HeaderExpression("group".into()))),
+        idempotency_key: Some(Arc::new(HeaderExpression("key".into()))),
+        ..SinkOptions::default()
+    };
+    let config = BatchConfig {
+        max_entries: Some(max_entries),
+        linger: Duration::from_millis(20),
+        ..BatchConfig::default()
+    };
+    SinkProducer::new(
+        SqsCodec::new(queue, "us-east-1", Some(endpoint), credentials()),
+        config,
+        options,
+        BatcherRegistry::new(),
+    )
+}
+
+async fn deliver_all(
+    p: &SinkProducer<SqsCodec>,
+    exchanges: Vec<Exchange>,
+) -> Vec<Result<(), CamelError>> {
+    let calls: Vec<_> = exchanges
+        .into_iter()
+        .map(|ex| {
+            let p = p.clone();
+            tokio::spawn(async move { p.deliver(&ex).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.unwrap());
+    }
+    results
+}
+
+#[tokio::test]
+async fn standard_queue_receives_every_batched_message() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let queue = TempQueue::create(&endpoint, false).await;
+    let p = producer(&queue.name, &endpoint, 10);
+    let exchanges = (0..25).map(|i| Exchange::new(format!("m{i}"))).collect();
+    let results = deliver_all(&p, exchanges).await;
+    let mut bodies = queue.drain_and_delete(25).await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    bodies.sort();
+    let mut expected: Vec<String> = (0..25).map(|i| format!("m{i}")).collect();
+    expected.sort();
+    assert_eq!(bodies, expected);
+}
+
+#[tokio::test]
+async fn fifo_queue_keeps_group_order_and_deduplicates_retries() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let queue = TempQueue::create(&endpoint, true).await;
+    let p = producer(&queue.name, &endpoint, 10);
+    let exchanges = (0..30)
+        .map(|i| {
+            let g = ["a", "b", "c"][i % 3];
+            Exchange::new(format!("{g}-{i}"))
+                .with_header("group", g)
+                .with_header("key", format!("k{i}"))
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    // The retry of k0 carries the same deduplication id: SQS keeps one copy.
+    let retry = Exchange::new("a-0")
+        .with_header("group", "a")
+        .with_header("key", "k0");
+    let retried = p.deliver(&retry).await;
+    let missing_group = p
+        .deliver(&Exchange::new("x").with_header("key", "kx"))
+        .await;
+    let bodies = queue.drain_and_delete(30).await;
+
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    retried.unwrap();
+    assert!(missing_group.unwrap_err().to_string().contains("group_key"));
+    assert_eq!(bodies.len(), 30, "{bodies:?}");
+    let mut last: HashMap<String, usize> = HashMap::new();
+    for b in bodies {
+        let (g, i) = b.split_once('-').unwrap();
+        let i: usize = i.parse().unwrap();
+        if let Some(prev) = last.insert(g.to_string(), i) {
+            assert!(prev < i, "group {g}: {i} after {prev}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn per_entry_failures_reach_only_their_callers() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let proxy = fault_proxy::start(upstream, Fault::FailEntriesContaining("reject")).await;
+    let queue = TempQueue::create(&endpoint, false).await;
+    let p = producer(&queue.url, &proxy.endpoint, 10);
+    let exchanges = (0..10)
+        .map(|i| {
+            Exchange::new(if i == 3 {
+                "reject-3".to_string()
+            } else {
+                format!("m{i}")
+            })
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    let bodies = queue.drain_and_delete(9).await;
+
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.is_err(), i == 3, "entry {i}: {r:?}");
+    }
+    let err = results[3].as_ref().unwrap_err().to_string();
+    assert!(err.contains("InvalidMessageContents"), "{err}");
+    assert_eq!(bodies.len(), 9);
+    assert_eq!(
+        proxy.batch_requests.load(Ordering::SeqCst),
+        1,
+        "per-entry failures are not bisected"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_request_is_bisected_down_to_the_bad_entry() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let proxy = fault_proxy::start(upstream, Fault::RefuseRequestsContaining("poison")).await;
+    let queue = TempQueue::create(&endpoint, false).await;
+    let p = producer(&queue.url, &proxy.endpoint, 10);
+    // The poisoned entry is admitted first, so it heads the batch of 10.
+    let exchanges = (0..10)
+        .map(|i| {
+            Exchange::new(if i == 0 {
+                "poison".to_string()
+            } else {
+                format!("m{i}")
+            })
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    let bodies = queue.drain_and_delete(9).await;
+
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.is_err(), i == 0, "entry {i}: {r:?}");
+    }
+    assert!(results[0]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("InvalidParameterValue"));
+    assert_eq!(bodies.len(), 9);
+    // [0..10] refused, [0..5] refused, [0..2] refused, [0] refused, [1], [2..5], [5..10].
+    assert_eq!(proxy.batch_requests.load(Ordering::SeqCst), 7);
+}
+
+#[test]
+fn component_reads_parameters_and_rejects_unknown_ones() {
+    let component = SqsComponent::with_registry(BatcherRegistry::new());
+    let ctx = HeaderContext {
+        route_id: Some("r".into()),
+    };
+    let ok = EndpointUri::parse(
+        "sqs:orders.fifo?region=eu-west-1&endpoint=http://127.0.0.1:5000&accessKey=a&secretKey=b&groupKey=${header.g}&maxEntries=5",
+    )
+    .unwrap();
+    let endpoint = component.endpoint(ok, &ctx).unwrap();
+    assert!(!format!("{endpoint:?}").contains("secretKey"));
+    let bad = EndpointUri::parse("sqs:orders?access_key=a&secret_key=b&regoin=x").unwrap();
+    let err = component.endpoint(bad, &ctx).unwrap_err().to_string();
+    assert!(err.contains("regoin") && err.contains("region"), "{err}");
+    let half = EndpointUri::parse("sqs:orders?access_key=a").unwrap();
+    assert!(component.endpoint(half, &ctx).is_err());
+}

@@ -1,1 +1,27 @@
-//! Google Pub/Sub batching sink (in progress).
+//! Google Cloud Pub/Sub as a batching sink: the REST `publish` call, up to 1000
+//! messages and 10 MB per request.
+//!
+//! All messages of one request share one ordering key (the group), so for this codec
+//! the group is part of what forms a batch. The 10 MB limit is enforced here, on the
+//! encoded JSON, because the emulator never answers a larger request. After a failed
+//! publish on an ordering key, later messages of that key fail fast — as Google's own
+//! clients do — until the key is resumed: by the retry of the message that failed
+//! (same idempotency key), or by [`PubSubCodec::resume`].
+//!
+//! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
+//! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
+//! `https://pubsub.googleapis.com` with a bearer token read from the environment
+//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`).
+//!
+//! ```no_run
+//! use camel_api::Component;
+//! use camel_sinks::pubsub::PubSubComponent;
+//! assert_eq!(PubSubComponent::new().scheme(), "pubsub");
+//! ```
+
+mod codec;
+mod component;
+mod pause;
+
+pub use codec::PubSubCodec;
+pub use component::{PubSubComponent, PUBSUB_PARAMETERS};

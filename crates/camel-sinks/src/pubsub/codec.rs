@@ -1,0 +1,210 @@
+//! The Pub/Sub codec: each entry is the JSON of one `PubsubMessage`; a batch is those
+//! objects joined into one `publish` body.
+
+use std::fmt;
+
+use base64::Engine;
+use bytes::Bytes;
+use camel_api::{CamelError, Exchange};
+use futures::future::BoxFuture;
+use serde_json::{json, Map, Value as Json};
+
+use super::pause::{Gate, PausedKeys};
+use crate::attributes::HeaderSelection;
+use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+
+/// Pub/Sub limits: 1000 messages and 10 MB per publish request.
+const MAX_MESSAGES: usize = 1000;
+const MAX_REQUEST_BYTES: usize = 10_000_000;
+/// Room for `{"messages":[` … `]}`.
+const ENVELOPE: usize = 32;
+
+/// Publishes batches to one topic.
+pub struct PubSubCodec {
+    topic: String,
+    base_url: String,
+    token: Option<String>,
+    headers: HeaderSelection,
+    http: reqwest::Client,
+    paused: PausedKeys,
+}
+
+impl fmt::Debug for PubSubCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PubSubCodec")
+            .field("topic", &self.topic)
+            .field("base_url", &self.base_url)
+            .finish()
+    }
+}
+
+impl PubSubCodec {
+    /// A codec for `topic` (`projects/P/topics/T`) at `base_url` (`http://127.0.0.1:8085`
+    /// for the emulator), with an optional OAuth bearer token.
+    pub fn new(topic: &str, base_url: &str, token: Option<String>) -> Self {
+        PubSubCodec {
+            topic: topic.to_string(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            token,
+            headers: HeaderSelection::default(),
+            http: reqwest::Client::new(),
+            paused: PausedKeys::default(),
+        }
+    }
+
+    /// Copies these exchange headers into message attributes.
+    pub fn with_headers(mut self, headers: HeaderSelection) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Resumes a paused ordering key; true if it was paused.
+    pub fn resume(&self, ordering_key: &str) -> bool {
+        self.paused.resume(ordering_key)
+    }
+
+    async fn publish(&self, entries: &[Entry]) -> SendOutcome {
+        let size: usize = entries.iter().map(|e| e.size).sum();
+        let mut body = Vec::with_capacity(size + ENVELOPE);
+        body.extend_from_slice(b"{\"messages\":[");
+        for (i, e) in entries.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(&e.payload);
+        }
+        body.extend_from_slice(b"]}");
+        let url = format!("{}/v1/{}:publish", self.base_url, self.topic);
+        let mut request = self
+            .http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return SendOutcome::Failed(CamelError::external("Pub/Sub publish", e)),
+        };
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        if status.is_success() {
+            let ids = serde_json::from_str::<Json>(&text)
+                .ok()
+                .and_then(|j| j["messageIds"].as_array().map(Vec::len))
+                .unwrap_or(0);
+            if ids == entries.len() {
+                return SendOutcome::Answered(vec![Ok(()); entries.len()]);
+            }
+            return SendOutcome::Failed(CamelError::processor(format!(
+                "Pub/Sub publish answered {ids} ids for {} messages",
+                entries.len()
+            )));
+        }
+        let error = CamelError::processor(format!("Pub/Sub publish: HTTP {status}: {text}"));
+        if status == reqwest::StatusCode::BAD_REQUEST {
+            SendOutcome::Refused(error)
+        } else {
+            SendOutcome::Failed(error)
+        }
+    }
+
+    async fn send(&self, entries: &[Entry]) -> SendOutcome {
+        let key = entries.first().and_then(|e| e.group.clone());
+        let from = match self.paused.gate(key.as_ref(), entries) {
+            Gate::Paused => {
+                return SendOutcome::Answered(
+                    entries
+                        .iter()
+                        .map(|_| Err(paused_error(key.as_deref())))
+                        .collect(),
+                )
+            }
+            Gate::PublishFrom(at) => at,
+        };
+        let outcome = self.publish(&entries[from..]).await;
+        let failed = !matches!(&outcome, SendOutcome::Answered(r) if r.iter().all(Result::is_ok));
+        if let (true, Some(k)) = (failed, &key) {
+            self.paused.pause(k, &entries[from].idempotency_key);
+        }
+        if from == 0 {
+            return outcome;
+        }
+        let mut results: Vec<Result<(), CamelError>> = (0..from)
+            .map(|_| Err(paused_error(key.as_deref())))
+            .collect();
+        match outcome {
+            SendOutcome::Answered(rest) => results.extend(rest),
+            SendOutcome::Refused(e) | SendOutcome::Failed(e) => {
+                results.extend((from..entries.len()).map(|_| Err(e.clone())))
+            }
+        }
+        SendOutcome::Answered(results)
+    }
+}
+
+fn paused_error(key: Option<&str>) -> CamelError {
+    CamelError::processor(format!(
+        "ordering key `{}` is paused after a failed publish; it resumes when the failed message is retried",
+        key.unwrap_or("")
+    ))
+}
+
+impl BatchCodec for PubSubCodec {
+    fn name(&self) -> &'static str {
+        "pubsub"
+    }
+
+    fn destination(&self) -> String {
+        self.topic.clone()
+    }
+
+    fn identity(&self, identity: &mut BatchIdentity) {
+        identity
+            .part("topic", &self.topic)
+            .part("base_url", &self.base_url)
+            .part("headers", self.headers.joined())
+            .secret("token", self.token.as_deref().unwrap_or(""));
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_entries: MAX_MESSAGES,
+            max_request_bytes: MAX_REQUEST_BYTES - ENVELOPE,
+            max_entry_bytes: MAX_REQUEST_BYTES - ENVELOPE,
+        }
+    }
+
+    fn encode(&self, exchange: &Exchange, meta: EntryMeta) -> Result<Entry, CamelError> {
+        let data =
+            base64::engine::general_purpose::STANDARD.encode(exchange.message.body.to_bytes());
+        let attributes = self.headers.select(exchange);
+        let mut message = Map::new();
+        if !data.is_empty() {
+            message.insert("data".into(), Json::String(data));
+        }
+        if !attributes.is_empty() {
+            let map: Map<String, Json> = attributes
+                .iter()
+                .map(|(k, v)| (k.to_string(), Json::String(v.to_string())))
+                .collect();
+            message.insert("attributes".into(), Json::Object(map));
+        }
+        if let Some(key) = &meta.group {
+            message.insert("orderingKey".into(), json!(key.as_ref()));
+        }
+        let payload = Bytes::from(Json::Object(message).to_string());
+        // One comma joins it to the others in a request.
+        let size = payload.len() + 1;
+        Ok(Entry::new(payload, attributes, meta).with_size(size))
+    }
+
+    fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
+        Box::pin(self.send(entries))
+    }
+
+    fn group_forms_batch(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,108 @@
+//! The `pubsub:` component.
+
+use std::sync::Arc;
+
+use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
+
+use super::codec::PubSubCodec;
+use crate::attributes::HeaderSelection;
+use crate::batcher::BatcherRegistry;
+use crate::endpoint::SinkEndpoint;
+
+/// Parameters of `pubsub:` besides the common sink and batch ones.
+pub const PUBSUB_PARAMETERS: &[&str] = &["emulator_host", "token_env", "headers"];
+
+/// Makes `pubsub:projects/P/topics/T` sink endpoints.
+#[derive(Debug, Clone)]
+pub struct PubSubComponent {
+    registry: Arc<BatcherRegistry>,
+}
+
+impl Default for PubSubComponent {
+    fn default() -> Self {
+        PubSubComponent::new()
+    }
+}
+
+impl PubSubComponent {
+    /// A component using the process-wide batcher registry.
+    pub fn new() -> Self {
+        PubSubComponent::with_registry(BatcherRegistry::global())
+    }
+
+    /// A component using `registry`.
+    pub fn with_registry(registry: Arc<BatcherRegistry>) -> Self {
+        PubSubComponent { registry }
+    }
+}
+
+/// True for `projects/P/topics/T` with non-empty parts.
+fn is_topic_path(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    parts.len() == 4
+        && parts[0] == "projects"
+        && parts[2] == "topics"
+        && !parts[1].is_empty()
+        && parts[3]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+impl Component for PubSubComponent {
+    fn scheme(&self) -> &str {
+        "pubsub"
+    }
+
+    fn endpoint(
+        &self,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
+        let raw = uri.as_str().to_string();
+        SinkEndpoint::build(
+            uri,
+            ctx,
+            self.registry.clone(),
+            PUBSUB_PARAMETERS,
+            |path, params| {
+                if !is_topic_path(path) {
+                    return Err(CamelError::invalid_uri(
+                    raw.clone(),
+                    "expected `pubsub:projects/PROJECT/topics/TOPIC` (a topic name starts with a letter)",
+                ));
+                }
+                let emulator = params.take_str("emulator_host").or_else(|| {
+                    std::env::var("PUBSUB_EMULATOR_HOST")
+                        .ok()
+                        .filter(|v| !v.is_empty())
+                });
+                let token_env = params
+                    .take_str("token_env")
+                    .unwrap_or_else(|| "GOOGLE_OAUTH_ACCESS_TOKEN".to_string());
+                let headers = HeaderSelection::take_parameter(params)?;
+                let (base, token) = match emulator {
+                    Some(host) if host.starts_with("http") => (host, None),
+                    Some(host) => (format!("http://{host}"), None),
+                    None => (
+                        "https://pubsub.googleapis.com".to_string(),
+                        std::env::var(&token_env).ok().filter(|v| !v.is_empty()),
+                    ),
+                };
+                Ok(PubSubCodec::new(path, &base, token).with_headers(headers))
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_paths() {
+        assert!(is_topic_path("projects/p/topics/orders"));
+        assert!(!is_topic_path("projects/p/topics/1orders"));
+        assert!(!is_topic_path("topics/orders"));
+    }
+}

@@ -1,0 +1,366 @@
+//! The SQS codec: entries to `SendMessageBatch`, `Successful[]`/`Failed[]` back to
+//! entries.
+
+use std::fmt;
+
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchOutput;
+use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
+use camel_api::{CamelError, Exchange};
+use futures::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use tokio::sync::OnceCell;
+
+use crate::attributes::HeaderSelection;
+use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+
+/// SQS limits: 10 entries per batch, 1 MiB per message and per request.
+const MAX_ENTRIES: usize = 10;
+const MAX_BYTES: usize = 1 << 20;
+/// SQS allows at most 10 message attributes.
+const MAX_ATTRIBUTES: usize = 10;
+/// `MessageDeduplicationId` is at most 128 characters.
+const MAX_DEDUP_ID: usize = 128;
+
+/// Error codes that no entry caused: the request is failed, not bisected.
+const NOT_ENTRY_CAUSED: &[&str] = &[
+    "AccessDenied",
+    "AccessDeniedException",
+    "InvalidClientTokenId",
+    "SignatureDoesNotMatch",
+    "UnrecognizedClientException",
+    "RequestThrottled",
+    "ThrottlingException",
+    "QueueDoesNotExist",
+    "AWS.SimpleQueueService.NonExistentQueue",
+    "KmsThrottled",
+];
+
+/// Static credentials for SQS.
+#[derive(Clone)]
+pub struct SqsCredentials {
+    /// Access key id.
+    pub access_key_id: String,
+    /// Secret access key.
+    pub secret_access_key: String,
+    /// Session token, for temporary credentials.
+    pub session_token: Option<String>,
+}
+
+impl fmt::Debug for SqsCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SqsCredentials(..)")
+    }
+}
+
+impl SqsCredentials {
+    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+    pub fn from_env() -> Option<Self> {
+        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Some(SqsCredentials {
+            access_key_id: get("AWS_ACCESS_KEY_ID")?,
+            secret_access_key: get("AWS_SECRET_ACCESS_KEY")?,
+            session_token: get("AWS_SESSION_TOKEN"),
+        })
+    }
+}
+
+/// Sends batches to one SQS queue.
+pub struct SqsCodec {
+    queue: String,
+    region: String,
+    endpoint: Option<String>,
+    credentials: SqsCredentials,
+    headers: HeaderSelection,
+    max_message_bytes: usize,
+    client: aws_sdk_sqs::Client,
+    queue_url: OnceCell<String>,
+}
+
+impl fmt::Debug for SqsCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqsCodec")
+            .field("queue", &self.queue_name())
+            .field("region", &self.region)
+            .finish()
+    }
+}
+
+impl SqsCodec {
+    /// A codec for `queue` (a name or a queue URL) in `region`, optionally at a custom
+    /// `endpoint` (moto, LocalStack).
+    pub fn new(
+        queue: &str,
+        region: &str,
+        endpoint: Option<&str>,
+        credentials: SqsCredentials,
+    ) -> Self {
+        let mut config = aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(region.to_string()))
+            .credentials_provider(Credentials::new(
+                credentials.access_key_id.clone(),
+                credentials.secret_access_key.clone(),
+                credentials.session_token.clone(),
+                None,
+                "camel-sinks",
+            ));
+        if let Some(ep) = endpoint {
+            config = config.endpoint_url(ep);
+        }
+        SqsCodec {
+            queue: queue.to_string(),
+            region: region.to_string(),
+            endpoint: endpoint.map(str::to_string),
+            credentials,
+            headers: HeaderSelection::default(),
+            max_message_bytes: MAX_BYTES,
+            client: aws_sdk_sqs::Client::from_conf(config.build()),
+            queue_url: OnceCell::new(),
+        }
+    }
+
+    /// Copies these exchange headers into message attributes (at most 10).
+    pub fn with_headers(mut self, headers: HeaderSelection) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Lowers the per-message limit (a queue's `MaximumMessageSize`).
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.min(MAX_BYTES);
+        self
+    }
+
+    /// The queue name (the last path segment of a URL).
+    fn queue_name(&self) -> &str {
+        self.queue.rsplit('/').next().unwrap_or(&self.queue)
+    }
+
+    fn is_fifo(&self) -> bool {
+        self.queue_name().ends_with(".fifo")
+    }
+
+    async fn queue_url(&self) -> Result<&str, CamelError> {
+        self.queue_url
+            .get_or_try_init(|| async {
+                if self.queue.starts_with("http://") || self.queue.starts_with("https://") {
+                    return Ok(self.queue.clone());
+                }
+                let out = self
+                    .client
+                    .get_queue_url()
+                    .queue_name(&self.queue)
+                    .send()
+                    .await
+                    .map_err(|e| describe("resolving the SQS queue URL", e))?;
+                out.queue_url
+                    .ok_or_else(|| CamelError::processor("SQS returned no queue URL"))
+            })
+            .await
+            .map(String::as_str)
+    }
+
+    fn request_entry(
+        &self,
+        index: usize,
+        entry: &Entry,
+    ) -> Result<SendMessageBatchRequestEntry, CamelError> {
+        let mut builder = SendMessageBatchRequestEntry::builder()
+            .id(index.to_string())
+            .message_body(String::from_utf8_lossy(&entry.payload));
+        if self.is_fifo() {
+            builder = builder
+                .set_message_group_id(entry.group.as_deref().map(str::to_string))
+                .message_deduplication_id(dedup_id(&entry.idempotency_key));
+        }
+        for (name, value) in entry.attributes.iter() {
+            let attr = MessageAttributeValue::builder()
+                .data_type("String")
+                .string_value(value.as_ref())
+                .build()
+                .map_err(|e| CamelError::external("building an SQS attribute", e))?;
+            builder = builder.message_attributes(name.as_ref(), attr);
+        }
+        builder
+            .build()
+            .map_err(|e| CamelError::external("building an SQS entry", e))
+    }
+
+    async fn send(&self, entries: &[Entry]) -> SendOutcome {
+        let url = match self.queue_url().await {
+            Ok(u) => u.to_string(),
+            Err(e) => return SendOutcome::Failed(e),
+        };
+        let mut request = self.client.send_message_batch().queue_url(url);
+        for (i, e) in entries.iter().enumerate() {
+            match self.request_entry(i, e) {
+                Ok(entry) => request = request.entries(entry),
+                Err(err) => return SendOutcome::Refused(err),
+            }
+        }
+        match request.send().await {
+            Ok(out) => SendOutcome::Answered(map_answer(out, entries.len())),
+            Err(SdkError::ServiceError(e)) => {
+                let code = e.err().code().unwrap_or("").to_string();
+                let status = e.raw().status().as_u16();
+                let error = describe("SendMessageBatch", SdkError::ServiceError(e));
+                if (400..500).contains(&status) && !NOT_ENTRY_CAUSED.contains(&code.as_str()) {
+                    SendOutcome::Refused(error)
+                } else {
+                    SendOutcome::Failed(error)
+                }
+            }
+            Err(e) => SendOutcome::Failed(describe("SendMessageBatch", e)),
+        }
+    }
+}
+
+/// A dedup id SQS accepts: the key itself when short enough, else its digest.
+fn dedup_id(key: &str) -> String {
+    let fits = key.len() <= MAX_DEDUP_ID
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
+    if fits {
+        key.to_string()
+    } else {
+        Sha256::digest(key.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+fn describe<E, R>(context: &str, e: SdkError<E, R>) -> CamelError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: fmt::Debug + Send + Sync + 'static,
+{
+    let detail = match &e {
+        SdkError::ServiceError(s) => format!(
+            "{}: {}",
+            s.err().code().unwrap_or("error"),
+            s.err().message().unwrap_or("")
+        ),
+        other => other.to_string(),
+    };
+    CamelError::processor(format!("{context}: {detail}"))
+}
+
+/// Maps `Successful[]` and `Failed[]` back to entries by id (the entry's index).
+fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<Result<(), CamelError>> {
+    let mut results: Vec<Option<Result<(), CamelError>>> = vec![None; n];
+    for ok in out.successful {
+        if let Some(slot) = ok.id.parse::<usize>().ok().and_then(|i| results.get_mut(i)) {
+            *slot = Some(Ok(()));
+        }
+    }
+    for failed in out.failed {
+        if let Some(slot) = failed
+            .id
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| results.get_mut(i))
+        {
+            *slot = Some(Err(CamelError::processor(format!(
+                "SQS refused the message: {} ({}){}",
+                failed.code,
+                if failed.sender_fault {
+                    "sender fault"
+                } else {
+                    "service fault"
+                },
+                failed.message.map(|m| format!(": {m}")).unwrap_or_default()
+            ))));
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| Err(CamelError::processor("SQS gave no result for the message")))
+        })
+        .collect()
+}
+
+impl BatchCodec for SqsCodec {
+    fn name(&self) -> &'static str {
+        "sqs"
+    }
+
+    fn destination(&self) -> String {
+        self.queue_name().to_string()
+    }
+
+    fn identity(&self, identity: &mut BatchIdentity) {
+        identity
+            .part("queue", &self.queue)
+            .part("region", &self.region)
+            .part("endpoint", self.endpoint.as_deref().unwrap_or(""))
+            .part("headers", self.headers.joined())
+            .part("max_message_bytes", self.max_message_bytes)
+            .secret("access_key_id", &self.credentials.access_key_id)
+            .secret("secret_access_key", &self.credentials.secret_access_key)
+            .secret(
+                "session_token",
+                self.credentials.session_token.as_deref().unwrap_or(""),
+            );
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_entries: MAX_ENTRIES,
+            max_request_bytes: MAX_BYTES,
+            max_entry_bytes: self.max_message_bytes,
+        }
+    }
+
+    fn encode(&self, exchange: &Exchange, meta: EntryMeta) -> Result<Entry, CamelError> {
+        let body = exchange.message.body.as_text().ok_or_else(|| {
+            CamelError::conversion("SQS message body", "the body is empty or not UTF-8 text")
+        })?;
+        if body.is_empty() {
+            return Err(CamelError::conversion(
+                "SQS message body",
+                "the body is empty",
+            ));
+        }
+        if self.is_fifo() && meta.group.is_none() {
+            return Err(CamelError::processor(
+                "a FIFO queue needs a message group: set `group_key` on the endpoint",
+            ));
+        }
+        let attributes = self.headers.select(exchange);
+        if attributes.len() > MAX_ATTRIBUTES {
+            return Err(CamelError::processor(
+                "SQS allows at most 10 message attributes",
+            ));
+        }
+        // SQS counts the body plus each attribute's name, type and value.
+        let size = body.len()
+            + attributes
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + "String".len())
+                .sum::<usize>();
+        let payload = bytes::Bytes::copy_from_slice(body.as_bytes());
+        Ok(Entry::new(payload, attributes, meta).with_size(size))
+    }
+
+    fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
+        Box::pin(self.send(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedup_ids_are_valid_for_sqs() {
+        assert_eq!(dedup_id("ID-ab-12"), "ID-ab-12");
+        let long = "x".repeat(200);
+        assert_eq!(dedup_id(&long).len(), 64);
+        assert_eq!(dedup_id("with space").len(), 64);
+    }
+}
