@@ -85,6 +85,9 @@ pub struct RouteGate {
     closed: AtomicBool,
     state: watch::Sender<bool>,
     inflight: AtomicUsize,
+    /// Tasks waiting in `drained`; the last exchange out only pays for a wake-up when
+    /// someone is waiting.
+    drainers: AtomicUsize,
     idle: Notify,
 }
 
@@ -95,6 +98,7 @@ impl Default for RouteGate {
             closed: AtomicBool::new(false),
             state: watch::Sender::new(true),
             inflight: AtomicUsize::new(0),
+            drainers: AtomicUsize::new(0),
             idle: Notify::new(),
         }
     }
@@ -131,6 +135,14 @@ impl RouteGate {
 
     /// Resolves when no exchange is in flight.
     pub async fn drained(&self) {
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.drainers.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.drainers);
         loop {
             let notified = self.idle.notified();
             if self.inflight() == 0 {
@@ -166,7 +178,9 @@ struct InflightGuard<'a>(&'a RouteGate);
 
 impl Drop for InflightGuard<'_> {
     fn drop(&mut self) {
-        if self.0.inflight.fetch_sub(1, Ordering::SeqCst) == 1 {
+        if self.0.inflight.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.0.drainers.load(Ordering::SeqCst) > 0
+        {
             self.0.idle.notify_waiters();
         }
     }
@@ -252,6 +266,20 @@ impl ConsumerContext {
             inner.failures.increment(1);
         }
         inner.stats.record(result.is_ok());
+        result
+    }
+
+    /// Like [`ConsumerContext::send`], for a consumer that runs inside another route's
+    /// exchange (`direct:`): the exchange is not counted again in the context's
+    /// completed-exchange statistics.
+    pub async fn send_nested(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
+        let inner = &*self.inner;
+        let _guard = inner.gate.enter().await?;
+        let result = inner.pipeline.load().process(exchange).await;
+        inner.exchanges.increment(1);
+        if result.is_err() {
+            inner.failures.increment(1);
+        }
         result
     }
 

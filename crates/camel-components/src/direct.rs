@@ -238,7 +238,7 @@ struct DirectProducer {
 impl Process for DirectProducer {
     fn process(&self, exchange: Exchange) -> ProcessorFuture {
         if let Some(consumer) = self.slot.consumer.load_full() {
-            return ProcessorFuture::boxed(async move { consumer.send(exchange).await });
+            return ProcessorFuture::boxed(async move { consumer.send_nested(exchange).await });
         }
         let slot = self.slot.clone();
         let uri = self.uri.clone();
@@ -250,7 +250,7 @@ impl Process for DirectProducer {
                 None => None,
             };
             match consumer {
-                Some(consumer) => consumer.send(exchange).await,
+                Some(consumer) => consumer.send_nested(exchange).await,
                 None if fail => Err(CamelError::NoConsumer { uri }),
                 None => {
                     tracing::warn!(uri = %uri, exchange_id = %exchange.id, "no consumer attached; exchange passed through");

@@ -1,0 +1,97 @@
+//! The `camel` binary on real YAML files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn camel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_camel"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .expect("the camel binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn hello_example_stops_after_three_messages() {
+    let out = camel(&["run", "examples/hello/routes.yaml", "--max-messages", "3"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let ticks = log.matches("Hello from Camel, tick").count();
+    assert!(
+        ticks >= 3,
+        "expected 3 logged exchanges, saw {ticks}:\n{log}"
+    );
+    assert!(log.contains("max-messages reached"), "{log}");
+}
+
+#[test]
+fn file_route_moves_transformed_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let inbox = dir.path().join("in");
+    let outbox = dir.path().join("out");
+    std::fs::create_dir_all(&inbox).unwrap();
+    for (name, body) in [("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")] {
+        std::fs::write(inbox.join(name), body).unwrap();
+    }
+    let routes = dir.path().join("routes.yaml");
+    std::fs::write(
+        &routes,
+        format!(
+            "- route:\n    id: files\n    from:\n      uri: 'file:{}'\n      parameters: {{initial_delay: 0, delay: 50}}\n      steps:\n        - convert_body_to: String\n        - transform: {{simple: '${{body}} (processed)'}}\n        - to: 'file:{}'\n",
+            inbox.display(),
+            outbox.display()
+        ),
+    )
+    .unwrap();
+    let out = camel(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (name, body) in [("a.txt", "alpha"), ("b.txt", "beta"), ("c.txt", "gamma")] {
+        let written = std::fs::read_to_string(outbox.join(name))
+            .unwrap_or_else(|e| panic!("{name} not written: {e}\n{}", stderr(&out)));
+        assert_eq!(written, format!("{body} (processed)"));
+        assert!(!inbox.join(name).exists(), "{name} still in the inbox");
+        assert!(
+            inbox.join(".camel").join(name).exists(),
+            "{name} not moved to .camel"
+        );
+    }
+}
+
+#[test]
+fn validate_lists_every_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let routes = dir.path().join("bad.yaml");
+    std::fs::write(
+        &routes,
+        "- from:\n    uri: direct:a\n    steps:\n      - set_heder: {name: x, constant: y}\n- from:\n    uri: nope:b\n",
+    )
+    .unwrap();
+    let out = camel(&["validate", routes.to_str().unwrap()]);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains("bad.yaml:4:9"), "{log}");
+    assert!(log.contains("did you mean `set_header`"), "{log}");
+    assert!(log.contains("nope"), "{log}");
+    assert!(log.contains("2 error(s)"), "{log}");
+}
+
+#[test]
+fn validate_accepts_the_examples() {
+    let out = camel(&["validate", "examples/hello/routes.yaml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn run_refuses_a_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let routes = dir.path().join("bad.yaml");
+    std::fs::write(&routes, "- route: {id: x}\n").unwrap();
+    let out = camel(&["run", routes.to_str().unwrap(), "--max-seconds", "5"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("has no `from`"), "{}", stderr(&out));
+}

@@ -1,0 +1,221 @@
+//! The route controller: swap, suspend/resume, stop/start, remove, graceful shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use camel_api::{Body, BoxProcessor, Exchange};
+use camel_core::builder::{constant, RouteBuilder};
+use camel_core::{CamelContext, RouteStatus};
+use tokio::sync::Notify;
+
+/// A processor that waits for `gate` before passing the exchange on, and signals `entered`.
+fn held(gate: Arc<Notify>, entered: Arc<Notify>) -> BoxProcessor {
+    BoxProcessor::from_fn(move |ex: Exchange| {
+        let gate = gate.clone();
+        let entered = entered.clone();
+        async move {
+            let wait = gate.notified();
+            entered.notify_one();
+            wait.await;
+            Ok(ex)
+        }
+    })
+}
+
+fn body(ex: &Exchange) -> String {
+    ex.message.body.as_text().unwrap_or_default().into_owned()
+}
+
+async fn started(routes: Vec<camel_core::RouteDefinition>) -> CamelContext {
+    let ctx = CamelContext::new();
+    ctx.add_routes(routes).await.unwrap();
+    ctx.start().await.unwrap();
+    ctx
+}
+
+#[tokio::test]
+async fn swap_is_atomic_and_in_flight_exchanges_finish_on_the_old_pipeline() {
+    let gate = Arc::new(Notify::new());
+    let entered = Arc::new(Notify::new());
+    let v1 = RouteBuilder::from("direct:in")
+        .id("r")
+        .process_with(held(gate.clone(), entered.clone()))
+        .set_body(constant("v1"))
+        .build();
+    let ctx = started(vec![v1]).await;
+
+    let in_flight = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:in", Exchange::default()).await })
+    };
+    entered.notified().await;
+
+    let v2 = RouteBuilder::from("direct:in")
+        .set_body(constant("v2"))
+        .build();
+    ctx.route_controller().swap("r", v2).await.unwrap();
+    let fresh = ctx.request("direct:in", Exchange::default()).await.unwrap();
+    assert_eq!(body(&fresh), "v2");
+
+    gate.notify_one();
+    let old = in_flight.await.unwrap().unwrap();
+    assert_eq!(
+        body(&old),
+        "v1",
+        "the in-flight exchange finishes on the pipeline it started on"
+    );
+    ctx.stop().await;
+}
+
+#[tokio::test]
+async fn a_swap_that_does_not_compile_leaves_the_old_route_running() {
+    let v1 = RouteBuilder::from("direct:in")
+        .id("r")
+        .set_body(constant("v1"))
+        .build();
+    let ctx = started(vec![v1]).await;
+    let broken = RouteBuilder::from("direct:in").to("nowhere:x").build();
+    let err = ctx.route_controller().swap("r", broken).await.unwrap_err();
+    assert!(err.to_string().contains("nowhere"), "{err}");
+    let out = ctx.request("direct:in", Exchange::default()).await.unwrap();
+    assert_eq!(body(&out), "v1");
+    ctx.stop().await;
+}
+
+#[tokio::test]
+async fn swapping_the_source_restarts_the_consumer() {
+    let v1 = RouteBuilder::from("direct:a")
+        .id("r")
+        .set_body(constant("v1"))
+        .build();
+    let ctx = started(vec![v1]).await;
+    let v2 = RouteBuilder::from("direct:b")
+        .set_body(constant("v2"))
+        .build();
+    ctx.route_controller().swap("r", v2).await.unwrap();
+    let out = ctx.request("direct:b", Exchange::default()).await.unwrap();
+    assert_eq!(body(&out), "v2");
+    ctx.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn suspend_holds_intake_and_resume_releases_it() {
+    let route = RouteBuilder::from("direct:in")
+        .id("r")
+        .set_body(constant("done"))
+        .build();
+    let ctx = started(vec![route]).await;
+    let controller = ctx.route_controller();
+    controller.suspend_route("r").await.unwrap();
+    assert_eq!(
+        controller.status("r").await.unwrap(),
+        RouteStatus::Suspended
+    );
+
+    let mut waiting = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:in", Exchange::default()).await })
+    };
+    // Paused time: the clock jumps ahead only once every task is blocked, so this
+    // timeout elapses exactly when the request is stuck at the suspended route.
+    let still_waiting = tokio::time::timeout(Duration::from_secs(5), &mut waiting).await;
+    assert!(
+        still_waiting.is_err(),
+        "a suspended route must not take the exchange"
+    );
+
+    controller.resume_route("r").await.unwrap();
+    let out = waiting.await.unwrap().unwrap();
+    assert_eq!(body(&out), "done");
+    ctx.stop().await;
+}
+
+#[tokio::test]
+async fn graceful_stop_waits_for_in_flight_exchanges() {
+    let gate = Arc::new(Notify::new());
+    let entered = Arc::new(Notify::new());
+    let route = RouteBuilder::from("direct:in")
+        .id("r")
+        .process_with(held(gate.clone(), entered.clone()))
+        .set_body(constant("finished"))
+        .build();
+    let ctx = started(vec![route]).await;
+    let in_flight = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:in", Exchange::default()).await })
+    };
+    entered.notified().await;
+    let stopping = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.stop().await })
+    };
+    tokio::task::yield_now().await;
+    gate.notify_one();
+    let report = stopping.await.unwrap();
+    assert!(report.cut_off.is_empty(), "{report:?}");
+    assert_eq!(body(&in_flight.await.unwrap().unwrap()), "finished");
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_deadline_reports_cut_off_exchanges() {
+    let gate = Arc::new(Notify::new());
+    let entered = Arc::new(Notify::new());
+    let route = RouteBuilder::from("direct:in")
+        .id("stuck")
+        .process_with(held(gate, entered.clone()))
+        .build();
+    let ctx = started(vec![route]).await;
+    ctx.set_shutdown_timeout(Duration::from_millis(200));
+    let _in_flight = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:in", Exchange::default()).await })
+    };
+    entered.notified().await;
+    let report = ctx.stop().await;
+    assert_eq!(report.cut_off, vec![("stuck".to_string(), 1)]);
+    assert!(report.elapsed >= Duration::from_millis(200));
+}
+
+#[tokio::test]
+async fn stop_start_and_remove_a_route() {
+    let route = RouteBuilder::from("direct:in?block=false")
+        .id("r")
+        .set_body(constant("up"))
+        .build();
+    let ctx = started(vec![route]).await;
+    let controller = ctx.route_controller();
+    controller.stop_route("r").await.unwrap();
+    assert_eq!(controller.status("r").await.unwrap(), RouteStatus::Stopped);
+    assert!(ctx
+        .request("direct:in?block=false", Exchange::default())
+        .await
+        .is_err());
+
+    controller.start_route("r").await.unwrap();
+    let out = ctx.request("direct:in", Exchange::default()).await.unwrap();
+    assert_eq!(body(&out), "up");
+
+    controller.remove_route("r").await.unwrap();
+    assert!(controller.route_ids().await.is_empty());
+    assert!(ctx
+        .request("direct:in?block=false", Exchange::default())
+        .await
+        .is_err());
+    ctx.stop().await;
+}
+
+#[tokio::test]
+async fn routes_added_to_a_started_context_start_at_once() {
+    let ctx = started(vec![]).await;
+    ctx.add_routes(vec![RouteBuilder::from("direct:late")
+        .set_body(constant("late"))
+        .build()])
+        .await
+        .unwrap();
+    let out = ctx
+        .request("direct:late", Exchange::new(Body::Empty))
+        .await
+        .unwrap();
+    assert_eq!(body(&out), "late");
+    ctx.stop().await;
+}
