@@ -139,7 +139,7 @@ async fn inout_guard_marks_every_ack_but_warns_once_per_30s() {
 
     let mut cfg = stream_config(Some(1), 10, 1000);
     cfg.allow_inout = true;
-    let r = build(&cfg, rec.processor(), None);
+    let r = build_for_route("inout-allowed-route", &cfg, rec.processor(), None);
     let ack = r
         .processor
         .process(ex(1).with_pattern(ExchangePattern::InOut))

@@ -1,8 +1,9 @@
 //! What the intake, the actor and the post-driver of one resequencer share: counters a
 //! test or an admin page can read, metric handles, and the InOut warning rate limit.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use metrics::{Counter, Gauge};
@@ -62,8 +63,12 @@ pub(crate) struct Shared {
     pub(crate) held_gauge: Gauge,
     pub(crate) inout_warnings: Counter,
     pub(crate) post_ack_failures: Counter,
-    last_inout_warn: Mutex<Option<Instant>>,
 }
+
+/// When each route last logged the InOut warning. Keyed by route rather than held per
+/// instance, so a hot swap (a new instance) does not reset the rate limit. Touched only
+/// for request-reply exchanges.
+static LAST_INOUT_WARN: LazyLock<Mutex<HashMap<Arc<str>, Instant>>> = LazyLock::new(Mutex::default);
 
 impl Shared {
     pub(crate) fn new(route_id: &str, step_name: &str) -> Self {
@@ -81,7 +86,6 @@ impl Shared {
                 "camel_resequencer_post_ack_failures_total",
                 "route" => route
             ),
-            last_inout_warn: Mutex::new(None),
         }
     }
 
@@ -112,15 +116,17 @@ impl Shared {
         .increment(1);
     }
 
-    /// Whether an InOut warning may be logged now (at most once per interval); counts it.
+    /// Whether an InOut warning may be logged now (at most once per interval per route,
+    /// across hot swaps of that route); counts it.
     pub(crate) fn inout_warning_due(&self, now: Instant) -> bool {
-        let Ok(mut last) = self.last_inout_warn.lock() else {
+        let Ok(mut last) = LAST_INOUT_WARN.lock() else {
             return false;
         };
-        if last.is_some_and(|t| now.duration_since(t) < INOUT_WARN_INTERVAL) {
+        let previous = last.get(&self.route_id);
+        if previous.is_some_and(|t| now.saturating_duration_since(*t) < INOUT_WARN_INTERVAL) {
             return false;
         }
-        *last = Some(now);
+        last.insert(self.route_id.clone(), now);
         self.stats
             .inout_warnings_logged
             .fetch_add(1, Ordering::Relaxed);
@@ -144,7 +150,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn inout_warning_is_rate_limited_per_interval() {
-        let shared = Shared::new("r", "resequence");
+        let shared = Shared::new("rate-limit-unit-test", "resequence");
         let mut logged = 0;
         // One InOut exchange every second for two minutes.
         for _ in 0..120 {
@@ -155,5 +161,11 @@ mod tests {
         }
         assert_eq!(logged, 4, "once per 30 s over 120 s");
         assert_eq!(shared.stats.inout_warnings_logged(), 4);
+        // At 120 s the next warning is due; a swapped-in instance of the same route then
+        // shares the limit.
+        assert!(shared.inout_warning_due(Instant::now()));
+        let replacement = Shared::new("rate-limit-unit-test", "resequence");
+        assert!(!replacement.inout_warning_due(Instant::now()));
+        assert!(Shared::new("another-route", "resequence").inout_warning_due(Instant::now()));
     }
 }

@@ -100,6 +100,16 @@ pub fn build(
     continuation: BoxProcessor,
     dead_letter: Option<BoxProcessor>,
 ) -> Resequencer {
+    build_for_route("route-1", cfg, continuation, dead_letter)
+}
+
+/// Like [`build`], for route `route_id`.
+pub fn build_for_route(
+    route_id: &str,
+    cfg: &ResequenceConfig,
+    continuation: BoxProcessor,
+    dead_letter: Option<BoxProcessor>,
+) -> Resequencer {
     let correlation = match &cfg.mode {
         ResequenceMode::Batch(b) if b.correlation.is_some() => {
             Some(Arc::new(Header("corr")) as Arc<dyn Expression>)
@@ -113,7 +123,7 @@ pub fn build(
     ResequencerService::build_with(
         cfg,
         expressions,
-        "route-1",
+        route_id,
         "resequence",
         continuation,
         dead_letter,
