@@ -106,3 +106,30 @@ pub(crate) fn required_path(uri: &str, path: &str, what: &str) -> Result<String,
     }
     Ok(p.to_string())
 }
+
+/// The constructors every sink component has: `new` (process-wide registry),
+/// `with_registry`, and `Default`.
+macro_rules! registry_constructors {
+    ($component:ident) => {
+        impl Default for $component {
+            fn default() -> Self {
+                $component::new()
+            }
+        }
+
+        impl $component {
+            /// A component using the process-wide batcher registry.
+            pub fn new() -> Self {
+                $component::with_registry($crate::batcher::BatcherRegistry::global())
+            }
+
+            /// A component using `registry` (tests, or one registry per context).
+            pub fn with_registry(
+                registry: std::sync::Arc<$crate::batcher::BatcherRegistry>,
+            ) -> Self {
+                $component { registry }
+            }
+        }
+    };
+}
+pub(crate) use registry_constructors;

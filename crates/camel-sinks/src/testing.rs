@@ -12,6 +12,9 @@ use camel_api::{
     Value,
 };
 
+use crate::codec::BatchCodec;
+use crate::producer::SinkProducer;
+
 /// Evaluates to one header of the exchange (null when absent).
 #[derive(Debug, Clone)]
 pub struct HeaderExpression(pub Arc<str>);
@@ -73,4 +76,28 @@ impl ComponentContext for HeaderContext {
     fn route_id(&self) -> Option<&str> {
         self.route_id.as_deref()
     }
+}
+
+/// Delivers every exchange concurrently (one task each, spawned in order) and returns
+/// each caller's result in the same order.
+pub async fn deliver_all<C: BatchCodec>(
+    producer: &SinkProducer<C>,
+    exchanges: Vec<Exchange>,
+) -> Vec<Result<(), CamelError>> {
+    let calls: Vec<_> = exchanges
+        .into_iter()
+        .map(|ex| {
+            let p = producer.clone();
+            tokio::spawn(async move { p.deliver(&ex).await })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(calls.len());
+    for call in calls {
+        results.push(
+            call.await.unwrap_or_else(|e| {
+                Err(CamelError::processor(format!("delivery task failed: {e}")))
+            }),
+        );
+    }
+    results
 }

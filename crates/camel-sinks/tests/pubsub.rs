@@ -8,9 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use camel_api::test_support::service_from_env;
-use camel_api::{CamelError, Component, EndpointUri, Exchange};
+use camel_api::{Component, EndpointUri, Exchange};
 use camel_sinks::pubsub::{PubSubCodec, PubSubComponent};
-use camel_sinks::testing::{HeaderContext, HeaderExpression};
+use camel_sinks::testing::{deliver_all, HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 use serde_json::{json, Value as Json};
 
@@ -128,24 +128,6 @@ fn quick() -> BatchConfig {
         send_timeout: Duration::from_secs(20),
         ..BatchConfig::default()
     }
-}
-
-async fn deliver_all(
-    p: &SinkProducer<PubSubCodec>,
-    exchanges: Vec<Exchange>,
-) -> Vec<Result<(), CamelError>> {
-    let calls: Vec<_> = exchanges
-        .into_iter()
-        .map(|ex| {
-            let p = p.clone();
-            tokio::spawn(async move { p.deliver(&ex).await })
-        })
-        .collect();
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.unwrap());
-    }
-    results
 }
 
 #[tokio::test]

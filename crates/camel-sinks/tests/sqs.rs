@@ -15,7 +15,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use camel_api::test_support::service_from_env;
 use camel_api::{CamelError, Component, EndpointUri, Exchange};
 use camel_sinks::sqs::{SqsCodec, SqsComponent, SqsCredentials};
-use camel_sinks::testing::{HeaderContext, HeaderExpression};
+use camel_sinks::testing::{deliver_all, HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 use fault_proxy::Fault;
 
@@ -124,24 +124,6 @@ fn producer(queue: &str, endpoint: &str, max_entries: usize) -> SinkProducer<Sqs
     )
 }
 
-async fn deliver_all(
-    p: &SinkProducer<SqsCodec>,
-    exchanges: Vec<Exchange>,
-) -> Vec<Result<(), CamelError>> {
-    let calls: Vec<_> = exchanges
-        .into_iter()
-        .map(|ex| {
-            let p = p.clone();
-            tokio::spawn(async move { p.deliver(&ex).await })
-        })
-        .collect();
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.unwrap());
-    }
-    results
-}
-
 #[tokio::test]
 async fn standard_queue_receives_every_batched_message() {
     let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
@@ -199,19 +181,22 @@ async fn fifo_queue_keeps_group_order_and_deduplicates_retries() {
     }
 }
 
-#[tokio::test]
-async fn per_entry_failures_reach_only_their_callers() {
-    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
-        return;
-    };
+/// Sends ten messages through a fault proxy, the one at `bad` carrying `marker`; returns
+/// each caller's result, the bodies the queue received, and the batch requests made.
+async fn through_proxy(
+    endpoint: &str,
+    fault: Fault,
+    marker: &str,
+    bad: usize,
+) -> (Vec<Result<(), CamelError>>, Vec<String>, usize) {
     let upstream = endpoint.trim_start_matches("http://").to_string();
-    let proxy = fault_proxy::start(upstream, Fault::FailEntriesContaining("reject")).await;
-    let queue = TempQueue::create(&endpoint, false).await;
+    let proxy = fault_proxy::start(upstream, fault).await;
+    let queue = TempQueue::create(endpoint, false).await;
     let p = producer(&queue.url, &proxy.endpoint, 10);
     let exchanges = (0..10)
         .map(|i| {
-            Exchange::new(if i == 3 {
-                "reject-3".to_string()
+            Exchange::new(if i == bad {
+                marker.to_string()
             } else {
                 format!("m{i}")
             })
@@ -219,18 +204,28 @@ async fn per_entry_failures_reach_only_their_callers() {
         .collect();
     let results = deliver_all(&p, exchanges).await;
     let bodies = queue.drain_and_delete(9).await;
-
     for (i, r) in results.iter().enumerate() {
-        assert_eq!(r.is_err(), i == 3, "entry {i}: {r:?}");
+        assert_eq!(r.is_err(), i == bad, "entry {i}: {r:?}");
     }
+    (results, bodies, proxy.batch_requests.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn per_entry_failures_reach_only_their_callers() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let (results, bodies, requests) = through_proxy(
+        &endpoint,
+        Fault::FailEntriesContaining("reject"),
+        "reject-3",
+        3,
+    )
+    .await;
     let err = results[3].as_ref().unwrap_err().to_string();
     assert!(err.contains("InvalidMessageContents"), "{err}");
     assert_eq!(bodies.len(), 9);
-    assert_eq!(
-        proxy.batch_requests.load(Ordering::SeqCst),
-        1,
-        "per-entry failures are not bisected"
-    );
+    assert_eq!(requests, 1, "per-entry failures are not bisected");
 }
 
 #[tokio::test]
@@ -238,26 +233,14 @@ async fn a_refused_request_is_bisected_down_to_the_bad_entry() {
     let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
         return;
     };
-    let upstream = endpoint.trim_start_matches("http://").to_string();
-    let proxy = fault_proxy::start(upstream, Fault::RefuseRequestsContaining("poison")).await;
-    let queue = TempQueue::create(&endpoint, false).await;
-    let p = producer(&queue.url, &proxy.endpoint, 10);
     // The poisoned entry is admitted first, so it heads the batch of 10.
-    let exchanges = (0..10)
-        .map(|i| {
-            Exchange::new(if i == 0 {
-                "poison".to_string()
-            } else {
-                format!("m{i}")
-            })
-        })
-        .collect();
-    let results = deliver_all(&p, exchanges).await;
-    let bodies = queue.drain_and_delete(9).await;
-
-    for (i, r) in results.iter().enumerate() {
-        assert_eq!(r.is_err(), i == 0, "entry {i}: {r:?}");
-    }
+    let (results, bodies, requests) = through_proxy(
+        &endpoint,
+        Fault::RefuseRequestsContaining("poison"),
+        "poison",
+        0,
+    )
+    .await;
     assert!(results[0]
         .as_ref()
         .unwrap_err()
@@ -265,7 +248,7 @@ async fn a_refused_request_is_bisected_down_to_the_bad_entry() {
         .contains("InvalidParameterValue"));
     assert_eq!(bodies.len(), 9);
     // [0..10] refused, [0..5] refused, [0..2] refused, [0] refused, [1], [2..5], [5..10].
-    assert_eq!(proxy.batch_requests.load(Ordering::SeqCst), 7);
+    assert_eq!(requests, 7);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::codec::NatsCodec;
 use super::consumer::NatsConsumer;
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
+use crate::endpoint::registry_constructors;
 use crate::endpoint::{required_path, SinkEndpoint};
 
 /// Parameters of `nats:` besides the common sink and batch ones.
@@ -21,23 +22,7 @@ pub struct NatsComponent {
     registry: Arc<BatcherRegistry>,
 }
 
-impl Default for NatsComponent {
-    fn default() -> Self {
-        NatsComponent::new()
-    }
-}
-
-impl NatsComponent {
-    /// A component using the process-wide batcher registry.
-    pub fn new() -> Self {
-        NatsComponent::with_registry(BatcherRegistry::global())
-    }
-
-    /// A component using `registry`.
-    pub fn with_registry(registry: Arc<BatcherRegistry>) -> Self {
-        NatsComponent { registry }
-    }
-}
+registry_constructors!(NatsComponent);
 
 impl Component for NatsComponent {
     fn scheme(&self) -> &str {

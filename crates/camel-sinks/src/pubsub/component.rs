@@ -7,6 +7,7 @@ use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 use super::codec::PubSubCodec;
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
+use crate::endpoint::registry_constructors;
 use crate::endpoint::SinkEndpoint;
 
 /// Parameters of `pubsub:` besides the common sink and batch ones.
@@ -18,23 +19,7 @@ pub struct PubSubComponent {
     registry: Arc<BatcherRegistry>,
 }
 
-impl Default for PubSubComponent {
-    fn default() -> Self {
-        PubSubComponent::new()
-    }
-}
-
-impl PubSubComponent {
-    /// A component using the process-wide batcher registry.
-    pub fn new() -> Self {
-        PubSubComponent::with_registry(BatcherRegistry::global())
-    }
-
-    /// A component using `registry`.
-    pub fn with_registry(registry: Arc<BatcherRegistry>) -> Self {
-        PubSubComponent { registry }
-    }
-}
+registry_constructors!(PubSubComponent);
 
 /// True for `projects/P/topics/T` with non-empty parts.
 fn is_topic_path(path: &str) -> bool {

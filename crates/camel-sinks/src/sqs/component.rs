@@ -7,6 +7,7 @@ use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 use super::codec::{SqsCodec, SqsCredentials};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
+use crate::endpoint::registry_constructors;
 use crate::endpoint::{required_path, SinkEndpoint};
 
 /// Parameters of `sqs:` besides the common sink and batch ones.
@@ -26,23 +27,7 @@ pub struct SqsComponent {
     registry: Arc<BatcherRegistry>,
 }
 
-impl Default for SqsComponent {
-    fn default() -> Self {
-        SqsComponent::new()
-    }
-}
-
-impl SqsComponent {
-    /// A component using the process-wide batcher registry.
-    pub fn new() -> Self {
-        SqsComponent::with_registry(BatcherRegistry::global())
-    }
-
-    /// A component using `registry`.
-    pub fn with_registry(registry: Arc<BatcherRegistry>) -> Self {
-        SqsComponent { registry }
-    }
-}
+registry_constructors!(SqsComponent);
 
 impl Component for SqsComponent {
     fn scheme(&self) -> &str {
