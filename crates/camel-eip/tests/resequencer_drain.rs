@@ -128,3 +128,26 @@ async fn drain_is_prompt_idle_and_with_1000_held() {
         "stop with 1000 held took {held:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_continuation_fails_the_stop_at_its_deadline_instead_of_hanging() {
+    let stuck = camel_api::BoxProcessor::from_fn(|_| std::future::pending());
+    let r = build(&stream_config(Some(1), 10, 1000), stuck, None);
+    r.lifecycle.start().await.unwrap();
+    for n in [1, 3, 2] {
+        r.processor.process(ex(n)).await.unwrap();
+    }
+    let t = tokio::time::Instant::now();
+    let err = r
+        .lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CamelError::Timeout(_)), "{err}");
+    assert_eq!(t.elapsed(), Duration::from_secs(5), "one drain deadline");
+    // Still idempotent afterwards.
+    r.lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap();
+}

@@ -113,7 +113,7 @@ impl<P: ResequencePolicy> Lifecycle<P> {
                 policy.import(state, Instant::now(), &mut first);
             } else {
                 let carried = state.into_exchanges();
-                warn!(route_id = %self.shared.route_id, carried = carried.len(), "resequencer definition changed incompatibly; carried exchanges go first through the new continuation and numbering restarts");
+                warn!(route_id = %self.shared.route_id, carried = carried.len(), "resequencer mode or expressions changed: numbering restarts, and carried exchanges go first through the new continuation");
                 first.extend(carried.into_iter().map(Release::Deliver));
             }
         }
@@ -175,7 +175,8 @@ impl<P: ResequencePolicy> Lifecycle<P> {
             policy.flush(&mut out);
         }
         let flushed = out.len();
-        forward(&post_tx, &mut out, &self.shared).await;
+        // Bounded too: a stuck continuation must not hang the stop.
+        let sent = timeout(DRAIN_DEADLINE, forward(&post_tx, &mut out, &self.shared)).await;
         let state = policy.export(keep);
         self.shared.set_held(0);
         if reason == ShutdownReason::HotSwap {
@@ -188,7 +189,7 @@ impl<P: ResequencePolicy> Lifecycle<P> {
         }
         // The only sender: dropping it is what lets the post-driver finish.
         drop(post_tx);
-        if timeout(DRAIN_DEADLINE, &mut driver).await.is_err() {
+        if sent.is_err() || timeout(DRAIN_DEADLINE, &mut driver).await.is_err() {
             driver.abort();
             error!(route_id = %self.shared.route_id, "resequencer post-driver missed its drain deadline");
             return Err(CamelError::Timeout("resequencer post-driver drain".into()));
