@@ -159,10 +159,18 @@ impl Parts<'_> {
     }
 }
 
+/// Largest input channel: tokio's bounded channel refuses (panics on) more permits than
+/// this, and no route needs millions of queued exchanges in front of one step.
+const MAX_CHANNEL_CAPACITY: usize = 1 << 24;
+
+/// Longest timeout accepted (one year): a deadline is `now + timeout`, which must not
+/// overflow the clock.
+const MAX_TIMEOUT_MS: u64 = 365 * 24 * 3600 * 1000;
+
 fn validate(config: &ResequenceConfig, has_dead_letter: bool) -> Result<(), ResequenceError> {
     let bad = |why: &str| Err(ResequenceError::Config(why.into()));
-    if config.channel_capacity == 0 {
-        return bad("channel_capacity must be at least 1");
+    if config.channel_capacity == 0 || config.channel_capacity > MAX_CHANNEL_CAPACITY {
+        return bad("channel_capacity must be between 1 and 16777216");
     }
     if config.dead_letter_uri.is_some() && !has_dead_letter {
         return bad("dead_letter_uri is set but no dead-letter processor was supplied");
@@ -171,6 +179,9 @@ fn validate(config: &ResequenceConfig, has_dead_letter: bool) -> Result<(), Rese
         ResequenceMode::Stream(s) => {
             if s.capacity == 0 {
                 return bad("stream capacity must be at least 1");
+            }
+            if s.gap_timeout_ms > MAX_TIMEOUT_MS {
+                return bad("gap_timeout_ms must be at most one year");
             }
             let wants_dead_letter =
                 s.on_gap == GapPolicy::DeadLetter || s.on_capacity == CapacityPolicy::DeadLetter;
@@ -182,7 +193,35 @@ fn validate(config: &ResequenceConfig, has_dead_letter: bool) -> Result<(), Rese
             if b.size == 0 {
                 return bad("batch size must be at least 1");
             }
+            if b.timeout_ms > MAX_TIMEOUT_MS {
+                return bad("batch timeout_ms must be at most one year");
+            }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_that_would_panic_later_are_refused() {
+        let mut cfg = ResequenceConfig::stream("${header.seq}");
+        cfg.channel_capacity = usize::MAX;
+        assert!(validate(&cfg, false).is_err());
+        cfg.channel_capacity = 0;
+        assert!(validate(&cfg, false).is_err());
+        let mut cfg = ResequenceConfig::stream("${header.seq}");
+        if let ResequenceMode::Stream(s) = &mut cfg.mode {
+            s.gap_timeout_ms = u64::MAX;
+        }
+        assert!(validate(&cfg, false).is_err());
+        let mut cfg = ResequenceConfig::batch("x");
+        if let ResequenceMode::Batch(b) = &mut cfg.mode {
+            b.timeout_ms = u64::MAX;
+        }
+        assert!(validate(&cfg, false).is_err());
+        assert!(validate(&ResequenceConfig::batch("x"), false).is_ok());
+    }
 }
