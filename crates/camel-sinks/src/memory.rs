@@ -8,6 +8,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use camel_api::{CamelError, Exchange};
 use futures::future::BoxFuture;
@@ -31,6 +32,7 @@ pub enum Verdict {
 }
 
 type Judge = Arc<dyn Fn(&Entry) -> Verdict + Send + Sync>;
+type Latency = Arc<dyn Fn(&[Entry]) -> Duration + Send + Sync>;
 
 /// What the memory destination saw; shared between the codec and the test.
 #[derive(Default)]
@@ -100,6 +102,7 @@ pub struct MemoryCodec {
     one_group: bool,
     never_answer: bool,
     judge: Option<Judge>,
+    latency: Option<Latency>,
     log: Arc<MemoryLog>,
 }
 
@@ -126,6 +129,7 @@ impl MemoryCodec {
             one_group: false,
             never_answer: false,
             judge: None,
+            latency: None,
             log: Arc::new(MemoryLog::default()),
         }
     }
@@ -163,6 +167,15 @@ impl MemoryCodec {
         judge: impl Fn(&Entry) -> Verdict + Send + Sync + 'static,
     ) -> Self {
         self.judge = Some(Arc::new(judge));
+        self
+    }
+
+    /// Answers each request after the time `latency` gives for it.
+    pub fn with_latency(
+        mut self,
+        latency: impl Fn(&[Entry]) -> Duration + Send + Sync + 'static,
+    ) -> Self {
+        self.latency = Some(Arc::new(latency));
         self
     }
 
@@ -214,6 +227,9 @@ impl BatchCodec for MemoryCodec {
                 if let Ok(permit) = gate.acquire().await {
                     permit.forget();
                 }
+            }
+            if let Some(latency) = &self.latency {
+                tokio::time::sleep(latency(entries)).await;
             }
             let verdicts: Vec<Verdict> = entries.iter().map(|e| self.verdict(e)).collect();
             if verdicts.contains(&Verdict::Panic) {
