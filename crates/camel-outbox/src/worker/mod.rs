@@ -95,9 +95,26 @@ impl Relay {
 
     /// Runs the relay on its own task.
     pub fn spawn(self) -> RelayHandle {
+        // Every task of the relay (the run task, the partition workers, the deliveries)
+        // holds a clone of `alive`, so `abort` can tell when the last of them is gone.
+        let (alive, gone) = tokio::sync::mpsc::channel::<()>(1);
+        let inner = self.handler;
+        let handler: Handler = Arc::new(move |m| {
+            let alive = alive.clone();
+            let delivery = inner(m);
+            Box::pin(async move {
+                let result = delivery.await;
+                drop(alive);
+                result
+            })
+        });
+        let relay = Relay {
+            outbox: self.outbox,
+            handler,
+        };
         let cancel = CancellationToken::new();
-        let task = tokio::spawn(self.run(cancel.clone()));
-        RelayHandle { cancel, task }
+        let task = tokio::spawn(relay.run(cancel.clone()));
+        RelayHandle { cancel, task, gone }
     }
 }
 
@@ -106,6 +123,7 @@ impl Relay {
 pub struct RelayHandle {
     cancel: CancellationToken,
     task: tokio::task::JoinHandle<Result<()>>,
+    gone: tokio::sync::mpsc::Receiver<()>,
 }
 
 impl RelayHandle {
@@ -121,9 +139,11 @@ impl RelayHandle {
     }
 
     /// Stops at once, like a crash: deliveries in flight are dropped unconfirmed and will
-    /// be delivered again.
-    pub fn abort(self) {
+    /// be delivered again. Returns once the workers are gone.
+    pub async fn abort(mut self) {
         self.task.abort();
+        let _ = (&mut self.task).await;
+        while self.gone.recv().await.is_some() {}
     }
 }
 

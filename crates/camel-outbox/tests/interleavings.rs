@@ -1,0 +1,190 @@
+//! Property: over random interleavings of publishes, relay failures and worker crashes,
+//! per group first deliveries come in id order, nothing is lost, and a message is
+//! delivered (successfully) twice only if it was delivered and not yet deleted when the
+//! worker crashed. Runs on a real SQLite file.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use camel_api::CamelError;
+use camel_outbox::{Datasource, NewMessage, Outbox};
+use common::*;
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Publish { group: Option<u8>, count: usize },
+    Deliver(usize),
+    Crash,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (proptest::option::weighted(0.85, 0u8..4), 1usize..6)
+            .prop_map(|(group, count)| Op::Publish { group, count }),
+        3 => (1usize..8).prop_map(Op::Deliver),
+        1 => Just(Op::Crash),
+    ]
+}
+
+async fn ids_in_table(ds: &Datasource, table: &str) -> HashSet<i64> {
+    let Datasource::Sqlite(pool) = ds else {
+        unreachable!()
+    };
+    sqlx::query_scalar::<_, i64>(&format!("SELECT id FROM {table}"))
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+async fn run_case(ops: Vec<Op>, seed: u64, partitions: u32, inflight: u32) {
+    let (_dir, ds) = sqlite();
+    let mut cfg = fast_config("prop");
+    cfg.partitions = partitions;
+    cfg.max_inflight = inflight;
+    cfg.backoff.min = Duration::from_millis(1);
+    cfg.backoff.max = Duration::from_millis(4);
+    let outbox = Outbox::open(ds.clone(), cfg).await.unwrap();
+    let table = outbox.table().to_string();
+    let rec = Recorder::new();
+    rec.set_policy(move |m| {
+        let roll = (m.id as u64)
+            .wrapping_mul(31)
+            .wrapping_add(u64::from(m.attempts) * 7)
+            .wrapping_add(seed)
+            % 4;
+        if roll == 0 && m.attempts < 2 {
+            Err(CamelError::processor("injected failure"))
+        } else {
+            Ok(())
+        }
+    });
+    let mut relay = Some(rec.spawn(outbox.clone()));
+    let mut published = HashSet::new();
+    // Per id: how many crashed workers had confirmed it. Only those confirmations may be
+    // repeated (the row may not have been deleted yet when the worker died).
+    let mut crashed_confirmations: HashMap<i64, usize> = HashMap::new();
+    let mut epoch_start = 0;
+    let limit = Duration::from_secs(15);
+    let all_confirmed = |target: HashSet<i64>| {
+        move |l: &[Delivery]| {
+            let done: HashSet<i64> = l.iter().filter(|d| d.ok).map(|d| d.id).collect();
+            target.is_subset(&done)
+        }
+    };
+    for op in ops {
+        match op {
+            Op::Publish { group, count } => {
+                let msgs = (0..count)
+                    .map(|i| {
+                        let m = NewMessage::text(format!("{i}"));
+                        match group {
+                            Some(g) => m.group(format!("g{g}")),
+                            None => m,
+                        }
+                    })
+                    .collect();
+                published.extend(publish(&outbox, msgs).await);
+            }
+            Op::Deliver(n) => {
+                let before = rec.snapshot().len();
+                let done = all_confirmed(published.clone());
+                rec.wait_for(limit, "more deliveries", move |l| {
+                    l.len() >= before + n || done(l)
+                })
+                .await;
+            }
+            Op::Crash => {
+                if let Some(r) = relay.take() {
+                    r.abort().await;
+                }
+                let log = rec.snapshot();
+                for d in log[epoch_start..].iter().filter(|d| d.ok) {
+                    *crashed_confirmations.entry(d.id).or_default() += 1;
+                }
+                epoch_start = log.len();
+                relay = Some(rec.spawn(outbox.clone()));
+            }
+        }
+    }
+    rec.wait_for(
+        limit,
+        "every message confirmed",
+        all_confirmed(published.clone()),
+    )
+    .await;
+    if let Some(r) = relay.take() {
+        r.shutdown().await.unwrap();
+    }
+    // A graceful stop deletes what it confirmed; what is left was confirmed by a crashed
+    // worker, and a new relay must deliver it again.
+    let left = ids_in_table(&ds, &table).await;
+    for id in &left {
+        assert!(
+            crashed_confirmations.contains_key(id),
+            "id {id} left undeleted by a graceful stop"
+        );
+    }
+    if !left.is_empty() {
+        let before = rec.snapshot().len();
+        let again = rec.spawn(outbox.clone());
+        let want = left.clone();
+        rec.wait_for(
+            limit,
+            "re-delivery of what crashed workers left",
+            move |l| {
+                let redone: HashSet<i64> =
+                    l[before..].iter().filter(|d| d.ok).map(|d| d.id).collect();
+                want.is_subset(&redone)
+            },
+        )
+        .await;
+        again.shutdown().await.unwrap();
+    }
+    let log = rec.snapshot();
+    assert_group_order(&log);
+    let mut successes: HashMap<i64, usize> = HashMap::new();
+    for d in log.iter().filter(|d| d.ok) {
+        *successes.entry(d.id).or_default() += 1;
+    }
+    for (id, n) in &successes {
+        let allowed = 1 + crashed_confirmations.get(id).copied().unwrap_or(0);
+        assert!(
+            *n <= allowed,
+            "id {id}: confirmed {n} times, but only {} crash(es) caught it in flight",
+            allowed - 1
+        );
+        assert!(
+            published.contains(id),
+            "delivered an id nobody published: {id}"
+        );
+    }
+    assert_eq!(successes.len(), published.len(), "nothing lost");
+    assert!(
+        ids_in_table(&ds, &table).await.is_empty(),
+        "confirmed rows are deleted"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn order_no_loss_and_bounded_duplicates(
+        ops in proptest::collection::vec(op(), 1..14),
+        seed in any::<u64>(),
+        partitions in 1u32..4,
+        inflight in 1u32..8,
+    ) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(run_case(ops, seed, partitions, inflight));
+    }
+}
