@@ -1,1 +1,74 @@
-//! Benchmark support.
+//! Shared helpers of the benchmark binaries: latency percentiles, peak memory, and the
+//! `RESULT` line every scenario prints.
+//!
+//! Each scenario lives in `src/bin/<scenario>.rs` and measures our code against a baseline
+//! doing the same work in the same process and run, so the ratio is meaningful on a busy
+//! or slow machine where absolute numbers are not.
+
+use std::time::Duration;
+
+/// Peak resident memory of this process in KiB (`VmHWM`), or 0 when unknown.
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Latency samples in nanoseconds.
+#[derive(Debug, Default)]
+pub struct Latencies(Vec<u64>);
+
+impl Latencies {
+    /// Room for `n` samples.
+    pub fn with_capacity(n: usize) -> Self {
+        Latencies(Vec::with_capacity(n))
+    }
+
+    /// Records one sample.
+    pub fn record(&mut self, d: Duration) {
+        self.0.push(d.as_nanos() as u64);
+    }
+
+    /// Merges another set of samples.
+    pub fn extend(&mut self, other: Latencies) {
+        self.0.extend(other.0);
+    }
+
+    /// The `p`-th percentile (0..=100) in microseconds.
+    pub fn percentile_us(&mut self, p: f64) -> f64 {
+        if self.0.is_empty() {
+            return 0.0;
+        }
+        self.0.sort_unstable();
+        let idx = ((p / 100.0) * (self.0.len() - 1) as f64).round() as usize;
+        self.0[idx.min(self.0.len() - 1)] as f64 / 1000.0
+    }
+}
+
+/// Throughput in items per second.
+pub fn per_second(items: u64, elapsed: Duration) -> f64 {
+    items as f64 / elapsed.as_secs_f64().max(1e-9)
+}
+
+/// Prints one `RESULT` line: `RESULT scenario=… key=value …`.
+pub fn result_line(scenario: &str, fields: &[(&str, String)]) {
+    let mut line = format!("RESULT scenario={scenario}");
+    for (k, v) in fields {
+        line.push_str(&format!(" {k}={v}"));
+    }
+    println!("{line}");
+}
+
+/// Reads a count from the environment (to shorten runs), with a default.
+pub fn count_from_env(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -1,0 +1,130 @@
+//! Scenario `pipeline`: `direct:start` → N steps → end, against a hand-written loop doing
+//! the same header and body work on the same `Exchange` type.
+//!
+//! Steps alternate: `set_header` copying header `in` into `h` (a simple expression reading a
+//! header), then `transform` building a new text body from it (`msg ${header.h}`).
+//!
+//! ```text
+//! cargo run --release -p camel-bench --bin pipeline
+//! ```
+//! `PIPELINE_EXCHANGES` changes the number of exchanges per case (default 200,000).
+
+use std::time::{Duration, Instant};
+
+use camel_api::{Body, BoxProcessor, CamelError, Exchange};
+use camel_bench::{count_from_env, peak_rss_kb, per_second, result_line, Latencies};
+use camel_core::builder::{simple, RouteBuilder};
+use camel_core::CamelContext;
+
+fn route(steps: usize) -> camel_core::RouteDefinition {
+    let mut b = RouteBuilder::from("direct:start").id("bench");
+    for i in 0..steps {
+        b = if i % 2 == 0 {
+            b.set_header("h", simple("${header.in}"))
+        } else {
+            b.transform(simple("msg ${header.h}"))
+        };
+    }
+    b.build()
+}
+
+/// The same work, written by hand.
+async fn baseline(mut ex: Exchange, steps: usize) -> Result<Exchange, CamelError> {
+    for i in 0..steps {
+        if i % 2 == 0 {
+            let v = ex.message.headers.get("in").cloned().unwrap_or_default();
+            ex.message.headers.insert("h", v);
+        } else {
+            let h = ex.message.headers.get("h").cloned().unwrap_or_default();
+            let mut s = String::with_capacity(4 + 16);
+            s.push_str("msg ");
+            s.push_str(&h.to_string());
+            ex.message.body = Body::Text(s.into());
+        }
+    }
+    Ok(ex)
+}
+
+fn input() -> Exchange {
+    Exchange::new("payload").with_header("in", "value")
+}
+
+/// Runs `total` exchanges through `call` from `callers` spawned tasks.
+async fn drive<F, Fut>(total: u64, callers: u64, call: F) -> (Duration, Latencies)
+where
+    F: Fn(Exchange) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Exchange, CamelError>> + Send,
+{
+    let per_caller = total / callers;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..callers)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let mut lat = Latencies::with_capacity(per_caller as usize);
+                for _ in 0..per_caller {
+                    let t = Instant::now();
+                    let out = call(input()).await;
+                    lat.record(t.elapsed());
+                    if let Err(e) = out {
+                        panic!("exchange failed: {e}");
+                    }
+                }
+                lat
+            })
+        })
+        .collect();
+    let mut all = Latencies::with_capacity(total as usize);
+    for t in tasks {
+        match t.await {
+            Ok(l) => all.extend(l),
+            Err(e) => panic!("caller task failed: {e}"),
+        }
+    }
+    (start.elapsed(), all)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let total = count_from_env("PIPELINE_EXCHANGES", 200_000);
+        for steps in [1usize, 10] {
+            let ctx = CamelContext::new();
+            ctx.add_routes(vec![route(steps)])
+                .await
+                .expect("the bench route compiles");
+            ctx.start().await.expect("the bench route starts");
+            let producer: BoxProcessor = ctx.producer("direct:start").expect("a direct producer");
+            for callers in [1u64, 64] {
+                // Warm up both paths.
+                let p = producer.clone();
+                drive(total / 10, callers, move |ex| p.process(ex)).await;
+                drive(total / 10, callers, move |ex| baseline(ex, steps)).await;
+
+                let (base_time, _) = drive(total, callers, move |ex| baseline(ex, steps)).await;
+                let p = producer.clone();
+                let (ours_time, mut lat) = drive(total, callers, move |ex| p.process(ex)).await;
+                let ours = per_second(total, ours_time);
+                let base = per_second(total, base_time);
+                result_line(
+                    "pipeline",
+                    &[
+                        ("steps", steps.to_string()),
+                        ("callers", callers.to_string()),
+                        ("ours_per_s", format!("{ours:.0}")),
+                        ("baseline_per_s", format!("{base:.0}")),
+                        ("ratio", format!("{:.2}", ours / base)),
+                        ("p50_us", format!("{:.2}", lat.percentile_us(50.0))),
+                        ("p99_us", format!("{:.2}", lat.percentile_us(99.0))),
+                        ("rss_kb", peak_rss_kb().to_string()),
+                    ],
+                );
+            }
+            ctx.stop().await;
+        }
+    });
+}
