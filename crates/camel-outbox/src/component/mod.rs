@@ -69,40 +69,64 @@ impl OutboxComponent {
         }
     }
 
-    fn datasource(
+    fn source(
         &self,
         uri: &str,
         url: Option<String>,
         ctx: &dyn ComponentContext,
-    ) -> Result<(String, Datasource, Option<PathBuf>), CamelError> {
-        let connect = |url: &str| {
-            Datasource::connect(url)
-                .map(|ds| (url.to_string(), ds, None))
+    ) -> Result<Source, CamelError> {
+        let from_url = |url: String| {
+            Datasource::check_url(&url)
+                .map(|()| Source::Url(url))
                 .map_err(|e| CamelError::invalid_uri(uri, e))
         };
         if let Some(url) = url {
-            return connect(&url);
+            return from_url(url);
         }
         if let Some(resource) = ctx.resource(DATASOURCE_RESOURCE) {
             let resource: &dyn Any = &*resource;
             if let Some(ds) = resource.downcast_ref::<Datasource>() {
-                return Ok((format!("resource:{DATASOURCE_RESOURCE}"), ds.clone(), None));
+                return Ok(Source::Ready(ds.clone()));
             }
             if let Some(url) = resource.downcast_ref::<String>() {
-                return connect(url);
+                return from_url(url.clone());
             }
             return Err(CamelError::invalid_uri(
                 uri,
                 format!("resource `{DATASOURCE_RESOURCE}` must be a camel_outbox::Datasource or a String URL"),
             ));
         }
-        let path = self.data_dir.join("outbox.db");
-        let ds = Datasource::sqlite_file(&path).map_err(|e| CamelError::invalid_uri(uri, e))?;
-        Ok((
-            format!("sqlite-file:{}", path.display()),
-            ds,
-            Some(self.data_dir.clone()),
-        ))
+        Ok(Source::EmbeddedFile(self.data_dir.clone()))
+    }
+}
+
+/// Where an outbox's database comes from. Pools are made on first use, inside the
+/// runtime, because endpoints may be built outside one.
+#[derive(Debug)]
+enum Source {
+    Url(String),
+    Ready(Datasource),
+    EmbeddedFile(PathBuf),
+}
+
+impl Source {
+    fn key(&self) -> String {
+        match self {
+            Source::Url(u) => u.clone(),
+            Source::Ready(_) => format!("resource:{DATASOURCE_RESOURCE}"),
+            Source::EmbeddedFile(dir) => format!("embedded:{}", dir.display()),
+        }
+    }
+
+    async fn open(&self) -> Result<Datasource, CamelError> {
+        Ok(match self {
+            Source::Url(u) => Datasource::connect(u)?,
+            Source::Ready(ds) => ds.clone(),
+            Source::EmbeddedFile(dir) => {
+                tokio::fs::create_dir_all(dir).await?;
+                Datasource::sqlite_file(dir.join("outbox.db"))?
+            }
+        })
     }
 }
 
@@ -128,15 +152,14 @@ impl Component for OutboxComponent {
         let mut known = vec!["datasource", "group_key"];
         known.extend_from_slice(settings::OUTBOX_KEYS);
         uri.parameters.finish(&known)?;
-        let (key, ds, dir) = self.datasource(&raw, url, ctx)?;
+        let source = self.source(&raw, url, ctx)?;
         let shared = {
             let mut all = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-            all.entry(format!("{key}#{name}"))
+            all.entry(format!("{}#{name}", source.key()))
                 .or_insert_with(|| {
                     Arc::new(SharedOutbox {
                         name: name.clone(),
-                        datasource: ds,
-                        data_dir: dir,
+                        source,
                         settings: Mutex::default(),
                         outbox: OnceCell::new(),
                     })
@@ -155,8 +178,7 @@ impl Component for OutboxComponent {
 #[derive(Debug)]
 pub(crate) struct SharedOutbox {
     name: String,
-    datasource: Datasource,
-    data_dir: Option<PathBuf>,
+    source: Source,
     settings: Mutex<BTreeMap<String, String>>,
     outbox: OnceCell<Outbox>,
 }
@@ -182,10 +204,8 @@ impl SharedOutbox {
                     .clone();
                 let config =
                     settings::config(&format!("outbox:{}", self.name), &self.name, &merged)?;
-                if let Some(dir) = &self.data_dir {
-                    tokio::fs::create_dir_all(dir).await?;
-                }
-                Ok(Outbox::open(self.datasource.clone(), config).await?)
+                let datasource = self.source.open().await?;
+                Ok(Outbox::open(datasource, config).await?)
             })
             .await
     }

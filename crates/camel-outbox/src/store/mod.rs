@@ -35,8 +35,21 @@ pub enum Datasource {
 }
 
 impl Datasource {
+    /// Fails unless `url` names a backend this build supports (no connection is made).
+    pub(crate) fn check_url(url: &str) -> Result<()> {
+        let lower = url.to_ascii_lowercase();
+        let postgres = lower.starts_with("postgres://") || lower.starts_with("postgresql://");
+        let sqlite = lower.starts_with("sqlite:");
+        if (postgres && cfg!(feature = "postgres")) || (sqlite && cfg!(feature = "sqlite")) {
+            Ok(())
+        } else {
+            Err(OutboxError::UnsupportedDatasource(redact(url)))
+        }
+    }
+
     /// A datasource for `url`: `postgres://…`/`postgresql://…` or `sqlite:PATH`
-    /// (`sqlite://PATH`); a SQLite file is created when missing.
+    /// (`sqlite://PATH`); a SQLite file is created when missing. Call it inside a Tokio
+    /// runtime (the pool starts its maintenance task).
     pub fn connect(url: &str) -> Result<Self> {
         let lower = url.to_ascii_lowercase();
         #[cfg(feature = "postgres")]
@@ -51,7 +64,8 @@ impl Datasource {
         Err(OutboxError::UnsupportedDatasource(redact(url)))
     }
 
-    /// A datasource on the SQLite file at `path` (created when missing).
+    /// A datasource on the SQLite file at `path` (created when missing). Call it inside a
+    /// Tokio runtime.
     #[cfg(feature = "sqlite")]
     pub fn sqlite_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
         sqlite::pool_for_path(path.as_ref()).map(Datasource::Sqlite)
