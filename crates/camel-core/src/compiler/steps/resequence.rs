@@ -1,11 +1,13 @@
 //! `resequence`: only valid as a top-level step, where it becomes the route's continuation
 //! boundary (see `compiler::route`).
 
-use camel_api::BoxProcessor;
+use camel_api::{BoxProcessor, CamelError};
+use camel_eip::resequencer::{ResequenceConfig, ResequencerService};
 use serde_json::Value as Json;
 
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
+use crate::model::EndpointDefinition;
 
 /// Reached only for a nested `resequence` (inside filter, choice, …): rule N4.
 pub(super) fn nested(_config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
@@ -16,14 +18,97 @@ pub(super) fn nested(_config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProc
     }))
 }
 
-/// Builds the resequencer for a top-level `resequence` with its continuation.
+/// Builds the resequencer for a top-level `resequence` with its continuation; its
+/// lifecycle joins the route's, under the stable name `resequence` (one per route, N3) so
+/// a hot swap hands its state to the replacement.
 pub(crate) fn compile_top_level(
-    _config: &Json,
-    _continuation: BoxProcessor,
+    config: &Json,
+    continuation: BoxProcessor,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    Err(cx.error(RouteErrorKind::Rejected {
-        rule: "resequence",
-        message: "the resequencer runtime is not wired in yet".into(),
-    }))
+    let config: ResequenceConfig = cx.decode(&camel_spelling(config))?;
+    let dead_letter = match &config.dead_letter_uri {
+        None => None,
+        Some(uri) => {
+            let endpoint =
+                cx.endpoint(&EndpointDefinition::new(uri.clone()), "/dead_letter_uri")?;
+            Some(
+                endpoint
+                    .producer()
+                    .map_err(|e| cx.error_at("/dead_letter_uri", RouteErrorKind::Endpoint(e)))?,
+            )
+        }
+    };
+    let built = ResequencerService::build(
+        &config,
+        cx.route_id(),
+        "resequence",
+        continuation,
+        dead_letter,
+    )
+    .map_err(|e| match e {
+        CamelError::Expression(x) => cx.error(RouteErrorKind::Expression(x)),
+        other => cx.error(RouteErrorKind::InvalidValue(other.to_string())),
+    })?;
+    cx.add_lifecycle(built.lifecycle);
+    Ok(built.processor)
+}
+
+/// Camel writes the expression beside the mode options
+/// (`{simple: "${header.seq}", stream_config: {...}}`); ours puts it inside the mode
+/// (`{stream: {sequence: ...}}`). Moves a top-level expression into the mode config (batch
+/// when no mode is named, as in Camel).
+fn camel_spelling(config: &Json) -> Json {
+    let Json::Object(map) = config else {
+        return config.clone();
+    };
+    let mut map = map.clone();
+    let text = match map.remove("simple") {
+        Some(Json::String(s)) => Some(s),
+        Some(other) => {
+            map.insert("simple".into(), other);
+            None
+        }
+        None => match map
+            .get("expression")
+            .and_then(|e| e.get("simple"))
+            .and_then(Json::as_str)
+        {
+            Some(s) => {
+                let s = s.to_string();
+                map.remove("expression");
+                Some(s)
+            }
+            None => None,
+        },
+    };
+    let Some(text) = text else {
+        return Json::Object(map);
+    };
+    let (key, field) = if map.contains_key("stream_config") || map.contains_key("stream") {
+        (
+            if map.contains_key("stream") {
+                "stream"
+            } else {
+                "stream_config"
+            },
+            "sequence",
+        )
+    } else {
+        (
+            if map.contains_key("batch") {
+                "batch"
+            } else {
+                "batch_config"
+            },
+            "sort",
+        )
+    };
+    let entry = map
+        .entry(key.to_string())
+        .or_insert_with(|| Json::Object(Default::default()));
+    if let Json::Object(mode) = entry {
+        mode.entry(field.to_string()).or_insert(Json::String(text));
+    }
+    Json::Object(map)
 }
