@@ -168,3 +168,23 @@ fn unknown_parameters_are_rejected_with_a_suggestion() {
     let uri = EndpointUri::parse("nats:?jetstream=true").unwrap();
     assert!(component.endpoint(uri, &ctx).is_err());
 }
+
+#[tokio::test]
+async fn stream_parameter_creates_a_missing_stream() {
+    let Some(url) = service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let name = unique("CAMEL_SINKS_S");
+    let subject = format!("camel.sinks.{}", name.to_lowercase());
+    let component = NatsComponent::with_registry(BatcherRegistry::new());
+    let uri = EndpointUri::parse(&format!("nats:{subject}?servers={url}&stream={name}")).unwrap();
+    let ctx = HeaderContext { route_id: None };
+    let producer = component.endpoint(uri, &ctx).unwrap().producer().unwrap();
+    let sent = producer.process(Exchange::new("hello")).await;
+    let js = jetstream::new(async_nats::connect(&url).await.unwrap());
+    let mut stream = js.get_stream(&name).await.unwrap();
+    let count = stream.info().await.unwrap().state.messages;
+    js.delete_stream(&name).await.unwrap();
+    sent.unwrap();
+    assert_eq!(count, 1);
+}

@@ -23,6 +23,8 @@ pub struct NatsCodec {
     connect_timeout: Duration,
     headers: HeaderSelection,
     limits: Limits,
+    /// A stream to create (in memory) when none captures the subject yet.
+    stream: Option<String>,
     client: OnceCell<async_nats::Client>,
 }
 
@@ -49,8 +51,16 @@ impl NatsCodec {
                 max_request_bytes: 8 << 20,
                 max_entry_bytes: 1 << 20,
             },
+            stream: None,
             client: OnceCell::new(),
         }
+    }
+
+    /// Creates the JetStream stream `name` (memory storage, capturing the subject) on
+    /// first use if it does not exist: for development and examples.
+    pub fn with_stream(mut self, name: &str) -> Self {
+        self.stream = Some(name.to_string());
+        self
     }
 
     /// Copies these exchange headers into NATS headers.
@@ -148,6 +158,7 @@ impl BatchCodec for NatsCodec {
             .part("jetstream", self.jetstream)
             .part("headers", self.headers.joined())
             .part("connect_timeout", self.connect_timeout.as_millis())
+            .part("stream", self.stream.as_deref().unwrap_or(""))
             // Server URLs may carry a user and password.
             .secret("servers", &self.servers);
     }

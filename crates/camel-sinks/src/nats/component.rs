@@ -12,7 +12,13 @@ use crate::endpoint::registry_constructors;
 use crate::endpoint::{required_path, SinkEndpoint};
 
 /// Parameters of `nats:` besides the common sink and batch ones.
-pub const NATS_PARAMETERS: &[&str] = &["servers", "jetstream", "headers", "connect_timeout"];
+pub const NATS_PARAMETERS: &[&str] = &[
+    "servers",
+    "jetstream",
+    "headers",
+    "connect_timeout",
+    "stream",
+];
 
 const DEFAULT_SERVERS: &str = "nats://127.0.0.1:4222";
 
@@ -48,6 +54,9 @@ impl Component for NatsComponent {
                 let jetstream = params.take_bool("jetstream")?.unwrap_or(true);
                 let headers = HeaderSelection::take_parameter(params)?;
                 let mut codec = NatsCodec::new(&subject, &servers, jetstream).with_headers(headers);
+                if let Some(stream) = params.take_str("stream") {
+                    codec = codec.with_stream(&stream);
+                }
                 if let Some(t) = params.take_duration("connect_timeout")? {
                     codec = codec.with_connect_timeout(t);
                 }
