@@ -79,7 +79,7 @@ impl NatsCodec {
         self.client
             .get_or_try_init(|| async {
                 let servers: Vec<&str> = self.servers.split(',').map(str::trim).collect();
-                async_nats::ConnectOptions::new()
+                let client = async_nats::ConnectOptions::new()
                     .connection_timeout(self.connect_timeout)
                     .connect(servers)
                     .await
@@ -88,7 +88,22 @@ impl NatsCodec {
                             format!("connecting to NATS for `{}`", self.subject),
                             e,
                         )
-                    })
+                    })?;
+                if let (true, Some(name)) = (self.jetstream, &self.stream) {
+                    let config = async_nats::jetstream::stream::Config {
+                        name: name.clone(),
+                        subjects: vec![self.subject.clone()],
+                        storage: async_nats::jetstream::stream::StorageType::Memory,
+                        ..Default::default()
+                    };
+                    async_nats::jetstream::new(client.clone())
+                        .get_or_create_stream(config)
+                        .await
+                        .map_err(|e| {
+                            CamelError::external(format!("creating stream `{name}`"), e)
+                        })?;
+                }
+                Ok(client)
             })
             .await
     }
