@@ -148,7 +148,9 @@ impl<C: BatchCodec> SinkProducer<C> {
         // A batcher found stopping is replaced; a few rounds cover the race where the
         // replacement itself is stopping (a registry shutdown).
         for _ in 0..3 {
-            let handle = self.handle();
+            let Some(handle) = self.handle() else {
+                break;
+            };
             match handle.submit(entry, tenant.clone()) {
                 Submit::Queued(answer) => {
                     let guard = AbandonGuard::new(handle.shared.clone());
@@ -179,18 +181,20 @@ impl<C: BatchCodec> SinkProducer<C> {
         .into())
     }
 
-    fn handle(&self) -> Arc<BatcherHandle> {
+    /// The batcher to hand entries to; `None` once the registry is shut down.
+    fn handle(&self) -> Option<Arc<BatcherHandle>> {
         let inner = &*self.inner;
         if let Some(h) = inner.cached.load_full() {
             if !h.is_closed() {
-                return h;
+                return Some(h);
             }
         }
-        let h = inner
-            .registry
-            .get_or_start(&inner.key, &inner.label, &inner.codec, &inner.config);
+        let h =
+            inner
+                .registry
+                .get_or_start(&inner.key, &inner.label, &inner.codec, &inner.config)?;
         inner.cached.store(Some(h.clone()));
-        h
+        Some(h)
     }
 
     fn group(&self, exchange: &Exchange) -> Result<Option<Arc<str>>, CamelError> {

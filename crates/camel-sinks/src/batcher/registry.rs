@@ -105,7 +105,7 @@ impl BatcherRegistry {
     }
 
     /// Stops every batcher: each sends what it holds, answers its callers and ends.
-    /// Deliveries after this start no new batcher's intake in this registry.
+    /// Deliveries after this fail with `Stopping`.
     pub async fn shutdown(&self) {
         self.stop.cancel();
         let handles: Vec<_> = self.lock().values().cloned().collect();
@@ -118,19 +118,23 @@ impl BatcherRegistry {
         self.batchers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The running batcher of `key`, started if there is none (or only a closed one).
+    /// The running batcher of `key`, started if there is none (or only a closed one);
+    /// `None` once the registry is shut down.
     pub(crate) fn get_or_start<C: BatchCodec>(
         self: &Arc<Self>,
         key: &BatcherKey,
         label: &Arc<str>,
         codec: &Arc<C>,
         config: &BatchConfig,
-    ) -> Arc<BatcherHandle> {
+    ) -> Option<Arc<BatcherHandle>> {
         let mut batchers = self.lock();
         if let Some(h) = batchers.get(key) {
             if !h.is_closed() {
-                return h.clone();
+                return Some(h.clone());
             }
+        }
+        if self.stop.is_cancelled() {
+            return None;
         }
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
@@ -150,7 +154,7 @@ impl BatcherRegistry {
         );
         tokio::spawn(worker.run());
         batchers.insert(key.clone(), handle.clone());
-        handle
+        Some(handle)
     }
 
     /// Removes the registration of `key` if it is still `generation` (a batcher ending

@@ -56,6 +56,8 @@ pub(crate) struct Worker<C: BatchCodec> {
     /// arrives, so a blocked queue is not rescanned on every admission.
     stalled: bool,
     last_activity: Instant,
+    /// Intake is closed (idle or shut down): what is left goes out without lingering.
+    closing: bool,
     stop: CancellationToken,
     telemetry: Telemetry,
     registration: Registration,
@@ -91,6 +93,7 @@ impl<C: BatchCodec> Worker<C> {
             linger_expired: false,
             stalled: false,
             last_activity: Instant::now(),
+            closing: false,
             stop,
             registration,
         }
@@ -99,7 +102,6 @@ impl<C: BatchCodec> Worker<C> {
     /// Runs until idle for `idle_timeout` or stopped, then drains what was admitted.
     pub(crate) async fn run(mut self) {
         let mut intake_open = true;
-        let mut closing = false;
         loop {
             let idle = self.queue.is_empty() && self.in_flight.is_empty();
             let idle_at = self.last_activity + self.config.idle_timeout;
@@ -118,14 +120,13 @@ impl<C: BatchCodec> Worker<C> {
                     self.linger_expired = true;
                     self.stalled = false;
                 }
-                _ = tokio::time::sleep_until(idle_at), if idle && !closing => {
+                _ = tokio::time::sleep_until(idle_at), if idle && !self.closing => {
                     tracing::debug!(sink = %self.shared.label, "batcher idle, stopping");
-                    closing = true;
-                    self.rx.close();
+                    self.close();
                 }
-                _ = self.stop.cancelled(), if !closing => {
-                    closing = true;
-                    self.rx.close();
+                _ = self.stop.cancelled(), if !self.closing => {
+                    tracing::debug!(sink = %self.shared.label, "batcher shut down, draining");
+                    self.close();
                 }
             }
             if !intake_open && self.queue.is_empty() && self.in_flight.is_empty() {
@@ -135,6 +136,12 @@ impl<C: BatchCodec> Worker<C> {
             self.telemetry
                 .state(self.shared.queued(), self.shared.queued_bytes());
         }
+    }
+
+    fn close(&mut self) {
+        self.closing = true;
+        self.stalled = false;
+        self.rx.close();
     }
 
     fn admit(&mut self, pending: Pending) {
@@ -154,6 +161,7 @@ impl<C: BatchCodec> Worker<C> {
         self.queue.len() >= self.take.max_entries
             || self.queue.bytes() >= self.take.max_bytes
             || self.linger_expired
+            || self.closing
     }
 
     fn flush(&mut self) {

@@ -1,6 +1,9 @@
 //! Batcher behaviour under paused time: every flush trigger, the in-flight limit,
-//! tenant fairness, group order, the bounds, the sweep, idle stop, bisection and
-//! supervision of the send task.
+//! tenant fairness, group order, the bounds, the sweep and idle stop. Failures and
+//! telemetry have their own files.
+
+mod failures;
+mod telemetry;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,13 +26,13 @@ pub(crate) fn options() -> SinkOptions {
     }
 }
 
-struct Rig {
-    producer: SinkProducer<MemoryCodec>,
-    log: Arc<MemoryLog>,
-    registry: Arc<BatcherRegistry>,
+pub(crate) struct Rig {
+    pub(crate) producer: SinkProducer<MemoryCodec>,
+    pub(crate) log: Arc<MemoryLog>,
+    pub(crate) registry: Arc<BatcherRegistry>,
 }
 
-fn rig(codec: MemoryCodec, config: BatchConfig) -> Rig {
+pub(crate) fn rig(codec: MemoryCodec, config: BatchConfig) -> Rig {
     let log = codec.log();
     let registry = BatcherRegistry::new();
     let producer = SinkProducer::new(codec, config, options(), registry.clone());
@@ -41,7 +44,7 @@ fn rig(codec: MemoryCodec, config: BatchConfig) -> Rig {
 }
 
 /// A memory destination that gives `verdict` to the entry keyed `key`, accepting the rest.
-fn judged(key: &'static str, verdict: Verdict) -> MemoryCodec {
+pub(crate) fn judged(key: &'static str, verdict: Verdict) -> MemoryCodec {
     MemoryCodec::new("d").with_verdict(move |e| {
         if &*e.idempotency_key == key {
             verdict
@@ -51,7 +54,7 @@ fn judged(key: &'static str, verdict: Verdict) -> MemoryCodec {
     })
 }
 
-fn config(max_entries: usize, linger_ms: u64) -> BatchConfig {
+pub(crate) fn config(max_entries: usize, linger_ms: u64) -> BatchConfig {
     BatchConfig {
         max_entries: Some(max_entries),
         linger: Duration::from_millis(linger_ms),
@@ -70,7 +73,7 @@ pub(crate) fn exchange(key: &str, group: Option<&str>, tenant: &str) -> Exchange
 }
 
 impl Rig {
-    fn send(
+    pub(crate) fn send(
         &self,
         key: &str,
         group: Option<&str>,
@@ -83,7 +86,7 @@ impl Rig {
 }
 
 /// Lets every ready task run without moving the paused clock.
-async fn settle() {
+pub(crate) async fn settle() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
     }
@@ -321,78 +324,6 @@ async fn delivery_racing_an_idle_stop_starts_the_replacement() {
     let ex = exchange("b", None, "t");
     p.deliver(&ex).await.unwrap();
     assert_eq!(r.log.requests(), vec![vec!["a"], vec!["b"]]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn bisection_isolates_one_refused_entry_with_exact_extra_requests() {
-    let codec = judged("3", Verdict::RefuseRequest);
-    let r = rig(codec, config(10, 60_000));
-    let calls: Vec<_> = (0..10).map(|i| r.send(&i.to_string(), None, "t")).collect();
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.unwrap());
-    }
-    for (i, res) in results.iter().enumerate() {
-        assert_eq!(res.is_err(), i == 3, "entry {i}: {res:?}");
-    }
-    // [0..10] refused; [0..5] refused; [0..2] ok; [2..5] refused; [2] ok; [3..5]
-    // refused; [3] refused alone; [4] ok; [5..10] ok: 9 requests, 8 of them extra.
-    let sizes: Vec<usize> = r.log.requests().iter().map(Vec::len).collect();
-    assert_eq!(sizes, vec![10, 5, 2, 3, 1, 2, 1, 1, 5]);
-    let accepted: Vec<String> = r
-        .log
-        .accepted()
-        .iter()
-        .map(|e| e.idempotency_key.to_string())
-        .collect();
-    assert_eq!(accepted, ["0", "1", "2", "4", "5", "6", "7", "8", "9"]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_panicking_send_fails_its_entries_and_the_batcher_goes_on() {
-    let codec = judged("boom", Verdict::Panic);
-    let r = rig(codec, config(1, 0));
-    let err = r.send("boom", None, "t").await.unwrap().unwrap_err();
-    assert!(err.to_string().contains("panicked"), "{err}");
-    r.send("fine", None, "t").await.unwrap().unwrap();
-    assert_eq!(r.registry.len(), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_send_over_its_timeout_fails_its_entries_and_the_batcher_goes_on() {
-    let codec = judged("slow", Verdict::Hang);
-    let c = BatchConfig {
-        send_timeout: Duration::from_secs(5),
-        ..config(1, 0)
-    };
-    let r = rig(codec, c);
-    let start = Instant::now();
-    let err = r.send("slow", None, "t").await.unwrap().unwrap_err();
-    assert!(matches!(err, CamelError::Timeout(_)), "{err:?}");
-    assert_eq!(start.elapsed(), Duration::from_secs(5));
-    r.send("fine", None, "t").await.unwrap().unwrap();
-}
-
-#[tokio::test(start_paused = true)]
-async fn per_entry_failure_reaches_only_its_caller() {
-    let codec = judged("bad", Verdict::Fail);
-    let r = rig(codec, config(3, 60_000));
-    let calls = [
-        r.send("ok1", None, "t"),
-        r.send("bad", None, "t"),
-        r.send("ok2", None, "t"),
-    ];
-    let mut results = Vec::new();
-    for c in calls {
-        results.push(c.await.unwrap());
-    }
-    assert!(results[0].is_ok() && results[2].is_ok());
-    assert!(results[1].as_ref().unwrap_err().to_string().contains("bad"));
-    assert_eq!(
-        r.log.request_count(),
-        1,
-        "a per-entry failure is not bisected"
-    );
 }
 
 #[tokio::test(start_paused = true)]
