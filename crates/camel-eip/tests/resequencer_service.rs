@@ -365,3 +365,25 @@ async fn initial_sequence_present_starts_there_without_waiting() {
         .unwrap();
     assert_eq!(rec.seqs(), [5, 6, 3]);
 }
+
+#[tokio::test]
+async fn stream_ignore_invalid_skips_instead_of_failing() {
+    let rec = Recorder::default();
+    let mut cfg = stream_config(Some(1), 10, 1000);
+    stream_mut(&mut cfg).ignore_invalid = true;
+    let r = build(&cfg, rec.processor(), None);
+    r.lifecycle.start().await.unwrap();
+    let ack = r
+        .processor
+        .process(Exchange::default().with_header("seq", "not a number"))
+        .await
+        .unwrap();
+    assert_eq!(ack.property(names::ACCEPTED), Some(&Value::Bool(false)));
+    r.processor.process(ex(1)).await.unwrap();
+    r.lifecycle
+        .shutdown(ShutdownReason::RouteStop)
+        .await
+        .unwrap();
+    assert_eq!(rec.seqs(), [1]);
+    assert_eq!((r.stats.accepted(), r.stats.dropped()), (1, 1));
+}

@@ -106,6 +106,7 @@ impl ResequencerService {
                     expression: expressions.key,
                     text: s.sequence.clone(),
                     reject_old: s.reject_old,
+                    ignore_invalid: s.ignore_invalid,
                     settled_below,
                 };
                 Ok(parts.assemble(policy, keying))

@@ -82,6 +82,23 @@ pub struct StreamConfig {
     /// gap timeout.
     #[serde(default, alias = "initialSequence")]
     pub initial_sequence: Option<u64>,
+    /// Silently skip an exchange whose sequence number cannot be evaluated, instead of
+    /// failing it (Camel's `ignoreInvalidExchanges`).
+    #[serde(
+        default,
+        alias = "ignoreInvalid",
+        alias = "ignore_invalid_exchanges",
+        alias = "ignoreInvalidExchanges"
+    )]
+    pub ignore_invalid: bool,
+    /// Accepted for Camel compatibility and ignored: Camel polls for deliverable exchanges
+    /// at this interval, while this resequencer delivers as soon as a run is complete.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "deliveryAttemptInterval"
+    )]
+    pub delivery_attempt_interval: Option<u64>,
 }
 
 /// Options of batch mode.
@@ -183,6 +200,8 @@ impl ResequenceConfig {
             dedup: false,
             reject_old: false,
             initial_sequence: None,
+            ignore_invalid: false,
+            delivery_attempt_interval: None,
         }))
     }
 
@@ -334,6 +353,22 @@ mod tests {
         assert_eq!((b.size, b.timeout_ms), (5, 20));
         assert!(b.allow_duplicates && b.ignore_invalid && cfg.allow_inout);
         assert_eq!(cfg.channel_capacity, 1024);
+    }
+
+    #[test]
+    fn camel_stream_config_spelling_is_accepted() {
+        let cfg: ResequenceConfig = serde_json::from_value(serde_json::json!({
+            "streamConfig": { "simple": "${header.n}", "capacity": 7, "timeout": 50,
+                              "deliveryAttemptInterval": 1000, "rejectOld": true,
+                              "ignoreInvalidExchanges": true }
+        }))
+        .unwrap();
+        let ResequenceMode::Stream(s) = &cfg.mode else {
+            panic!("stream expected")
+        };
+        assert_eq!((s.capacity, s.gap_timeout_ms), (7, 50));
+        assert!(s.reject_old && s.ignore_invalid);
+        assert_eq!(s.delivery_attempt_interval, Some(1000));
     }
 
     #[test]

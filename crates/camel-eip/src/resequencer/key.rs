@@ -111,6 +111,7 @@ pub(crate) struct StreamKeying {
     pub(crate) expression: BoxExpression,
     pub(crate) text: String,
     pub(crate) reject_old: bool,
+    pub(crate) ignore_invalid: bool,
     /// Every number below this one is settled; written by the policy, read here.
     pub(crate) settled_below: Arc<AtomicU64>,
 }
@@ -131,11 +132,20 @@ impl Keying for StreamKeying {
     type Key = u64;
 
     fn key(&self, exchange: &Exchange) -> Result<Option<u64>, CamelError> {
-        let value = self.expression.evaluate(exchange)?;
-        let seq = sequence_of(&value).map_err(|reason| ResequenceError::InvalidKey {
-            expression: self.text.clone(),
-            reason,
-        })?;
+        let evaluated = self.expression.evaluate(exchange).and_then(|value| {
+            sequence_of(&value).map_err(|reason| {
+                ResequenceError::InvalidKey {
+                    expression: self.text.clone(),
+                    reason,
+                }
+                .into()
+            })
+        });
+        let seq = match evaluated {
+            Ok(seq) => seq,
+            Err(_) if self.ignore_invalid => return Ok(None),
+            Err(e) => return Err(e),
+        };
         if self.reject_old {
             let settled = self.settled_below.load(AtomicOrdering::Acquire);
             if seq < settled {

@@ -14,6 +14,8 @@ fn config() -> StreamConfig {
         dedup: false,
         reject_old: false,
         initial_sequence: Some(1),
+        ignore_invalid: false,
+        delivery_attempt_interval: None,
     }
 }
 
