@@ -258,9 +258,11 @@ impl ConsumerContext {
     /// Runs one exchange through the route's current pipeline. Waits while the route is
     /// paused (suspended or being swapped); fails once it is stopped.
     pub async fn send(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
+        use tracing::Instrument;
         let inner = &*self.inner;
         let _guard = inner.gate.enter().await?;
-        let result = inner.pipeline.load().process(exchange).await;
+        let span = tracing::debug_span!("exchange", route_id = %inner.route_id, exchange_id = %exchange.id);
+        let result = inner.pipeline.load().process(exchange).instrument(span).await;
         inner.exchanges.increment(1);
         if result.is_err() {
             inner.failures.increment(1);

@@ -72,3 +72,7 @@ pub fn count_from_env(var: &str, default: u64) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The allocator the `camel` binary uses too, so the figures match what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
