@@ -95,7 +95,8 @@ pub(crate) async fn forward(
     if out.is_empty() {
         return true;
     }
-    let batch = std::mem::take(out);
+    // The next wake-up's buffer starts at the size a full intake usually needs.
+    let batch = std::mem::replace(out, Vec::with_capacity(INTAKE_BATCH));
     if let Err(e) = post_tx.send(batch).await {
         warn!(route_id = %shared.route_id, lost = e.0.len(), "resequencer post-driver is gone");
         return false;

@@ -17,13 +17,18 @@ use super::policy::{DropReason, PolicyState, PolicyStateKind, Release, Resequenc
 
 type GroupId = Option<Arc<str>>;
 
+/// A new batch reserves room for at most this many entries up front; larger batches grow.
+const MAX_PREALLOCATED: usize = 1024;
+
 /// One open batch.
 #[derive(Debug)]
 struct Batch {
     /// Tells a batch apart from an earlier one of the same group whose deadline is still
     /// queued.
     generation: u64,
-    entries: Vec<(SortKey, Exchange)>,
+    /// Sort key, arrival position within the batch (so an unstable sort keeps arrival
+    /// order among equal keys without a scratch allocation), exchange.
+    entries: Vec<(SortKey, u64, Exchange)>,
 }
 
 /// What a batch policy hands to its replacement on a hot swap: open batches, oldest first.
@@ -68,14 +73,14 @@ impl BatchPolicy {
         let mut entries = batch.entries;
         self.held -= entries.len();
         if self.reverse {
-            entries.sort_by(|a, b| b.0.cmp(&a.0));
+            entries.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         } else {
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         }
         let mut entries = entries.into_iter().peekable();
-        while let Some((key, exchange)) = entries.next() {
+        while let Some((key, _, exchange)) = entries.next() {
             let superseded =
-                !self.allow_duplicates && entries.peek().is_some_and(|(next, _)| *next == key);
+                !self.allow_duplicates && entries.peek().is_some_and(|(next, _, _)| *next == key);
             out.push(if superseded {
                 Release::Drop {
                     exchange,
@@ -106,11 +111,12 @@ impl ResequencePolicy for BatchPolicy {
                     .push_back((now + self.timeout, group.clone(), self.generations));
                 self.groups.entry(group.clone()).or_insert(Batch {
                     generation: self.generations,
-                    entries: Vec::new(),
+                    entries: Vec::with_capacity(self.size.min(MAX_PREALLOCATED)),
                 })
             }
         };
-        batch.entries.push((key.sort, exchange));
+        let arrival = batch.entries.len() as u64;
+        batch.entries.push((key.sort, arrival, exchange));
         self.held += 1;
         if batch.entries.len() >= self.size {
             self.release(&group, out);
@@ -158,7 +164,7 @@ impl ResequencePolicy for BatchPolicy {
                     .is_some_and(|b| b.generation == generation)
                 {
                     if let Some(batch) = self.groups.remove(&group) {
-                        let entries = batch.entries.into_iter().map(|(sort, ex)| {
+                        let entries = batch.entries.into_iter().map(|(sort, _, ex)| {
                             let key = BatchKey {
                                 group: group.clone(),
                                 sort,

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use camel_api::{BoxProcessor, CamelError, Exchange};
+use camel_api::{BoxProcessor, CamelError, Exchange, ExchangeId};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, error, warn};
@@ -36,8 +36,18 @@ pub(crate) async fn run_post_driver(
         let mut delivered = 0;
         for release in batch {
             match release {
+                Release::Deliver(exchange) if exchange.is_stopped() => {
+                    shared.count(Stat::SkippedStopped, 1);
+                }
                 Release::Deliver(exchange) => {
-                    delivered += u64::from(deliver(exchange, &outlets, &shared).await)
+                    // A copy only when there is somewhere to send it after a failure;
+                    // cloning shares the payload.
+                    let spare = outlets.dead_letter.as_ref().map(|_| exchange.clone());
+                    let id = exchange.id;
+                    match outlets.continuation.process(exchange).await {
+                        Ok(_) => delivered += 1,
+                        Err(e) => failed(id, e, spare, &outlets, &shared).await,
+                    }
                 }
                 Release::Drop {
                     exchange,
@@ -57,35 +67,27 @@ pub(crate) async fn run_post_driver(
     }
 }
 
-/// Drives one exchange through the continuation; true when it completed successfully.
-async fn deliver(exchange: Exchange, outlets: &Outlets, shared: &Shared) -> bool {
-    if exchange.is_stopped() {
-        shared.count(Stat::SkippedStopped, 1);
-        return false;
-    }
-    // A copy only when there is somewhere to send it after a failure; cloning shares the
-    // payload.
-    let spare = outlets.dead_letter.as_ref().map(|_| exchange.clone());
-    let id = exchange.id;
-    match outlets.continuation.process(exchange).await {
-        Ok(_) => true,
-        Err(e) => {
-            shared.count(Stat::Failed, 1);
-            shared.post_ack_failures.increment(1);
-            warn!(route_id = %shared.route_id, step = %shared.step_name, exchange_id = %id, error = %e, "continuation failed after the resequencer acknowledged the exchange");
-            if let Some(original) = spare {
-                shared.dropped(DropReason::ContinuationFailed);
-                send_to_dead_letter(
-                    original,
-                    DropReason::ContinuationFailed,
-                    Some(&e),
-                    outlets,
-                    shared,
-                )
-                .await;
-            }
-            false
-        }
+/// A continuation failure: logged, counted, and dead-lettered when possible.
+async fn failed(
+    id: ExchangeId,
+    e: CamelError,
+    spare: Option<Exchange>,
+    outlets: &Outlets,
+    shared: &Shared,
+) {
+    shared.count(Stat::Failed, 1);
+    shared.post_ack_failures.increment(1);
+    warn!(route_id = %shared.route_id, step = %shared.step_name, exchange_id = %id, error = %e, "continuation failed after the resequencer acknowledged the exchange");
+    if let Some(original) = spare {
+        shared.dropped(DropReason::ContinuationFailed);
+        send_to_dead_letter(
+            original,
+            DropReason::ContinuationFailed,
+            Some(&e),
+            outlets,
+            shared,
+        )
+        .await;
     }
 }
 
