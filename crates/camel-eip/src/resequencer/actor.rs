@@ -95,8 +95,10 @@ pub(crate) async fn forward(
     if out.is_empty() {
         return true;
     }
-    // The next wake-up's buffer starts at the size a full intake usually needs.
-    let batch = std::mem::replace(out, Vec::with_capacity(INTAKE_BATCH));
+    // The next wake-up's buffer starts at this one's size: bursts stay free of regrowth,
+    // a trickle stays small.
+    let size = out.len();
+    let batch = std::mem::replace(out, Vec::with_capacity(size));
     if let Err(e) = post_tx.send(batch).await {
         warn!(route_id = %shared.route_id, lost = e.0.len(), "resequencer post-driver is gone");
         return false;
