@@ -5,6 +5,16 @@
 //! would carry ([`BatchCodec::encode`]), and how a list of entries becomes one request
 //! whose answer is mapped back to each entry ([`BatchCodec::send_batch`]). Everything
 //! else — queueing, fairness, ordering, bounds, bisection — lives in the batcher, once.
+//!
+//! ```
+//! use camel_sinks::BatchIdentity;
+//! let mut a = BatchIdentity::new("sqs");
+//! a.part("queue", "orders").secret("secret_key", "k1");
+//! let mut b = BatchIdentity::new("sqs");
+//! b.part("queue", "orders").secret("secret_key", "k2");
+//! // Different credentials, different batchers; the secret itself is never kept.
+//! assert_ne!(a.digest(), b.digest());
+//! ```
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,5 +1,20 @@
 //! The endpoint plumbing every batching sink component shares: the common parameters
 //! (`group_key`, `tenant`, `idempotency_key`, batch tuning) and the endpoint type.
+//!
+//! ```
+//! use camel_api::{Endpoint, EndpointUri};
+//! use camel_sinks::memory::MemoryCodec;
+//! use camel_sinks::testing::HeaderContext;
+//! use camel_sinks::{BatcherRegistry, SinkEndpoint};
+//!
+//! let uri = EndpointUri::parse("memory:orders?group_key=${header.customer}&max_entries=5").unwrap();
+//! let ctx = HeaderContext { route_id: Some("orders".into()) };
+//! let endpoint = SinkEndpoint::build(uri, &ctx, BatcherRegistry::new(), &[], |path, _params| {
+//!     Ok(MemoryCodec::new(path))
+//! })
+//! .unwrap();
+//! assert_eq!(endpoint.uri(), "memory:orders?group_key=${header.customer}&max_entries=5");
+//! ```
 
 use std::fmt;
 use std::sync::Arc;

@@ -4,6 +4,22 @@
 //! can hold requests until released (to observe the in-flight limit and group order),
 //! can fail, refuse, hang or panic on chosen entries, or never answer at all (the flood
 //! test).
+//!
+//! ```
+//! use camel_api::Exchange;
+//! use camel_sinks::memory::{MemoryCodec, Verdict};
+//! use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let codec = MemoryCodec::new("orders")
+//!     .with_verdict(|e| if e.payload.as_ref() == b"bad" { Verdict::Fail } else { Verdict::Accept });
+//! let log = codec.log();
+//! let sink = SinkProducer::new(codec, BatchConfig::default(), SinkOptions::default(), BatcherRegistry::new());
+//! assert!(sink.deliver(&Exchange::new("good")).await.is_ok());
+//! assert!(sink.deliver(&Exchange::new("bad")).await.is_err());
+//! assert_eq!(log.accepted().len(), 1);
+//! # }
+//! ```
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,6 +3,15 @@
 //! The real expression languages live in another crate; a sink's tests only need "read
 //! this header", so [`HeaderExpression`] does that, and [`HeaderContext`] is a
 //! [`ComponentContext`] that compiles `${header.NAME}` (and literals) with it.
+//!
+//! ```
+//! use camel_api::{ComponentContext, Exchange};
+//! use camel_sinks::testing::HeaderContext;
+//! let ctx = HeaderContext { route_id: None };
+//! let expr = ctx.expression("simple", "${header.k}").unwrap();
+//! let ex = Exchange::new("x").with_header("k", "v");
+//! assert_eq!(expr.evaluate(&ex).unwrap().to_string(), "v");
+//! ```
 
 use std::any::Any;
 use std::sync::Arc;

@@ -5,13 +5,14 @@
 //! request's report, and stops when idle or told to.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use camel_api::CamelError;
 use tokio::sync::mpsc;
 use tokio::task::{Id, JoinError, JoinSet};
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 use super::config::BatchConfig;
@@ -52,6 +53,11 @@ pub(crate) struct Worker<C: BatchCodec> {
     /// When the current linger ends (armed while the queue is non-empty).
     deadline: Option<Instant>,
     linger_expired: bool,
+    /// Timers kept across loop turns (re-created each turn they would be registered and
+    /// cancelled in the timer wheel per admitted entry). The idle timer is re-armed
+    /// lazily when it fires early.
+    linger_timer: Pin<Box<Sleep>>,
+    idle_timer: Pin<Box<Sleep>>,
     /// Nothing eligible could be taken; set until a group is released or a new one
     /// arrives, so a blocked queue is not rescanned on every admission.
     stalled: bool,
@@ -79,6 +85,7 @@ impl<C: BatchCodec> Worker<C> {
             max_bytes: config.bytes_per_request(&limits),
             one_group: codec.group_forms_batch(),
         };
+        let (linger, idle_timeout) = (config.linger, config.idle_timeout);
         Worker {
             telemetry: Telemetry::new(shared.label.clone()),
             codec,
@@ -91,6 +98,8 @@ impl<C: BatchCodec> Worker<C> {
             in_flight: HashMap::new(),
             deadline: None,
             linger_expired: false,
+            linger_timer: Box::pin(tokio::time::sleep(linger)),
+            idle_timer: Box::pin(tokio::time::sleep(idle_timeout)),
             stalled: false,
             last_activity: Instant::now(),
             closing: false,
@@ -104,8 +113,6 @@ impl<C: BatchCodec> Worker<C> {
         let mut intake_open = true;
         loop {
             let idle = self.queue.is_empty() && self.in_flight.is_empty();
-            let idle_at = self.last_activity + self.config.idle_timeout;
-            let linger_at = self.deadline.unwrap_or(self.last_activity);
             tokio::select! {
                 biased;
                 Some(done) = self.sends.join_next_with_id(), if !self.in_flight.is_empty() => {
@@ -115,14 +122,18 @@ impl<C: BatchCodec> Worker<C> {
                     Some(pending) => self.admit(pending),
                     None => intake_open = false,
                 },
-                _ = tokio::time::sleep_until(linger_at),
-                    if self.deadline.is_some() && !self.linger_expired => {
+                _ = &mut self.linger_timer, if self.deadline.is_some() && !self.linger_expired => {
                     self.linger_expired = true;
                     self.stalled = false;
                 }
-                _ = tokio::time::sleep_until(idle_at), if idle && !self.closing => {
-                    tracing::debug!(sink = %self.shared.label, "batcher idle, stopping");
-                    self.close();
+                _ = &mut self.idle_timer, if idle && !self.closing => {
+                    let idle_at = self.last_activity + self.config.idle_timeout;
+                    if Instant::now() >= idle_at {
+                        tracing::debug!(sink = %self.shared.label, "batcher idle, stopping");
+                        self.close();
+                    } else {
+                        self.idle_timer.as_mut().reset(idle_at);
+                    }
                 }
                 _ = self.stop.cancelled(), if !self.closing => {
                     tracing::debug!(sink = %self.shared.label, "batcher shut down, draining");
@@ -138,6 +149,12 @@ impl<C: BatchCodec> Worker<C> {
         }
     }
 
+    fn arm_linger(&mut self, at: Instant) {
+        self.deadline = Some(at);
+        self.linger_expired = false;
+        self.linger_timer.as_mut().reset(at);
+    }
+
     fn close(&mut self) {
         self.closing = true;
         self.stalled = false;
@@ -148,8 +165,7 @@ impl<C: BatchCodec> Worker<C> {
         let now = Instant::now();
         self.last_activity = now;
         if self.queue.is_empty() && self.deadline.is_none() {
-            self.deadline = Some(now + self.config.linger);
-            self.linger_expired = false;
+            self.arm_linger(now + self.config.linger);
         }
         if self.stalled && self.queue.opens_new_group(&pending.entry) {
             self.stalled = false;
@@ -189,7 +205,11 @@ impl<C: BatchCodec> Worker<C> {
         }
         if took {
             self.linger_expired = false;
-            self.deadline = (!self.queue.is_empty()).then(|| Instant::now() + self.config.linger);
+            if self.queue.is_empty() {
+                self.deadline = None;
+            } else {
+                self.arm_linger(Instant::now() + self.config.linger);
+            }
         } else if self.queue.is_empty() {
             self.deadline = None;
             self.linger_expired = false;

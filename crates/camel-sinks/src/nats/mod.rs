@@ -8,7 +8,7 @@
 //! URI: `nats:SUBJECT?servers=nats://127.0.0.1:4222&jetstream=true&group_key=${header.k}`.
 //! Used in `from`, the endpoint subscribes to `SUBJECT` (core NATS, wildcards allowed).
 //!
-//! ```no_run
+//! ```
 //! use camel_api::Component;
 //! use camel_sinks::nats::NatsComponent;
 //! let component = NatsComponent::new();

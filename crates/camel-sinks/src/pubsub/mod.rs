@@ -13,7 +13,7 @@
 //! `https://pubsub.googleapis.com` with a bearer token read from the environment
 //! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`).
 //!
-//! ```no_run
+//! ```
 //! use camel_api::Component;
 //! use camel_sinks::pubsub::PubSubComponent;
 //! assert_eq!(PubSubComponent::new().scheme(), "pubsub");

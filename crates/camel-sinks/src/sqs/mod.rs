@@ -11,7 +11,7 @@
 //! Credentials come from `access_key`/`secret_key` or, without them, from the
 //! `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN` variables.
 //!
-//! ```no_run
+//! ```
 //! use camel_api::Component;
 //! use camel_sinks::sqs::SqsComponent;
 //! assert_eq!(SqsComponent::new().scheme(), "sqs");
