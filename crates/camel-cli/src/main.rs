@@ -1,5 +1,6 @@
 //! The `camel` command: run or validate route files.
 
+mod outbox;
 mod run;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
@@ -30,6 +31,8 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Inspect and repair an outbox: counts, discard, retry-dead.
+    Outbox(outbox::OutboxArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Validate { files } => run::validate(&files).await,
+            Command::Outbox(args) => outbox::run(args).await,
         }
     })
 }

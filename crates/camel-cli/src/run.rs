@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use camel_core::{CamelContext, RouteDefinition, RouteError};
@@ -50,17 +51,16 @@ fn report(errors: &[RouteError]) {
     eprintln!("{} error(s)", errors.len());
 }
 
+/// A context with the built-in components plus the ones this binary ships: the outbox
+/// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
+/// batching sinks (SQS, Pub/Sub, NATS).
 fn context() -> CamelContext {
-    crate_components::context()
-}
-
-/// Where the binary adds the optional components (outbox, sinks) to a context.
-mod crate_components {
-    use camel_core::CamelContext;
-
-    pub(super) fn context() -> CamelContext {
-        CamelContext::new()
-    }
+    let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
+    ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
+    ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
+    ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
+    ctx
 }
 
 pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {

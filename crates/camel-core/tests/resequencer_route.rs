@@ -169,3 +169,27 @@ async fn hot_swap_with_flush_delivers_everything_exactly_once() {
     assert_eq!(got.len(), 10_000);
     println!("flush swaps: {} inversions over 5 swaps", inversions(&got));
 }
+
+#[tokio::test]
+async fn swapping_the_resequencer_away_flushes_what_it_held() {
+    let yaml = CANONICAL.replace(
+        "capacity: 1000}",
+        "capacity: 1000, gap_timeout_ms: 600000}\n            on_swap: handoff",
+    );
+    let (ctx, mock) = context(&yaml).await;
+    for seq in [3u64, 2] {
+        send(&ctx, seq).await; // held: 1 has not arrived
+    }
+    let plain = load("- route:\n    id: reseq\n    from:\n      uri: direct:in\n      steps:\n        - to: mock:out\n").remove(0);
+    ctx.route_controller().swap("reseq", plain).await.unwrap();
+    assert_eq!(
+        seqs(&mock),
+        vec![2, 3],
+        "held exchanges go out through the old continuation"
+    );
+    ctx.request("direct:in", Exchange::new("x").with_header("seq", 1))
+        .await
+        .unwrap();
+    ctx.stop().await;
+    assert_eq!(seqs(&mock), vec![2, 3, 1]);
+}

@@ -429,7 +429,9 @@ impl RouteController {
             let next = compile_route(registry, &definition)?;
             if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
                 let deadline = Instant::now() + timeout;
-                let outcome = rt.stop(deadline, ShutdownReason::HotSwap).await;
+                let outcome = rt
+                    .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
+                    .await;
                 let carried: Vec<_> = rt
                     .compiled
                     .assembly

@@ -104,6 +104,15 @@ impl RouteRuntime {
 
     /// Stops intake, waits for in-flight exchanges until `deadline`, drains lifecycles.
     pub(crate) async fn stop(&mut self, deadline: Instant, reason: ShutdownReason) -> StopOutcome {
+        self.stop_with(deadline, |_| reason).await
+    }
+
+    /// Like `stop`, with a shutdown reason chosen per lifecycle step.
+    pub(crate) async fn stop_with(
+        &mut self,
+        deadline: Instant,
+        reason: impl Fn(&str) -> ShutdownReason,
+    ) -> StopOutcome {
         let mut outcome = StopOutcome::default();
         let Some(consumer) = self.consumer.take() else {
             return outcome;
@@ -172,7 +181,8 @@ impl RouteRuntime {
                 outcome.cut_off = self.gate.inflight();
             }
             let old = &self.compiled.assembly.lifecycles;
-            outcome.errors = shutdown_lifecycles(old, ShutdownReason::HotSwap, deadline).await;
+            outcome.errors =
+                shutdown_lifecycles(old, swap_reason(&next.assembly.lifecycles), deadline).await;
             let mut carried: HashMap<String, camel_api::CarriedState> = old
                 .iter()
                 .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
@@ -205,21 +215,34 @@ async fn start_lifecycles(
     for (i, l) in lifecycles.iter().enumerate() {
         if let Err(e) = l.start().await {
             let deadline = Instant::now() + Duration::from_secs(5);
-            shutdown_lifecycles(&lifecycles[..i], ShutdownReason::RouteStop, deadline).await;
+            shutdown_lifecycles(&lifecycles[..i], |_| ShutdownReason::RouteStop, deadline).await;
             return Err(RouteError::new(RouteErrorKind::Lifecycle(e)).in_route(Some(route_id)));
         }
     }
     Ok(())
 }
 
-async fn shutdown_lifecycles(
+/// The shutdown reason for each old step of a swap: `HotSwap` when the new pipeline has a
+/// step of the same name to take its state over, `RouteStop` (drain everything through the
+/// old continuation) when it has none — so no handed-over state is ever dropped.
+pub(crate) fn swap_reason(next: &[Arc<dyn StepLifecycle>]) -> impl Fn(&str) -> ShutdownReason + '_ {
+    move |name| {
+        if next.iter().any(|l| l.name() == name) {
+            ShutdownReason::HotSwap
+        } else {
+            ShutdownReason::RouteStop
+        }
+    }
+}
+
+pub(crate) async fn shutdown_lifecycles(
     lifecycles: &[Arc<dyn StepLifecycle>],
-    reason: ShutdownReason,
+    reason_for: impl Fn(&str) -> ShutdownReason,
     deadline: Instant,
 ) -> Vec<String> {
     let mut errors = Vec::new();
     for l in lifecycles {
-        match tokio::time::timeout_at(deadline, l.shutdown(reason)).await {
+        match tokio::time::timeout_at(deadline, l.shutdown(reason_for(l.name()))).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => errors.push(format!("{}: {e}", l.name())),
             Err(_) => errors.push(format!(
