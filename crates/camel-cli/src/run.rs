@@ -25,6 +25,10 @@ pub(crate) struct RunArgs {
     /// Graceful shutdown deadline in seconds.
     #[arg(long, default_value_t = 30)]
     shutdown_timeout: u64,
+    /// Serve Prometheus metrics (camel_route_*, camel_outbox_*, camel_sink_*, …) at
+    /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
+    #[arg(long)]
+    metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// Loads every file, collecting the errors of all of them.
@@ -150,6 +154,16 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(addr) = args.metrics_addr {
+        let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .with_http_listener(addr)
+            .install();
+        if let Err(e) = installed {
+            eprintln!("error: cannot serve metrics on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+        tracing::info!(%addr, "serving Prometheus metrics at /metrics");
+    }
     let ctx = context();
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     if let Err(errors) = ctx.add_routes(routes).await {
