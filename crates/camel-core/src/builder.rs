@@ -292,6 +292,34 @@ impl RouteBuilder {
         self.step("resequence", config)
     }
 
+    /// Sends a copy of the exchange to each nested step (each step is a branch) and
+    /// combines the results with `strategy` (`last_wins`, `collect_all`, `original`).
+    pub fn multicast(
+        mut self,
+        parallel: bool,
+        strategy: &str,
+        branches: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        let steps = self.take_steps(branches(RouteBuilder::nested()));
+        self.step(
+            "multicast",
+            json!({ "parallel": parallel, "strategy": strategy, "steps": steps }),
+        )
+    }
+
+    /// Scatter-gather: a parallel multicast (Camel's stateless form).
+    pub fn scatter_gather(
+        mut self,
+        strategy: &str,
+        branches: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        let steps = self.take_steps(branches(RouteBuilder::nested()));
+        self.step(
+            "scatter_gather",
+            json!({ "strategy": strategy, "steps": steps }),
+        )
+    }
+
     /// The finished definition.
     pub fn build(self) -> RouteDefinition {
         self.route

@@ -268,3 +268,26 @@ async fn failing_step_surfaces_the_error() {
     let err = same(y, b, Exchange::new("{not json")).await.unwrap_err();
     assert!(err.to_string().contains("json"), "{err}");
 }
+
+#[tokio::test]
+async fn multicast_and_scatter_gather_collect_all_branches() {
+    let y = yaml(concat!(
+        "- multicast:\n",
+        "    parallel: false\n",
+        "    strategy: collect_all\n",
+        "    steps:\n",
+        "      - set_body: {constant: a}\n",
+        "      - transform: {simple: '${body}-b'}\n",
+    ));
+    let b = built(
+        RouteBuilder::from("direct:in").multicast(false, "collect_all", |s| {
+            s.set_body(constant("a")).transform(simple("${body}-b"))
+        }),
+    );
+    let out = same(y, b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), r#"["a","x-b"]"#);
+
+    let sg = yaml("- scatter_gather:\n    strategy: collect_all\n    steps:\n      - set_body: {constant: p}\n      - set_body: {constant: q}\n");
+    let out = run(sg, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), r#"["p","q"]"#);
+}

@@ -3,6 +3,7 @@
 mod data;
 mod endpoint;
 mod message;
+mod multicast;
 pub(crate) mod resequence;
 mod routing;
 
@@ -47,6 +48,8 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
         FnStep("unmarshal", data::unmarshal),
         FnStep("convert_body_to", data::convert_body_to),
         FnStep("resequence", resequence::nested),
+        FnStep("multicast", multicast::multicast),
+        FnStep("scatter_gather", multicast::scatter_gather),
     ] {
         r.register(step);
     }
