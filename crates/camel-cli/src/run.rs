@@ -25,6 +25,10 @@ pub(crate) struct RunArgs {
     /// Graceful shutdown deadline in seconds.
     #[arg(long, default_value_t = 30)]
     shutdown_timeout: u64,
+    /// Watch the route files and apply changes while running: changed routes are swapped,
+    /// new ones started, removed ones stopped; a file with errors changes nothing.
+    #[arg(long)]
+    watch: bool,
     /// Serve Prometheus metrics (camel_route_*, camel_outbox_*, camel_sink_*, …) at
     /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
     #[arg(long)]
@@ -146,6 +150,50 @@ async fn wait_until_done(ctx: &CamelContext, args: &RunArgs) -> &'static str {
     }
 }
 
+fn modified(files: &[PathBuf]) -> Vec<Option<std::time::SystemTime>> {
+    files
+        .iter()
+        .map(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok())
+        .collect()
+}
+
+/// Polls the files' modification times once a second and reloads on a change.
+async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
+    let mut seen = modified(&files);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let now = modified(&files);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let routes = match load(&files) {
+            Ok(r) => r,
+            Err(errors) => {
+                report(&errors);
+                tracing::warn!(
+                    "route files changed but have errors; the running routes are unchanged"
+                );
+                continue;
+            }
+        };
+        match ctx.reload(routes).await {
+            Ok(r) => tracing::info!(
+                added = ?r.added,
+                swapped = ?r.swapped,
+                removed = ?r.removed,
+                unchanged = r.unchanged.len(),
+                "routes reloaded"
+            ),
+            Err(errors) => {
+                report(&errors.0);
+                tracing::warn!("reload refused; the running routes are unchanged");
+            }
+        }
+    }
+}
+
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let routes = match load(&args.files) {
         Ok(r) => r,
@@ -175,7 +223,13 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         ctx.stop().await;
         return ExitCode::FAILURE;
     }
+    let watcher = args
+        .watch
+        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone())));
     let why = wait_until_done(&ctx, &args).await;
+    if let Some(w) = watcher {
+        w.abort();
+    }
     tracing::info!(reason = why, "stopping");
     let report = ctx.stop().await;
     tracing::info!(

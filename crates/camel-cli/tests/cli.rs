@@ -95,3 +95,45 @@ fn run_refuses_a_bad_file() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("has no `from`"), "{}", stderr(&out));
 }
+
+#[test]
+fn watch_swaps_a_changed_route_and_ignores_a_broken_file() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let routes = dir.path().join("routes.yaml");
+    let route = |word: &str| {
+        format!("- route:\n    id: ticker\n    from:\n      uri: timer:t\n      parameters: {{period: 50, delay: 0}}\n      steps:\n        - log: 'says {word}'\n")
+    };
+    std::fs::write(&routes, route("one")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
+        .args([
+            "run",
+            routes.to_str().unwrap(),
+            "--watch",
+            "--max-seconds",
+            "60",
+        ])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut wait_for = |needle: &str| {
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if line.contains(needle) {
+                return;
+            }
+        }
+        panic!("the output ended before `{needle}`");
+    };
+    wait_for("says one");
+    std::fs::write(&routes, "- route: {id: ticker\n").unwrap();
+    wait_for("running routes are unchanged");
+    wait_for("says one");
+    std::fs::write(&routes, route("two")).unwrap();
+    wait_for("routes reloaded");
+    wait_for("says two");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

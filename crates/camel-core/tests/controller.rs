@@ -219,3 +219,61 @@ async fn routes_added_to_a_started_context_start_at_once() {
     assert_eq!(body(&out), "late");
     ctx.stop().await;
 }
+
+fn yaml(text: &str) -> Vec<camel_core::RouteDefinition> {
+    camel_core::yaml::load_str(text, "reload.yaml").unwrap()
+}
+
+#[tokio::test]
+async fn reload_diffs_by_id_and_a_bad_set_changes_nothing() {
+    let ctx = started(yaml(concat!(
+        "- route: {id: keep, from: {uri: direct:keep, steps: [{set_body: {constant: k}}]}}\n",
+        "- route: {id: change, from: {uri: direct:change, steps: [{set_body: {constant: v1}}]}}\n",
+        "- route: {id: drop, from: {uri: direct:drop, steps: [{set_body: {constant: d}}]}}\n",
+    )))
+    .await;
+    let report = ctx
+        .reload(yaml(concat!(
+            "- route: {id: keep, from: {uri: direct:keep, steps: [{set_body: {constant: k}}]}}\n",
+            "- route: {id: change, from: {uri: direct:change, steps: [{set_body: {constant: v2}}]}}\n",
+            "- route: {id: new, from: {uri: direct:new, steps: [{set_body: {constant: n}}]}}\n",
+        )))
+        .await
+        .unwrap();
+    assert_eq!(report.unchanged, vec!["keep"]);
+    assert_eq!(report.swapped, vec!["change"]);
+    assert_eq!(report.removed, vec!["drop"]);
+    assert_eq!(report.added, vec!["new"]);
+    let out = ctx
+        .request("direct:change", Exchange::default())
+        .await
+        .unwrap();
+    assert_eq!(body(&out), "v2");
+    let out = ctx
+        .request("direct:new", Exchange::default())
+        .await
+        .unwrap();
+    assert_eq!(body(&out), "n");
+    assert!(ctx
+        .request("direct:drop?block=false", Exchange::default())
+        .await
+        .is_err());
+
+    // A set with one bad route: nothing changes.
+    let bad = yaml(concat!(
+        "- route: {id: keep, from: {uri: direct:keep, steps: [{set_body: {constant: k2}}]}}\n",
+        "- route: {id: broken, from: {uri: direct:b, steps: [{to: nowhere:x}]}}\n",
+    ));
+    assert!(ctx.reload(bad).await.is_err());
+    let out = ctx
+        .request("direct:keep", Exchange::default())
+        .await
+        .unwrap();
+    assert_eq!(body(&out), "k");
+    assert!(ctx
+        .route_controller()
+        .route_ids()
+        .await
+        .contains(&"new".to_string()));
+    ctx.stop().await;
+}
