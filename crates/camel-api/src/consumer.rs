@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-use crate::{BoxProcessor, CamelError, Exchange};
+use crate::{BoxProcessor, CamelError, Exchange, ProcessorFuture};
 
 /// The source of a route: polls a directory, fires a timer, listens on a queue.
 ///
@@ -152,19 +152,29 @@ impl RouteGate {
         }
     }
 
+    /// Enters without waiting: `None` when the gate is paused or closed.
+    fn try_enter(&self) -> Option<InflightGuard<'_>> {
+        if self.closed.load(Ordering::SeqCst) || !self.open.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.inflight.fetch_add(1, Ordering::SeqCst);
+        // Re-check: a pause that raced with us must see this exchange as in flight or see
+        // it waiting, never neither.
+        if self.open.load(Ordering::SeqCst) {
+            Some(InflightGuard(self))
+        } else {
+            drop(InflightGuard(self));
+            None
+        }
+    }
+
     async fn enter(&self) -> Result<InflightGuard<'_>, CamelError> {
         loop {
             if self.closed.load(Ordering::SeqCst) {
                 return Err(CamelError::Stopping("the route is stopped".into()));
             }
-            if self.open.load(Ordering::SeqCst) {
-                self.inflight.fetch_add(1, Ordering::SeqCst);
-                // Re-check: a pause that raced with us must see this exchange as in flight
-                // or see it waiting, never neither.
-                if self.open.load(Ordering::SeqCst) {
-                    return Ok(InflightGuard(self));
-                }
-                drop(InflightGuard(self));
+            if let Some(guard) = self.try_enter() {
+                return Ok(guard);
             }
             let mut rx = self.state.subscribe();
             if !*rx.borrow_and_update() && rx.changed().await.is_err() {
@@ -172,17 +182,39 @@ impl RouteGate {
             }
         }
     }
+
+    fn leave(&self) {
+        if self.inflight.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.drainers.load(Ordering::SeqCst) > 0
+        {
+            self.idle.notify_waiters();
+        }
+    }
+}
+
+/// An in-flight exchange that outlives the borrow of its gate (a suspended pipeline).
+struct OwnedInflight(Arc<RouteGate>);
+
+impl OwnedInflight {
+    /// Counts one more exchange in flight on `gate` (the caller already holds one, so the
+    /// count never touches zero in the hand-over).
+    fn new(gate: &Arc<RouteGate>) -> Self {
+        gate.inflight.fetch_add(1, Ordering::SeqCst);
+        OwnedInflight(gate.clone())
+    }
+}
+
+impl Drop for OwnedInflight {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
 }
 
 struct InflightGuard<'a>(&'a RouteGate);
 
 impl Drop for InflightGuard<'_> {
     fn drop(&mut self) {
-        if self.0.inflight.fetch_sub(1, Ordering::SeqCst) == 1
-            && self.0.drainers.load(Ordering::SeqCst) > 0
-        {
-            self.0.idle.notify_waiters();
-        }
+        self.0.leave();
     }
 }
 
@@ -262,7 +294,12 @@ impl ConsumerContext {
         let inner = &*self.inner;
         let _guard = inner.gate.enter().await?;
         let span = tracing::debug_span!("exchange", route_id = %inner.route_id, exchange_id = %exchange.id);
-        let result = inner.pipeline.load().process(exchange).instrument(span).await;
+        let result = inner
+            .pipeline
+            .load()
+            .process(exchange)
+            .instrument(span)
+            .await;
         inner.exchanges.increment(1);
         if result.is_err() {
             inner.failures.increment(1);
@@ -278,11 +315,47 @@ impl ConsumerContext {
         let inner = &*self.inner;
         let _guard = inner.gate.enter().await?;
         let result = inner.pipeline.load().process(exchange).await;
-        inner.exchanges.increment(1);
-        if result.is_err() {
-            inner.failures.increment(1);
-        }
+        self.count(&result);
         result
+    }
+
+    /// Like [`ConsumerContext::send_nested`], without an `async` frame when it can be
+    /// avoided: with the gate open and a pipeline that completes synchronously, the result
+    /// is returned at once and nothing is allocated. This is `direct:`'s hot path.
+    pub fn process_nested(&self, exchange: Exchange) -> ProcessorFuture {
+        let inner = &*self.inner;
+        let Some(guard) = inner.gate.try_enter() else {
+            let this = self.clone();
+            return ProcessorFuture::boxed(async move { this.send_nested(exchange).await });
+        };
+        match inner.pipeline.load().process(exchange) {
+            ProcessorFuture::Ready(Some(result)) => {
+                drop(guard);
+                self.count(&result);
+                ProcessorFuture::ready(result)
+            }
+            ProcessorFuture::Ready(None) => ProcessorFuture::ready(Err(CamelError::processor(
+                "a pipeline returned a future that had already completed",
+            ))),
+            pending => {
+                let owned = OwnedInflight::new(&inner.gate);
+                drop(guard);
+                let this = self.clone();
+                ProcessorFuture::boxed(async move {
+                    let result = pending.await;
+                    drop(owned);
+                    this.count(&result);
+                    result
+                })
+            }
+        }
+    }
+
+    fn count(&self, result: &Result<Exchange, CamelError>) {
+        self.inner.exchanges.increment(1);
+        if result.is_err() {
+            self.inner.failures.increment(1);
+        }
     }
 
     /// Resolves when the consumer must stop.

@@ -237,8 +237,8 @@ struct DirectProducer {
 
 impl Process for DirectProducer {
     fn process(&self, exchange: Exchange) -> ProcessorFuture {
-        if let Some(consumer) = self.slot.consumer.load_full() {
-            return ProcessorFuture::boxed(async move { consumer.send_nested(exchange).await });
+        if let Some(consumer) = &*self.slot.consumer.load() {
+            return consumer.process_nested(exchange);
         }
         let slot = self.slot.clone();
         let uri = self.uri.clone();

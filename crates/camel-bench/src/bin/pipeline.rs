@@ -7,7 +7,9 @@
 //! ```text
 //! cargo run --release -p camel-bench --bin pipeline
 //! ```
-//! `PIPELINE_EXCHANGES` changes the number of exchanges per case (default 200,000).
+//! `PIPELINE_EXCHANGES` changes the number of exchanges per case (default 200,000);
+//! `PIPELINE_ONLY=10x1` runs one case (steps x callers) and `PIPELINE_SIDE=ours|baseline`
+//! one side of it — for instruction counts under callgrind, which do not depend on load.
 
 use std::time::{Duration, Instant};
 
@@ -92,6 +94,8 @@ fn main() {
         .expect("a tokio runtime");
     runtime.block_on(async {
         let total = count_from_env("PIPELINE_EXCHANGES", 200_000);
+        let only = std::env::var("PIPELINE_ONLY").ok();
+        let side = std::env::var("PIPELINE_SIDE").unwrap_or_default();
         for steps in [1usize, 10] {
             let ctx = CamelContext::new();
             ctx.add_routes(vec![route(steps)])
@@ -100,6 +104,22 @@ fn main() {
             ctx.start().await.expect("the bench route starts");
             let producer: BoxProcessor = ctx.producer("direct:start").expect("a direct producer");
             for callers in [1u64, 64] {
+                if only
+                    .as_ref()
+                    .is_some_and(|o| *o != format!("{steps}x{callers}"))
+                {
+                    continue;
+                }
+                if side == "ours" || side == "baseline" {
+                    let p = producer.clone();
+                    let (t, _) = if side == "ours" {
+                        drive(total, callers, move |ex| p.process(ex)).await
+                    } else {
+                        drive(total, callers, move |ex| baseline(ex, steps)).await
+                    };
+                    println!("{side}: {total} exchanges in {t:?}");
+                    continue;
+                }
                 // Warm up both paths.
                 let p = producer.clone();
                 drive(total / 10, callers, move |ex| p.process(ex)).await;
