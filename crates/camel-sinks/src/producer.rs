@@ -16,7 +16,8 @@ use camel_api::{
 };
 
 use crate::batcher::{
-    AbandonGuard, BatchConfig, BatcherHandle, BatcherKey, BatcherRegistry, SinkError, Submit,
+    AbandonGuard, Answer, BatchConfig, BatcherHandle, BatcherKey, BatcherRegistry, SinkError,
+    Submit,
 };
 use crate::codec::{BatchCodec, EntryMeta};
 
@@ -154,14 +155,21 @@ impl<C: BatchCodec> SinkProducer<C> {
             match handle.submit(entry, tenant.clone()) {
                 Submit::Queued(answer) => {
                     let guard = AbandonGuard::new(handle.shared.clone());
-                    let result = answer.await;
+                    let answer = answer.await;
                     guard.disarm();
-                    return result.unwrap_or_else(|_| {
-                        Err(SinkError::BatcherGone {
-                            sink: inner.label.to_string(),
+                    match answer {
+                        Ok(Answer::Done(result)) => return result,
+                        Ok(Answer::Requeue(back)) => {
+                            entry = back;
+                            inner.cached.store(None);
                         }
-                        .into())
-                    });
+                        Err(_) => {
+                            return Err(SinkError::BatcherGone {
+                                sink: inner.label.to_string(),
+                            }
+                            .into())
+                        }
+                    }
                 }
                 Submit::Refused(e) => return Err(e.into()),
                 Submit::Closed(back) => {

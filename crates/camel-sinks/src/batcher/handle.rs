@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use camel_api::{CamelError, RetryReason};
+use camel_api::RetryReason;
 use metrics::Counter;
 use rand::Rng;
 use tokio::sync::{mpsc, oneshot};
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::BatchConfig;
 use super::error::SinkError;
-use super::queue::Pending;
+use super::queue::{Answer, Pending};
 use crate::codec::Entry;
 
 /// What one batcher shares with the producers that feed it.
@@ -136,7 +136,7 @@ pub struct BatcherStats {
 #[derive(Debug)]
 pub(crate) enum Submit {
     /// Admitted: the receiver answers when the entry's request does.
-    Queued(oneshot::Receiver<Result<(), CamelError>>),
+    Queued(oneshot::Receiver<Answer>),
     /// A bound was reached; nothing was queued.
     Refused(SinkError),
     /// The batcher is stopping; the entry comes back for the replacement.

@@ -43,3 +43,4 @@ pub use handle::BatcherStats;
 pub use registry::{BatcherKey, BatcherRegistry};
 
 pub(crate) use handle::{AbandonGuard, BatcherHandle, Submit};
+pub(crate) use queue::Answer;

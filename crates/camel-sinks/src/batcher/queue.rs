@@ -11,8 +11,18 @@ use tokio::sync::oneshot;
 
 use crate::codec::Entry;
 
+/// What a delivery's caller is told.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The entry's result.
+    Done(Result<(), CamelError>),
+    /// The batcher went away before the entry was in any request: hand it to the
+    /// replacement (nothing was sent, so this cannot duplicate).
+    Requeue(Entry),
+}
+
 /// The answer channel of one delivery.
-pub(crate) type Reply = oneshot::Sender<Result<(), CamelError>>;
+pub(crate) type Reply = oneshot::Sender<Answer>;
 
 /// One admitted delivery waiting for a request.
 #[derive(Debug)]
@@ -246,11 +256,7 @@ mod tests {
     use crate::codec::EntryMeta;
     use bytes::Bytes;
 
-    fn pending(
-        tenant: &str,
-        group: Option<&str>,
-        key: &str,
-    ) -> (Pending, oneshot::Receiver<Result<(), CamelError>>) {
+    fn pending(tenant: &str, group: Option<&str>, key: &str) -> (Pending, Waiting) {
         let (tx, rx) = oneshot::channel();
         let meta = EntryMeta {
             group: group.map(Into::into),
@@ -267,10 +273,10 @@ mod tests {
         )
     }
 
-    type Answer = oneshot::Receiver<Result<(), CamelError>>;
+    type Waiting = oneshot::Receiver<Answer>;
 
     /// A queue of one tenant's entries `(group, key)`, and their answer channels.
-    fn grouped(items: &[(&str, &str)]) -> (BatchQueue, Vec<Answer>) {
+    fn grouped(items: &[(&str, &str)]) -> (BatchQueue, Vec<Waiting>) {
         let mut q = BatchQueue::default();
         let mut rxs = Vec::new();
         for (g, k) in items {

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::BatchConfig;
 use super::error::SinkError;
 use super::handle::Shared;
-use super::queue::{BatchQueue, Pending, Reply, Take};
+use super::queue::{Answer, BatchQueue, Pending, Reply, Take};
 use super::registry::{BatcherKey, BatcherRegistry};
 use super::send::{drive, Report};
 use super::telemetry::{Flush, Telemetry};
@@ -272,7 +272,7 @@ impl<C: BatchCodec> Worker<C> {
             Ok(report) => {
                 let failed = report.results.iter().filter(|r| r.is_err()).count();
                 for (reply, result) in flight.replies.into_iter().zip(report.results) {
-                    let _ = reply.send(result);
+                    let _ = reply.send(Answer::Done(result));
                 }
                 (report.requests, report.bisections, failed)
             }
@@ -289,7 +289,7 @@ impl<C: BatchCodec> Worker<C> {
                 }
                 .into();
                 for reply in flight.replies {
-                    let _ = reply.send(Err(error.clone()));
+                    let _ = reply.send(Answer::Done(Err(error.clone())));
                 }
                 (1, 0, entries)
             }
@@ -306,18 +306,23 @@ impl<C: BatchCodec> Worker<C> {
 }
 
 impl<C: BatchCodec> Drop for Worker<C> {
+    /// Runs on every exit, including an abnormal one (the runtime shutting down): queued
+    /// entries were in no request, so their callers take them to the replacement;
+    /// in-flight callers see their reply channel close.
     fn drop(&mut self) {
-        let left = self.queue.drain();
-        self.shared.release(&left);
-        let gone: CamelError = SinkError::BatcherGone {
-            sink: self.shared.label.to_string(),
-        }
-        .into();
-        for p in left {
-            let _ = p.reply.send(Err(gone.clone()));
-        }
+        // Close intake and unregister first, so a caller handed its entry back finds
+        // the replacement rather than this dying batcher.
+        self.rx.close();
         if let Some(registry) = self.registration.registry.upgrade() {
             registry.forget(&self.registration.key, self.registration.generation);
+        }
+        let mut left = self.queue.drain();
+        while let Ok(p) = self.rx.try_recv() {
+            left.push(p);
+        }
+        self.shared.release(&left);
+        for p in left {
+            let _ = p.reply.send(Answer::Requeue(p.entry));
         }
         self.shared.finished.cancel();
     }
