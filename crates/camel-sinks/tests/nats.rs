@@ -188,3 +188,32 @@ async fn stream_parameter_creates_a_missing_stream() {
     sent.unwrap();
     assert_eq!(count, 1);
 }
+
+#[tokio::test]
+async fn core_nats_publishes_in_order_without_jetstream() {
+    let Some(url) = service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let subject = format!("camel.sinks.core.{}", unique("c").to_lowercase());
+    let client = async_nats::connect(&url).await.unwrap();
+    let mut sub = client.subscribe(subject.clone()).await.unwrap();
+    client.flush().await.unwrap();
+    let producer = SinkProducer::new(
+        NatsCodec::new(&subject, &url, false),
+        BatchConfig::default(),
+        options(),
+        BatcherRegistry::new(),
+    );
+    let exchanges = (0..20)
+        .map(|i| Exchange::new(format!("m{i}")).with_header("group", "g"))
+        .collect();
+    let results = camel_sinks::testing::deliver_all(&producer, exchanges).await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let mut got = Vec::new();
+    while got.len() < 20 {
+        let msg = futures::StreamExt::next(&mut sub).await.unwrap();
+        got.push(String::from_utf8(msg.payload.to_vec()).unwrap());
+    }
+    let expected: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    assert_eq!(got, expected);
+}
