@@ -65,7 +65,8 @@ impl BatchCodec for Counting {
     }
     fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
         self.0.requests.fetch_add(1, Ordering::Relaxed);
-        self.0.entries
+        self.0
+            .entries
             .fetch_add(entries.len() as u64, Ordering::Relaxed);
         Box::pin(async move { SendOutcome::Answered(vec![Ok(()); entries.len()]) })
     }
