@@ -24,6 +24,10 @@ use super::send::{drive, Report};
 use super::telemetry::{Flush, Telemetry};
 use crate::codec::BatchCodec;
 
+/// Most entries taken from the channel per loop turn: amortises the turn's bookkeeping
+/// (flush check, gauges) over many admissions under load.
+const INBOX: usize = 64;
+
 /// A request in flight: whom to answer and which groups it holds.
 #[derive(Debug)]
 struct InFlight {
@@ -111,6 +115,7 @@ impl<C: BatchCodec> Worker<C> {
     /// Runs until idle for `idle_timeout` or stopped, then drains what was admitted.
     pub(crate) async fn run(mut self) {
         let mut intake_open = true;
+        let mut inbox = Vec::with_capacity(INBOX);
         loop {
             let idle = self.queue.is_empty() && self.in_flight.is_empty();
             tokio::select! {
@@ -118,10 +123,14 @@ impl<C: BatchCodec> Worker<C> {
                 Some(done) = self.sends.join_next_with_id(), if !self.in_flight.is_empty() => {
                     self.complete(done);
                 }
-                msg = self.rx.recv(), if intake_open => match msg {
-                    Some(pending) => self.admit(pending),
-                    None => intake_open = false,
-                },
+                received = self.rx.recv_many(&mut inbox, INBOX), if intake_open => {
+                    if received == 0 {
+                        intake_open = false;
+                    }
+                    for pending in inbox.drain(..) {
+                        self.admit(pending);
+                    }
+                }
                 _ = &mut self.linger_timer, if self.deadline.is_some() && !self.linger_expired => {
                     self.linger_expired = true;
                     self.stalled = false;
