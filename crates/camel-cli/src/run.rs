@@ -232,6 +232,10 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     }
     tracing::info!(reason = why, "stopping");
     let report = ctx.stop().await;
+    // Batchers outlive routes (one per destination, shared); flush what they still hold.
+    camel_sinks::batcher::BatcherRegistry::global()
+        .shutdown()
+        .await;
     tracing::info!(
         routes = report.routes_stopped,
         completed = ctx.stats().completed(),

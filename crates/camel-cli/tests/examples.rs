@@ -68,3 +68,34 @@ fn outbox_example_delivers_each_order_in_sequence() {
         assert_eq!(events, sorted, "{order} out of order:\n{delivered}");
     }
 }
+
+#[test]
+fn sinks_example_keeps_each_customers_order() {
+    if camel_api::test_support::service_from_env("CAMEL_TEST_NATS_URL").is_none() {
+        return;
+    }
+    let out = camel_in(
+        &root(),
+        &[
+            "run",
+            "examples/sinks/routes.yaml",
+            "--max-messages",
+            "40",
+            "--max-seconds",
+            "60",
+        ],
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    for customer in ["A", "B"] {
+        let seen: Vec<u32> = log
+            .lines()
+            .filter_map(|l| l.split(&format!("order={customer}-")).nth(1))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+            .collect();
+        assert!(!seen.is_empty(), "nothing received for {customer}:\n{log}");
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        assert_eq!(seen, sorted, "customer {customer} out of order:\n{log}");
+    }
+}
