@@ -11,7 +11,9 @@
 //! # }
 //! ```
 
+mod controller;
 mod registry;
+mod reload;
 mod route;
 
 use std::any::Any;
@@ -24,7 +26,9 @@ use camel_api::{Component, ExchangeStats, ShutdownReason};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+pub use controller::RouteController;
 pub use registry::Registry;
+pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 
 use crate::compiler::compile_route;
@@ -46,19 +50,6 @@ pub struct ShutdownReport {
     pub errors: Vec<String>,
     /// How long the stop took.
     pub elapsed: Duration,
-}
-
-/// What a [`CamelContext::reload`] changed.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ReloadReport {
-    /// Routes that were new and started.
-    pub added: Vec<String>,
-    /// Routes whose definition changed and were swapped.
-    pub swapped: Vec<String>,
-    /// Routes no longer defined, stopped and removed.
-    pub removed: Vec<String>,
-    /// Routes left as they were.
-    pub unchanged: Vec<String>,
 }
 
 /// Holds components, languages and routes; starts and stops them.
@@ -332,63 +323,6 @@ impl CamelContext {
         producer.process(exchange).await
     }
 
-    /// Replaces the running route set with `routes`, diffed by route id: new ids are added
-    /// and started, ids no longer present are stopped and removed, and routes whose
-    /// definition changed are swapped (see [`RouteController::swap`]); unchanged routes are
-    /// not touched. Every new definition is compiled first: on any error nothing changes
-    /// and every old route keeps running. Routes without an explicit id get a new one, so
-    /// they are replaced.
-    pub async fn reload(
-        &self,
-        mut routes: Vec<RouteDefinition>,
-    ) -> Result<ReloadReport, RouteErrors> {
-        // Validate the new set on its own (its ids replace the old ones).
-        self.compile_all(&mut routes.clone(), Vec::new())?;
-        let controller = self.route_controller();
-        let old: Vec<(String, RouteDefinition)> = {
-            let all = self.inner.routes.lock().await;
-            all.iter()
-                .map(|r| (r.id().to_string(), r.definition.clone()))
-                .collect()
-        };
-        let taken: HashSet<String> = old.iter().map(|(id, _)| id.clone()).collect();
-        for r in routes.iter_mut() {
-            self.assign_id(r, &taken);
-        }
-        let new_ids: HashSet<String> = routes.iter().filter_map(|r| r.id.clone()).collect();
-        let mut report = ReloadReport::default();
-        let mut errors = Vec::new();
-        for (id, _) in old.iter().filter(|(id, _)| !new_ids.contains(id)) {
-            match controller.remove_route(id).await {
-                Ok(_) => report.removed.push(id.clone()),
-                Err(e) => errors.push(e),
-            }
-        }
-        let mut added = Vec::new();
-        for route in routes {
-            let id = route.id.clone().unwrap_or_default();
-            match old.iter().find(|(old_id, _)| *old_id == id) {
-                Some((_, before)) if *before == route => report.unchanged.push(id),
-                Some(_) => match controller.swap(&id, route).await {
-                    Ok(_) => report.swapped.push(id),
-                    Err(e) => errors.push(e),
-                },
-                None => added.push(route),
-            }
-        }
-        if !added.is_empty() {
-            match self.add_routes(added).await {
-                Ok(ids) => report.added.extend(ids),
-                Err(e) => errors.extend(e.0),
-            }
-        }
-        if errors.is_empty() {
-            Ok(report)
-        } else {
-            Err(RouteErrors(errors))
-        }
-    }
-
     /// The controller for individual routes.
     pub fn route_controller(&self) -> RouteController {
         RouteController { ctx: self.clone() }
@@ -400,127 +334,4 @@ fn startup_order(routes: &[RouteRuntime]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..routes.len()).collect();
     idx.sort_by_key(|&i| (routes[i].definition.startup_order.unwrap_or(i32::MAX), i));
     idx
-}
-
-/// Start, stop, suspend, resume, remove and swap individual routes.
-#[derive(Clone, Debug)]
-pub struct RouteController {
-    ctx: CamelContext,
-}
-
-impl RouteController {
-    async fn with_route<T>(
-        &self,
-        id: &str,
-        f: impl AsyncFnOnce(&mut RouteRuntime, &Arc<ExchangeStats>) -> T,
-    ) -> Result<T, RouteError> {
-        let mut all = self.ctx.inner.routes.lock().await;
-        let rt = all
-            .iter_mut()
-            .find(|r| r.id() == id)
-            .ok_or_else(|| RouteError::new(RouteErrorKind::NoSuchRoute(id.to_string())))?;
-        Ok(f(rt, &self.ctx.inner.stats).await)
-    }
-
-    /// The ids of all routes, in definition order.
-    pub async fn route_ids(&self) -> Vec<String> {
-        self.ctx
-            .inner
-            .routes
-            .lock()
-            .await
-            .iter()
-            .map(|r| r.id().to_string())
-            .collect()
-    }
-
-    /// The status of a route.
-    pub async fn status(&self, id: &str) -> Result<RouteStatus, RouteError> {
-        self.with_route(id, async |rt, _| rt.status).await
-    }
-
-    /// The definition a route runs.
-    pub async fn definition(&self, id: &str) -> Result<RouteDefinition, RouteError> {
-        self.with_route(id, async |rt, _| rt.definition.clone())
-            .await
-    }
-
-    /// Starts a stopped route (compiling it afresh).
-    pub async fn start_route(&self, id: &str) -> Result<(), RouteError> {
-        let registry = &self.ctx.inner.registry;
-        self.with_route(id, async |rt, stats| {
-            if rt.status == RouteStatus::Stopped {
-                rt.compiled = compile_route(registry, &rt.definition)?;
-            }
-            rt.start(stats).await
-        })
-        .await?
-    }
-
-    /// Stops a route gracefully within the context's shutdown deadline.
-    pub async fn stop_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
-        let deadline = Instant::now() + self.ctx.shutdown_timeout();
-        self.with_route(id, async |rt, _| {
-            rt.stop(deadline, ShutdownReason::RouteStop).await
-        })
-        .await
-    }
-
-    /// Pauses a route's intake; exchanges in flight go on.
-    pub async fn suspend_route(&self, id: &str) -> Result<(), RouteError> {
-        self.with_route(id, async |rt, _| rt.suspend()).await
-    }
-
-    /// Resumes a suspended route.
-    pub async fn resume_route(&self, id: &str) -> Result<(), RouteError> {
-        self.with_route(id, async |rt, _| rt.resume()).await
-    }
-
-    /// Stops and removes a route.
-    pub async fn remove_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
-        let outcome = self.stop_route(id).await?;
-        self.ctx.inner.routes.lock().await.retain(|r| r.id() != id);
-        Ok(outcome)
-    }
-
-    /// Replaces a route's definition at run time. The new definition is compiled first: a
-    /// compile error leaves the old route running. Exchanges in flight finish on the old
-    /// pipeline; nothing is lost or run twice. A changed source endpoint restarts the
-    /// route's consumer.
-    pub async fn swap(
-        &self,
-        id: &str,
-        mut definition: RouteDefinition,
-    ) -> Result<StopOutcome, RouteError> {
-        definition.id = Some(id.to_string());
-        let registry = &self.ctx.inner.registry;
-        let timeout = self.ctx.shutdown_timeout();
-        self.with_route(id, async |rt, stats| {
-            let next = compile_route(registry, &definition)?;
-            if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
-                let deadline = Instant::now() + timeout;
-                let outcome = rt
-                    .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
-                    .await;
-                let carried: Vec<_> = rt
-                    .compiled
-                    .assembly
-                    .lifecycles
-                    .iter()
-                    .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
-                    .collect();
-                for (name, state) in carried {
-                    if let Some(l) = next.assembly.lifecycles.iter().find(|l| l.name() == name) {
-                        l.adopt_state(state);
-                    }
-                }
-                rt.definition = definition;
-                rt.compiled = next;
-                rt.start(stats).await?;
-                return Ok(outcome);
-            }
-            rt.swap(definition, next, timeout).await
-        })
-        .await?
-    }
 }

@@ -1,0 +1,135 @@
+//! The per-route controller.
+
+use std::sync::Arc;
+
+use camel_api::{ExchangeStats, ShutdownReason};
+use tokio::time::Instant;
+
+use super::route::{self, RouteRuntime, RouteStatus, StopOutcome};
+use super::CamelContext;
+use crate::compiler::compile_route;
+use crate::error::{RouteError, RouteErrorKind};
+use crate::model::RouteDefinition;
+
+/// Start, stop, suspend, resume, remove and swap individual routes.
+#[derive(Clone, Debug)]
+pub struct RouteController {
+    pub(super) ctx: CamelContext,
+}
+
+impl RouteController {
+    async fn with_route<T>(
+        &self,
+        id: &str,
+        f: impl AsyncFnOnce(&mut RouteRuntime, &Arc<ExchangeStats>) -> T,
+    ) -> Result<T, RouteError> {
+        let mut all = self.ctx.inner.routes.lock().await;
+        let rt = all
+            .iter_mut()
+            .find(|r| r.id() == id)
+            .ok_or_else(|| RouteError::new(RouteErrorKind::NoSuchRoute(id.to_string())))?;
+        Ok(f(rt, &self.ctx.inner.stats).await)
+    }
+
+    /// The ids of all routes, in definition order.
+    pub async fn route_ids(&self) -> Vec<String> {
+        self.ctx
+            .inner
+            .routes
+            .lock()
+            .await
+            .iter()
+            .map(|r| r.id().to_string())
+            .collect()
+    }
+
+    /// The status of a route.
+    pub async fn status(&self, id: &str) -> Result<RouteStatus, RouteError> {
+        self.with_route(id, async |rt, _| rt.status).await
+    }
+
+    /// The definition a route runs.
+    pub async fn definition(&self, id: &str) -> Result<RouteDefinition, RouteError> {
+        self.with_route(id, async |rt, _| rt.definition.clone())
+            .await
+    }
+
+    /// Starts a stopped route (compiling it afresh).
+    pub async fn start_route(&self, id: &str) -> Result<(), RouteError> {
+        let registry = &self.ctx.inner.registry;
+        self.with_route(id, async |rt, stats| {
+            if rt.status == RouteStatus::Stopped {
+                rt.compiled = compile_route(registry, &rt.definition)?;
+            }
+            rt.start(stats).await
+        })
+        .await?
+    }
+
+    /// Stops a route gracefully within the context's shutdown deadline.
+    pub async fn stop_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
+        let deadline = Instant::now() + self.ctx.shutdown_timeout();
+        self.with_route(id, async |rt, _| {
+            rt.stop(deadline, ShutdownReason::RouteStop).await
+        })
+        .await
+    }
+
+    /// Pauses a route's intake; exchanges in flight go on.
+    pub async fn suspend_route(&self, id: &str) -> Result<(), RouteError> {
+        self.with_route(id, async |rt, _| rt.suspend()).await
+    }
+
+    /// Resumes a suspended route.
+    pub async fn resume_route(&self, id: &str) -> Result<(), RouteError> {
+        self.with_route(id, async |rt, _| rt.resume()).await
+    }
+
+    /// Stops and removes a route.
+    pub async fn remove_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
+        let outcome = self.stop_route(id).await?;
+        self.ctx.inner.routes.lock().await.retain(|r| r.id() != id);
+        Ok(outcome)
+    }
+
+    /// Replaces a route's definition at run time. The new definition is compiled first: a
+    /// compile error leaves the old route running. Exchanges in flight finish on the old
+    /// pipeline; nothing is lost or run twice. A changed source endpoint restarts the
+    /// route's consumer.
+    pub async fn swap(
+        &self,
+        id: &str,
+        mut definition: RouteDefinition,
+    ) -> Result<StopOutcome, RouteError> {
+        definition.id = Some(id.to_string());
+        let registry = &self.ctx.inner.registry;
+        let timeout = self.ctx.shutdown_timeout();
+        self.with_route(id, async |rt, stats| {
+            let next = compile_route(registry, &definition)?;
+            if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
+                let deadline = Instant::now() + timeout;
+                let outcome = rt
+                    .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
+                    .await;
+                let carried: Vec<_> = rt
+                    .compiled
+                    .assembly
+                    .lifecycles
+                    .iter()
+                    .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
+                    .collect();
+                for (name, state) in carried {
+                    if let Some(l) = next.assembly.lifecycles.iter().find(|l| l.name() == name) {
+                        l.adopt_state(state);
+                    }
+                }
+                rt.definition = definition;
+                rt.compiled = next;
+                rt.start(stats).await?;
+                return Ok(outcome);
+            }
+            rt.swap(definition, next, timeout).await
+        })
+        .await?
+    }
+}
