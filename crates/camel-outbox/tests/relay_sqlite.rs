@@ -79,7 +79,11 @@ async fn strict_mode_blocks_one_group_while_others_flow() {
     );
     let admin = OutboxAdmin::from_config(outbox.datasource().clone(), outbox.config()).unwrap();
     let counts = admin.counts().await.unwrap();
-    assert_eq!((counts.pending, counts.dead), (10, 0));
+    assert_eq!(counts.dead, 0, "strict mode never kills");
+    assert!(
+        counts.pending >= 10,
+        "the blocked group's ten stay pending: {counts:?}"
+    );
     // Discarding the head unblocks the group.
     assert!(admin.discard(bad_head).await.unwrap());
     rec.set_policy(|_| Ok(()));
@@ -126,8 +130,9 @@ async fn n_mode_dead_letters_and_retry_dead_keeps_the_id() {
         "the group waited for the poison message to die"
     );
     let admin = OutboxAdmin::from_config(outbox.datasource().clone(), outbox.config()).unwrap();
-    let counts = admin.counts().await.unwrap();
-    assert_eq!((counts.pending, counts.dead), (0, 1));
+    // The dead row moved before its group went on; confirmed rows may still wait for
+    // their delete batch, so `pending` is checked after the relay stops.
+    assert_eq!(admin.counts().await.unwrap().dead, 1);
     rec.set_policy(|_| Ok(()));
     assert_eq!(admin.retry_dead(DeadSelection::All).await.unwrap(), 1);
     rec.wait_for(LIMIT, "the revived message", |l| {
@@ -141,7 +146,8 @@ async fn n_mode_dead_letters_and_retry_dead_keeps_the_id() {
         .unwrap();
     assert_eq!(revived.attempt, 1, "attempts start over");
     relay.shutdown().await.unwrap();
-    assert_eq!(admin.counts().await.unwrap().dead, 0);
+    let counts = admin.counts().await.unwrap();
+    assert_eq!((counts.pending, counts.dead), (0, 0));
     // Discard also removes dead messages.
     assert!(!admin.discard(poison).await.unwrap(), "gone already");
 }

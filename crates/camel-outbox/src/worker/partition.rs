@@ -78,24 +78,23 @@ impl<S: PartitionStore> PartitionWorker<S> {
             while let Some(fetch) = self.sched.next_fetch() {
                 self.fetch(fetch).await?;
             }
-            let exclusion = self.sched.exclusion();
             if scan_needed && self.sched.scan_allowed() {
-                if let Exclusion::Groups(skip) = &exclusion {
+                if let Exclusion::Groups(skip) = self.sched.exclusion() {
                     let rows = self
                         .store
-                        .scan(self.sched.frontier(), self.batch, skip)
+                        .scan(self.sched.frontier(), self.batch, &skip)
                         .await?;
                     scan_needed = rows.len() as u32 >= self.batch;
                     self.sched.accept(rows, now_ms(), true);
                 }
             }
             let sweep_due = sweep.is_some() || Instant::now() >= next_sweep;
-            if let (true, true, Exclusion::Groups(skip)) =
-                (sweep_due, self.sched.scan_allowed(), &exclusion)
-            {
-                sweep = self.sweep_page(sweep.unwrap_or(0), skip).await?;
-                if sweep.is_none() {
-                    next_sweep = Instant::now() + cfg.sweep_interval;
+            if sweep_due && self.sched.scan_allowed() {
+                if let Exclusion::Groups(skip) = self.sched.exclusion() {
+                    sweep = self.sweep_page(sweep.unwrap_or(0), &skip).await?;
+                    if sweep.is_none() {
+                        next_sweep = Instant::now() + cfg.sweep_interval;
+                    }
                 }
             }
             self.dispatch();
@@ -105,10 +104,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             if self.sched.pending_deletes() >= self.batch as usize {
                 self.flush().await?;
             }
-            let scanning = scan_needed && self.sched.scan_allowed() && exclusion != Exclusion::All;
-            let sweeping =
-                sweep.is_some() && self.sched.scan_allowed() && exclusion != Exclusion::All;
-            if scanning || sweeping {
+            if (scan_needed || sweep.is_some()) && self.sched.scan_allowed() {
                 tokio::task::yield_now().await;
                 continue;
             }

@@ -116,9 +116,19 @@ impl Scheduler {
         self.frontier
     }
 
-    /// True while the frontier scan may read more (memory bound not reached).
+    /// True while a whole batch more fits under the memory bound. (Scanning whenever one
+    /// row fits would read a batch per dispatched message.)
     pub(crate) fn scan_allowed(&self) -> bool {
-        self.buffered < self.buffer_cap
+        self.buffered + self.group_cap <= self.buffer_cap && !self.total_overflowing()
+    }
+
+    /// In `total` mode an overflowing queue is refilled by catch-up reads, not scans.
+    fn total_overflowing(&self) -> bool {
+        self.ordering == Ordering::Total
+            && self
+                .groups
+                .get(TOTAL)
+                .is_some_and(|g| g.overflow_from.is_some())
     }
 
     /// Messages handed out and not yet answered.
@@ -130,9 +140,10 @@ impl Scheduler {
     /// What the frontier scan must skip.
     pub(crate) fn exclusion(&self) -> Exclusion {
         if self.ordering == Ordering::Total {
-            return match self.groups.get(TOTAL) {
-                Some(g) if g.overflow_from.is_some() => Exclusion::All,
-                _ => Exclusion::Groups(Vec::new()),
+            return if self.total_overflowing() {
+                Exclusion::All
+            } else {
+                Exclusion::Groups(Vec::new())
             };
         }
         Exclusion::Groups(
