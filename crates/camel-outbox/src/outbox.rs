@@ -20,7 +20,8 @@ use crate::store::Datasource;
 /// let ds = Datasource::connect("sqlite:orders.db")?;
 /// let outbox = Outbox::open(ds.clone(), OutboxConfig::new("orders")).await?;
 /// let camel_outbox::Datasource::Sqlite(pool) = &ds else { unreachable!() };
-/// let mut tx = sqlx::Connection::begin_with(&mut *pool.acquire().await?, "BEGIN IMMEDIATE").await?;
+/// let mut conn = pool.acquire().await?;
+/// let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
 /// // … the business write on `tx` …
 /// let id = outbox.publish(&mut tx, NewMessage::text("paid").group("order:42")).await?;
 /// outbox.commit(tx).await?;
