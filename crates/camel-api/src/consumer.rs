@@ -20,22 +20,21 @@ pub trait Consumer: Send + fmt::Debug + 'static {
 }
 
 /// Counts of completed and failed exchanges, shared by every route of a context.
+///
+/// Recording is two relaxed atomic adds; a wake-up is paid only while somebody waits in
+/// [`ExchangeStats::wait_for`].
 #[derive(Debug, Default)]
 pub struct ExchangeStats {
     completed: AtomicU64,
     failed: AtomicU64,
-    threshold: AtomicU64,
+    waiters: AtomicUsize,
     reached: Notify,
-    activity: Notify,
 }
 
 impl ExchangeStats {
     /// New counters.
     pub fn new() -> Arc<Self> {
-        Arc::new(ExchangeStats {
-            threshold: AtomicU64::new(u64::MAX),
-            ..Default::default()
-        })
+        Arc::new(ExchangeStats::default())
     }
 
     /// Exchanges that completed (successfully or not).
@@ -53,27 +52,29 @@ impl ExchangeStats {
         if !ok {
             self.failed.fetch_add(1, Ordering::Relaxed);
         }
-        let done = self.completed.fetch_add(1, Ordering::Relaxed) + 1;
-        if done >= self.threshold.load(Ordering::Relaxed) {
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) > 0 {
             self.reached.notify_waiters();
         }
     }
 
     /// Resolves once `n` exchanges have completed in total.
     pub async fn wait_for(&self, n: u64) {
-        self.threshold.fetch_min(n, Ordering::Relaxed);
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiters);
         loop {
             let notified = self.reached.notified();
-            if self.completed() >= n {
+            if self.completed.load(Ordering::SeqCst) >= n {
                 return;
             }
             notified.await;
         }
-    }
-
-    /// Wakes idle watchers (called when exchanges start, for idle detection).
-    pub fn touch(&self) {
-        self.activity.notify_waiters();
     }
 }
 
