@@ -277,3 +277,37 @@ async fn reload_diffs_by_id_and_a_bad_set_changes_nothing() {
         .contains(&"new".to_string()));
     ctx.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn swapping_the_source_of_a_suspended_route_keeps_it_suspended() {
+    let ctx = started(vec![RouteBuilder::from("direct:a")
+        .id("r")
+        .set_body(constant("v1"))
+        .build()])
+    .await;
+    let controller = ctx.route_controller();
+    controller.suspend_route("r").await.unwrap();
+    controller
+        .swap(
+            "r",
+            RouteBuilder::from("direct:b")
+                .set_body(constant("v2"))
+                .build(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        controller.status("r").await.unwrap(),
+        RouteStatus::Suspended
+    );
+    let mut waiting = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:b", Exchange::default()).await })
+    };
+    assert!(tokio::time::timeout(Duration::from_secs(5), &mut waiting)
+        .await
+        .is_err());
+    controller.resume_route("r").await.unwrap();
+    assert_eq!(body(&waiting.await.unwrap().unwrap()), "v2");
+    ctx.stop().await;
+}

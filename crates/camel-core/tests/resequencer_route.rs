@@ -193,3 +193,16 @@ async fn swapping_the_resequencer_away_flushes_what_it_held() {
     ctx.stop().await;
     assert_eq!(seqs(&mock), vec![2, 3, 1]);
 }
+
+#[tokio::test]
+async fn a_context_can_be_started_again_after_a_stop() {
+    let (ctx, mock) = context(CANONICAL).await;
+    send(&ctx, 1).await;
+    ctx.stop().await;
+    ctx.start()
+        .await
+        .expect("a stopped resequencer route starts again, compiled afresh");
+    send(&ctx, 1).await;
+    ctx.stop().await;
+    assert_eq!(seqs(&mock), vec![1, 1]);
+}

@@ -57,13 +57,8 @@ impl RouteController {
     /// Starts a stopped route (compiling it afresh).
     pub async fn start_route(&self, id: &str) -> Result<(), RouteError> {
         let registry = &self.ctx.inner.registry;
-        self.with_route(id, async |rt, stats| {
-            if rt.status == RouteStatus::Stopped {
-                rt.compiled = compile_route(registry, &rt.definition)?;
-            }
-            rt.start(stats).await
-        })
-        .await?
+        self.with_route(id, async |rt, stats| rt.restart(registry, stats).await)
+            .await?
     }
 
     /// Stops a route gracefully within the context's shutdown deadline.
@@ -87,8 +82,15 @@ impl RouteController {
 
     /// Stops and removes a route.
     pub async fn remove_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
-        let outcome = self.stop_route(id).await?;
-        self.ctx.inner.routes.lock().await.retain(|r| r.id() != id);
+        // Stop and remove under one lock, so nothing can restart the route in between.
+        let deadline = Instant::now() + self.ctx.shutdown_timeout();
+        let mut all = self.ctx.inner.routes.lock().await;
+        let at = all
+            .iter()
+            .position(|r| r.id() == id)
+            .ok_or_else(|| RouteError::new(RouteErrorKind::NoSuchRoute(id.to_string())))?;
+        let outcome = all[at].stop(deadline, ShutdownReason::RouteStop).await;
+        all.remove(at);
         Ok(outcome)
     }
 
@@ -108,6 +110,7 @@ impl RouteController {
             let next = compile_route(registry, &definition)?;
             if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
                 let deadline = Instant::now() + timeout;
+                let was_suspended = rt.status == RouteStatus::Suspended;
                 let outcome = rt
                     .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
                     .await;
@@ -125,7 +128,11 @@ impl RouteController {
                 }
                 rt.definition = definition;
                 rt.compiled = next;
+                rt.stale = false;
                 rt.start(stats).await?;
+                if was_suspended {
+                    rt.suspend();
+                }
                 return Ok(outcome);
             }
             rt.swap(definition, next, timeout).await

@@ -258,7 +258,10 @@ impl CamelContext {
         let mut errors = Vec::new();
         for i in startup_order(&all) {
             if all[i].definition.auto_startup {
-                if let Err(e) = all[i].start(&self.inner.stats).await {
+                if let Err(e) = all[i]
+                    .restart(&self.inner.registry, &self.inner.stats)
+                    .await
+                {
                     errors.push(e);
                 }
             }

@@ -39,7 +39,11 @@ impl CamelContext {
                 .map(|r| (r.id().to_string(), r.definition.clone()))
                 .collect()
         };
-        let taken: HashSet<String> = old.iter().map(|(id, _)| id.clone()).collect();
+        let taken: HashSet<String> = old
+            .iter()
+            .map(|(id, _)| id.clone())
+            .chain(routes.iter().filter_map(|r| r.id.clone()))
+            .collect();
         for r in routes.iter_mut() {
             self.assign_id(r, &taken);
         }

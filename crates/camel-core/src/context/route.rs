@@ -29,6 +29,9 @@ pub enum RouteStatus {
     Suspended,
 }
 
+/// How long lifecycle steps may drain even after a stop deadline has passed.
+const LIFECYCLE_DRAIN_GRACE: Duration = Duration::from_secs(10);
+
 struct RunningConsumer {
     cancel: CancellationToken,
     task: JoinHandle<()>,
@@ -41,6 +44,9 @@ pub(crate) struct RouteRuntime {
     gate: Arc<RouteGate>,
     consumer: Option<RunningConsumer>,
     pub(crate) status: RouteStatus,
+    /// Set by `stop`: lifecycle steps cannot be restarted, so the next start compiles the
+    /// route afresh.
+    pub(crate) stale: bool,
 }
 
 /// What stopping a route left behind.
@@ -62,6 +68,7 @@ impl RouteRuntime {
             gate: Arc::default(),
             consumer: None,
             status: RouteStatus::Stopped,
+            stale: false,
         }
     }
 
@@ -102,6 +109,20 @@ impl RouteRuntime {
         Ok(())
     }
 
+    /// Starts a route, compiling it afresh first if it ran before (its lifecycle steps
+    /// cannot be restarted).
+    pub(crate) async fn restart(
+        &mut self,
+        registry: &super::Registry,
+        stats: &Arc<ExchangeStats>,
+    ) -> Result<(), RouteError> {
+        if self.status == RouteStatus::Stopped && self.stale {
+            self.compiled = crate::compiler::compile_route(registry, &self.definition)?;
+            self.stale = false;
+        }
+        self.start(stats).await
+    }
+
     /// Stops intake, waits for in-flight exchanges until `deadline`, drains lifecycles.
     pub(crate) async fn stop(&mut self, deadline: Instant, reason: ShutdownReason) -> StopOutcome {
         self.stop_with(deadline, |_| reason).await
@@ -132,6 +153,7 @@ impl RouteRuntime {
             task.abort();
         }
         self.status = RouteStatus::Stopped;
+        self.stale = true;
         if outcome.cut_off > 0 {
             tracing::warn!(route_id = %self.id(), cut_off = outcome.cut_off, "route stopped with exchanges still in flight");
         } else {
@@ -193,8 +215,11 @@ impl RouteRuntime {
                 }
             }
             // If the new steps fail to start, the old ones are already drained: the route
-            // stays paused (nothing accepted is lost) and the caller gets the error.
-            start_lifecycles(&next.assembly.lifecycles, &next.id).await?;
+            // stays paused and says so (nothing accepted is lost); the caller gets the error.
+            if let Err(e) = start_lifecycles(&next.assembly.lifecycles, &next.id).await {
+                self.status = RouteStatus::Suspended;
+                return Err(e);
+            }
             self.pipeline
                 .store(Arc::new(next.assembly.pipeline.clone()));
             if !was_suspended {
@@ -203,6 +228,7 @@ impl RouteRuntime {
         }
         self.definition = definition;
         self.compiled = next;
+        self.stale = false;
         tracing::info!(route_id = %self.id(), "route swapped");
         Ok(outcome)
     }
@@ -240,6 +266,9 @@ pub(crate) async fn shutdown_lifecycles(
     reason_for: impl Fn(&str) -> ShutdownReason,
     deadline: Instant,
 ) -> Vec<String> {
+    // A drain that has begun is not cut off at the route's deadline (dropping it would
+    // drop what a step holds); each step bounds its own drain, this is a last resort.
+    let deadline = deadline.max(Instant::now() + LIFECYCLE_DRAIN_GRACE);
     let mut errors = Vec::new();
     for l in lifecycles {
         match tokio::time::timeout_at(deadline, l.shutdown(reason_for(l.name()))).await {
