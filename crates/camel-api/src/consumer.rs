@@ -292,20 +292,9 @@ impl ConsumerContext {
     /// paused (suspended or being swapped); fails once it is stopped.
     pub async fn send(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
         use tracing::Instrument;
-        let inner = &*self.inner;
-        let _guard = inner.gate.enter().await?;
-        let span = tracing::debug_span!("exchange", route_id = %inner.route_id, exchange_id = %exchange.id);
-        let result = inner
-            .pipeline
-            .load()
-            .process(exchange)
-            .instrument(span)
-            .await;
-        inner.exchanges.increment(1);
-        if result.is_err() {
-            inner.failures.increment(1);
-        }
-        inner.stats.record(result.is_ok());
+        let span = tracing::debug_span!("exchange", route_id = %self.inner.route_id, exchange_id = %exchange.id);
+        let result = self.send_nested(exchange).instrument(span).await;
+        self.inner.stats.record(result.is_ok());
         result
     }
 

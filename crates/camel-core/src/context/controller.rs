@@ -114,18 +114,7 @@ impl RouteController {
                 let outcome = rt
                     .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
                     .await;
-                let carried: Vec<_> = rt
-                    .compiled
-                    .assembly
-                    .lifecycles
-                    .iter()
-                    .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
-                    .collect();
-                for (name, state) in carried {
-                    if let Some(l) = next.assembly.lifecycles.iter().find(|l| l.name() == name) {
-                        l.adopt_state(state);
-                    }
-                }
+                route::hand_over(&rt.compiled.assembly.lifecycles, &next.assembly.lifecycles);
                 rt.definition = definition;
                 rt.compiled = next;
                 rt.stale = false;

@@ -205,15 +205,7 @@ impl RouteRuntime {
             let old = &self.compiled.assembly.lifecycles;
             outcome.errors =
                 shutdown_lifecycles(old, swap_reason(&next.assembly.lifecycles), deadline).await;
-            let mut carried: HashMap<String, camel_api::CarriedState> = old
-                .iter()
-                .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
-                .collect();
-            for l in &next.assembly.lifecycles {
-                if let Some(state) = carried.remove(l.name()) {
-                    l.adopt_state(state);
-                }
-            }
+            hand_over(old, &next.assembly.lifecycles);
             // If the new steps fail to start, the old ones are already drained: the route
             // stays paused and says so (nothing accepted is lost); the caller gets the error.
             if let Err(e) = start_lifecycles(&next.assembly.lifecycles, &next.id).await {
@@ -246,6 +238,19 @@ async fn start_lifecycles(
         }
     }
     Ok(())
+}
+
+/// Moves the state of each drained old step to the new step of the same name.
+pub(crate) fn hand_over(old: &[Arc<dyn StepLifecycle>], next: &[Arc<dyn StepLifecycle>]) {
+    let mut carried: HashMap<String, camel_api::CarriedState> = old
+        .iter()
+        .filter_map(|l| l.take_state().map(|s| (l.name().to_string(), s)))
+        .collect();
+    for l in next {
+        if let Some(state) = carried.remove(l.name()) {
+            l.adopt_state(state);
+        }
+    }
 }
 
 /// The shutdown reason for each old step of a swap: `HotSwap` when the new pipeline has a

@@ -36,13 +36,10 @@ fn branches_and_config(
             map.insert(canonical.into(), v);
         }
     }
-    cx.no_more_keys(
-        &map.iter()
-            .filter(|(k, _)| !KEYS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        KEYS,
-    )?;
+    // MulticastConfig accepts unknown keys (it is meant to be embedded); check them here.
+    let mut unknown = map.clone();
+    unknown.retain(|k, _| !KEYS.contains(&k.as_str()));
+    cx.no_more_keys(&unknown, KEYS)?;
     let config: MulticastConfig = cx.decode(&Json::Object(map))?;
     let Json::Array(items) = steps else {
         return Err(cx.error(RouteErrorKind::Missing(
