@@ -142,6 +142,13 @@ async fn two_processes_share_partitions_and_survive_sigkill() {
     running.store(false, AtomicOrdering::Relaxed);
     published.extend(publisher.await.unwrap());
     let want: HashSet<i64> = published.iter().copied().collect();
+    // A is dead: read what it reported before dying but the test had not consumed yet
+    // (the channel closes at the end of A's output), or those ids would be waited for
+    // from B, which never gets them (A confirmed them).
+    while let Some((p, id)) = a_rx.recv().await {
+        a_seen.0.insert(p);
+        a_seen.1.insert(id);
+    }
     let from_a = a_seen.1.clone();
     until(
         &mut b_rx,
