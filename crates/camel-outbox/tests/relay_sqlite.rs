@@ -270,3 +270,41 @@ async fn changing_partitions_on_a_backlog_is_refused_until_drained() {
         .expect("an empty outbox may change partitions");
     assert_eq!(reopened.config().partitions, 4);
 }
+
+/// A worker once went to sleep with messages ready in memory when deliveries finished
+/// while it was scanning: only the poll timer woke it again. With polling and sweeping
+/// an hour apart, a backlog that needs many scans must still drain at once.
+#[tokio::test]
+async fn a_backlog_drains_without_waiting_for_the_poll_timer() {
+    use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+    use std::sync::Arc;
+
+    let (_dir, ds) = sqlite();
+    let mut cfg = fast_config("nopoll");
+    cfg.poll_interval = Duration::from_secs(3600);
+    cfg.sweep_interval = Duration::from_secs(3600);
+    cfg.batch_size = 50;
+    let outbox = Outbox::open(ds, cfg).await.unwrap();
+    let groups: Vec<String> = (0..200).map(|g| format!("g{g}")).collect();
+    let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+    let total = publish(&outbox, msgs(&groups, 10)).await.len();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let all = Arc::new(tokio::sync::Notify::new());
+    let relay = {
+        let (seen, all) = (seen.clone(), all.clone());
+        camel_outbox::Relay::new(outbox.clone(), move |_| {
+            if seen.fetch_add(1, AtomicOrdering::SeqCst) + 1 == total {
+                all.notify_one();
+            }
+            async { Ok(()) }
+        })
+        .spawn()
+    };
+    let drained = tokio::time::timeout(LIMIT, all.notified()).await;
+    let delivered = seen.load(AtomicOrdering::SeqCst);
+    relay.shutdown().await.unwrap();
+    assert!(
+        drained.is_ok(),
+        "only {delivered} of {total} delivered within {LIMIT:?}: the worker waited for its poll timer"
+    );
+}

@@ -3,8 +3,9 @@
 //!
 //! - `relay`, 1 and 8 partitions: the `outbox:` consumer drains a backlog into a no-op
 //!   route (rows deleted once confirmed); the baseline is one task per partition looping
-//!   `DELETE … WHERE (partition_no, id) IN (SELECT … ORDER BY id LIMIT 100 FOR UPDATE SKIP
-//!   LOCKED) RETURNING …` (claim-and-delete) until the table is empty.
+//!   `DELETE … WHERE (partition_no, id) IN (SELECT … ORDER BY id LIMIT n FOR UPDATE SKIP
+//!   LOCKED) RETURNING …` (claim-and-delete) until the table is empty, with `n` the
+//!   relay's own batch size (500 by default), so both make the same number of round trips.
 //! - `publish`, 8 clients: each client runs single-message transactions through
 //!   `Outbox::publish`; the baseline runs the same transactions with a hand-written INSERT.
 //!
@@ -159,11 +160,12 @@ async fn relay_baseline(ds: &Datasource, pool: &PgPool, partitions: u32, rows: u
     let workers: Vec<_> = (0..partitions as i32)
         .map(|p| {
             let (pool, table) = (pool.clone(), table.clone());
+            let batch = outbox.config().batch_size;
             tokio::spawn(async move {
                 let sql = format!(
                     "DELETE FROM {table} WHERE (partition_no, id) IN (
                         SELECT partition_no, id FROM {table} WHERE partition_no = $1
-                        ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+                        ORDER BY id LIMIT {batch} FOR UPDATE SKIP LOCKED)
                      RETURNING id, group_key, headers::text, payload"
                 );
                 loop {

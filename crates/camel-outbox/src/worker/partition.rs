@@ -74,6 +74,11 @@ impl<S: PartitionStore> PartitionWorker<S> {
             if cancel.is_cancelled() {
                 return self.drain().await;
             }
+            // Finished deliveries first: what they release (a group's next message, a
+            // catch-up read) is then handled in this turn, not after the next wake-up.
+            while let Some(outcome) = self.deliveries.try_join_next_with_id() {
+                self.complete(outcome).await?;
+            }
             self.sched.fire_due(now_ms());
             while let Some(fetch) = self.sched.next_fetch() {
                 self.fetch(fetch).await?;
@@ -98,13 +103,14 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 }
             }
             self.dispatch();
-            while let Some(outcome) = self.deliveries.try_join_next_with_id() {
-                self.complete(outcome).await?;
-            }
             if self.sched.pending_deletes() >= self.batch as usize {
                 self.flush().await?;
             }
-            if (scan_needed || sweep.is_some()) && self.sched.scan_allowed() {
+            // Work left for another turn: a read the scheduler asked for (a dispatch can
+            // empty a group down to its overflow mark), or more of a scan or sweep.
+            if self.sched.has_fetches()
+                || (scan_needed || sweep.is_some()) && self.sched.scan_allowed()
+            {
                 tokio::task::yield_now().await;
                 continue;
             }

@@ -250,6 +250,11 @@ impl Scheduler {
         }
     }
 
+    /// True while catch-up reads are waiting to be made.
+    pub(crate) fn has_fetches(&self) -> bool {
+        !self.fetches.is_empty()
+    }
+
     /// The next catch-up read to make, if any.
     pub(crate) fn next_fetch(&mut self) -> Option<Fetch> {
         self.fetches.pop_front()
