@@ -308,3 +308,51 @@ async fn a_backlog_drains_without_waiting_for_the_poll_timer() {
         "only {delivered} of {total} delivered within {LIMIT:?}: the worker waited for its poll timer"
     );
 }
+
+/// A delivery that panics, at its first poll (run inline by the worker) or later (on its
+/// own task), is a failed attempt like an error: the message is retried and the relay
+/// goes on.
+#[tokio::test]
+async fn a_panicking_delivery_is_a_failed_attempt() {
+    use std::sync::{Arc, Mutex};
+
+    let (_dir, ds) = sqlite();
+    let outbox = Outbox::open(ds, fast_config("panics")).await.unwrap();
+    let ids = publish(&outbox, msgs(&["now", "later"], 2)).await;
+    let attempts: Arc<Mutex<Vec<(i64, u32)>>> = Arc::default();
+    let confirmed = Arc::new(tokio::sync::Notify::new());
+    let relay = {
+        let (attempts, confirmed) = (attempts.clone(), confirmed.clone());
+        camel_outbox::Relay::new(outbox.clone(), move |m| {
+            let first = m.attempts == 0;
+            let group = m.group_key.clone().unwrap_or_default();
+            let (attempts, confirmed) = (attempts.clone(), confirmed.clone());
+            async move {
+                if first && group == "now" {
+                    panic!("route panicked at once");
+                }
+                if first {
+                    tokio::task::yield_now().await;
+                    panic!("route panicked after an await");
+                }
+                let mut log = attempts.lock().unwrap();
+                log.push((m.id, m.attempts));
+                if log.len() == 4 {
+                    confirmed.notify_one();
+                }
+                Ok(())
+            }
+        })
+        .spawn()
+    };
+    let done = tokio::time::timeout(LIMIT, confirmed.notified()).await;
+    relay.shutdown().await.unwrap();
+    assert!(done.is_ok(), "confirmed: {:?}", attempts.lock().unwrap());
+    let mut log = attempts.lock().unwrap().clone();
+    log.sort_unstable();
+    let expected: Vec<(i64, u32)> = ids.iter().map(|id| (*id, 1)).collect();
+    assert_eq!(
+        log, expected,
+        "each message confirmed on its second attempt"
+    );
+}

@@ -7,9 +7,12 @@
 //! the worker stops before it can change a row.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use camel_api::CamelError;
+use futures::future::BoxFuture;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +30,19 @@ use crate::store::PartitionStore;
 const DELETE_LINGER: Duration = Duration::from_millis(20);
 
 type Outcome = Result<(tokio::task::Id, Result<(), CamelError>), tokio::task::JoinError>;
+
+/// Polls a delivery once, without a waker: its task (if it is not done) polls it again
+/// with a real one, which is all a future may rely on. A panic counts as a failed attempt,
+/// as it does in a task.
+fn poll_once(
+    deliver: &mut BoxFuture<'static, Result<(), CamelError>>,
+) -> Poll<Result<(), CamelError>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| deliver.as_mut().poll(&mut cx))) {
+        Ok(poll) => poll,
+        Err(_) => Poll::Ready(Err(CamelError::processor("delivery panicked"))),
+    }
+}
 
 /// One partition's relay loop.
 pub(crate) struct PartitionWorker<S> {
@@ -102,7 +118,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
                     }
                 }
             }
-            self.dispatch();
+            self.dispatch().await?;
             if self.sched.pending_deletes() >= self.batch as usize {
                 self.flush().await?;
             }
@@ -184,12 +200,30 @@ impl<S: PartitionStore> PartitionWorker<S> {
         Ok(())
     }
 
-    fn dispatch(&mut self) {
-        while let Some(m) = self.sched.next_dispatch() {
-            let key = (m.id, m.attempts);
-            let deliver = (self.handler)(m);
-            let task = self.deliveries.spawn(deliver);
-            self.tasks.insert(task.id(), key);
+    /// Hands out everything the scheduler allows. Each delivery is polled once here: one
+    /// that completes at once (a synchronous route) is settled without a task; the others
+    /// run on their own task, so a slow route never holds up the partition's loop. What
+    /// completed at once may release more messages, hence the loop.
+    async fn dispatch(&mut self) -> Result<()> {
+        let mut done = Vec::new();
+        loop {
+            while let Some(m) = self.sched.next_dispatch() {
+                let key = (m.id, m.attempts);
+                let mut deliver = (self.handler)(m);
+                match poll_once(&mut deliver) {
+                    Poll::Ready(result) => done.push((key, result)),
+                    Poll::Pending => {
+                        let task = self.deliveries.spawn(deliver);
+                        self.tasks.insert(task.id(), key);
+                    }
+                }
+            }
+            if done.is_empty() {
+                return Ok(());
+            }
+            for ((id, attempts), result) in done.drain(..) {
+                self.settle(id, attempts, result).await?;
+            }
         }
     }
 
@@ -204,6 +238,16 @@ impl<S: PartitionStore> PartitionWorker<S> {
         let Some((id, attempts)) = self.tasks.remove(&task) else {
             return Ok(());
         };
+        self.settle(id, attempts, result).await
+    }
+
+    /// Records the outcome of delivering message `id` (attempted `attempts` times before).
+    async fn settle(
+        &mut self,
+        id: i64,
+        attempts: u32,
+        result: Result<(), CamelError>,
+    ) -> Result<()> {
         let error = match result {
             Ok(()) => {
                 self.metrics.relayed.increment(1);
