@@ -56,6 +56,12 @@ pub fn per_second(items: u64, elapsed: Duration) -> f64 {
     items as f64 / elapsed.as_secs_f64().max(1e-9)
 }
 
+/// The median of some measurements (0 when there are none).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// Prints one `RESULT` line: `RESULT scenario=… key=value …`.
 pub fn result_line(scenario: &str, fields: &[(&str, String)]) {
     let mut line = format!("RESULT scenario={scenario}");
