@@ -12,3 +12,4 @@ pub mod message;
 pub mod multicast;
 pub mod pipeline;
 pub mod resequencer;
+pub mod trace;

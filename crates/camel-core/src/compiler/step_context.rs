@@ -309,5 +309,6 @@ pub(crate) fn compile_one(
             expected: Vec::new(),
         }));
     };
-    compiler.compile(&step.config, &mut cx)
+    let processor = compiler.compile(&step.config, &mut cx)?;
+    Ok(camel_eip::trace::traced(processor, route_id, &cx.path))
 }
