@@ -21,6 +21,17 @@ pub trait Component: Send + Sync + fmt::Debug + 'static {
         uri: EndpointUri,
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<dyn Endpoint>, CamelError>;
+
+    /// Transactions on this component's database named `datasource` (its default database
+    /// when `None`), for the `transacted` step; `Ok(None)` when the component has none.
+    fn transaction_manager(
+        &self,
+        datasource: Option<&str>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Option<Arc<dyn crate::transaction::TransactionManager>>, CamelError> {
+        let _ = (datasource, ctx);
+        Ok(None)
+    }
 }
 
 /// One configured address: a producer to send to it, a consumer to read from it.

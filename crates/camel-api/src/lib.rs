@@ -29,6 +29,7 @@ mod lifecycle;
 mod message;
 mod processor;
 pub mod suggest;
+pub mod transaction;
 mod uri;
 mod value;
 

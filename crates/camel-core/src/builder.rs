@@ -307,6 +307,22 @@ impl RouteBuilder {
         )
     }
 
+    /// Runs `steps` in one database transaction: committed when they succeed, rolled back
+    /// when one fails. `datasource` names the database (a component's default when `None`).
+    pub fn transacted(
+        mut self,
+        datasource: Option<&str>,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        let nested = self.take_steps(steps(RouteBuilder::nested()));
+        let mut map = Map::new();
+        if let Some(d) = datasource {
+            map.insert("datasource".into(), Json::String(d.to_string()));
+        }
+        map.insert("steps".into(), nested);
+        self.step("transacted", Json::Object(map))
+    }
+
     /// Scatter-gather: a parallel multicast (Camel's stateless form).
     pub fn scatter_gather(
         mut self,

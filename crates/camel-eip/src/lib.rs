@@ -13,3 +13,4 @@ pub mod multicast;
 pub mod pipeline;
 pub mod resequencer;
 pub mod trace;
+pub mod transacted;

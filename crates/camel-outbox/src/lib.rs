@@ -36,7 +36,7 @@ mod store;
 mod worker;
 
 pub use backoff::Backoff;
-pub use component::OutboxComponent;
+pub use component::{OutboxComponent, RouteTransaction, TransactionGuard};
 pub use config::{MaxAttempts, Ordering, OutboxConfig, TableName};
 pub use error::{OutboxError, Result};
 pub use message::{NewMessage, PayloadKind, StoredMessage};

@@ -174,6 +174,29 @@ impl<'a> StepContext<'a> {
         Ok(endpoint)
     }
 
+    /// The transaction manager for `datasource` (a component's default database when
+    /// `None`); errors are located at `relative`.
+    pub fn transaction_manager(
+        &self,
+        datasource: Option<&str>,
+        relative: &str,
+    ) -> Result<Arc<dyn camel_api::transaction::TransactionManager>, RouteError> {
+        match self
+            .registry
+            .transaction_manager(datasource, Some(self.route_id))
+        {
+            Ok(Some(manager)) => Ok(manager),
+            Ok(None) => Err(self.error_at(
+                relative,
+                RouteErrorKind::InvalidValue(format!(
+                    "no registered component manages transactions{} (register the outbox component)",
+                    datasource.map(|d| format!(" on `{d}`")).unwrap_or_default()
+                )),
+            )),
+            Err(e) => Err(self.error_at(relative, RouteErrorKind::Endpoint(e))),
+        }
+    }
+
     /// Registers a step's background work with the route.
     pub fn add_lifecycle(&mut self, lifecycle: Arc<dyn StepLifecycle>) {
         self.lifecycles.push(lifecycle);

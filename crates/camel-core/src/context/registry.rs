@@ -127,6 +127,30 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// The transaction manager for `datasource` (each component's default database when
+    /// `None`): the first component, in scheme order, that offers one.
+    pub(crate) fn transaction_manager(
+        &self,
+        datasource: Option<&str>,
+        route_id: Option<&str>,
+    ) -> Result<Option<Arc<dyn camel_api::transaction::TransactionManager>>, CamelError> {
+        let cx = EndpointContext {
+            registry: self,
+            route_id,
+        };
+        for scheme in self.component_schemes() {
+            let Some(component) = self.component(&scheme) else {
+                continue;
+            };
+            if let Some(manager) = component.transaction_manager(datasource, &cx)? {
+                return Ok(Some(manager));
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// The [`ComponentContext`] handed to components while a route compiles.
 struct EndpointContext<'a> {
     registry: &'a Registry,

@@ -24,18 +24,22 @@ mod convert;
 mod endpoint;
 mod producer;
 mod settings;
+mod transaction;
 
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use camel_api::transaction::TransactionManager;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 use tokio::sync::OnceCell;
 
 use crate::config::TableName;
 use crate::outbox::Outbox;
 use crate::store::Datasource;
+
+pub use transaction::{RouteTransaction, TransactionGuard};
 
 /// Name of the context resource the component reads when an endpoint names no datasource.
 pub const DATASOURCE_RESOURCE: &str = "outbox.datasource";
@@ -47,6 +51,8 @@ pub const DATASOURCE_RESOURCE: &str = "outbox.datasource";
 pub struct OutboxComponent {
     data_dir: PathBuf,
     shared: Arc<Mutex<HashMap<String, Arc<SharedOutbox>>>>,
+    /// One pool per database, shared by its outboxes and `transacted` steps.
+    sources: Arc<Mutex<HashMap<String, Arc<SharedSource>>>>,
 }
 
 impl Default for OutboxComponent {
@@ -66,7 +72,29 @@ impl OutboxComponent {
         OutboxComponent {
             data_dir: dir.into(),
             shared: Arc::default(),
+            sources: Arc::default(),
         }
+    }
+
+    /// The shared database named by `url`, the context resource, or the embedded default.
+    fn shared_source(
+        &self,
+        uri: &str,
+        url: Option<String>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<SharedSource>, CamelError> {
+        let source = self.source(uri, url, ctx)?;
+        let mut all = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(all
+            .entry(source.key())
+            .or_insert_with(|| {
+                Arc::new(SharedSource {
+                    key: source.key(),
+                    source,
+                    datasource: OnceCell::new(),
+                })
+            })
+            .clone())
     }
 
     fn source(
@@ -152,10 +180,10 @@ impl Component for OutboxComponent {
         let mut known = vec!["datasource", "group_key"];
         known.extend_from_slice(settings::OUTBOX_KEYS);
         uri.parameters.finish(&known)?;
-        let source = self.source(&raw, url, ctx)?;
+        let source = self.shared_source(&raw, url, ctx)?;
         let shared = {
             let mut all = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-            all.entry(format!("{}#{name}", source.key()))
+            all.entry(format!("{}#{name}", source.key))
                 .or_insert_with(|| {
                     Arc::new(SharedOutbox {
                         name: name.clone(),
@@ -171,6 +199,35 @@ impl Component for OutboxComponent {
             raw, shared, group_key,
         )))
     }
+
+    fn transaction_manager(
+        &self,
+        datasource: Option<&str>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Option<Arc<dyn TransactionManager>>, CamelError> {
+        let what = datasource.unwrap_or("the outbox component's default database");
+        let source = self.shared_source(what, datasource.map(str::to_string), ctx)?;
+        Ok(Some(Arc::new(transaction::Manager::new(
+            source,
+            self.shared.clone(),
+        ))))
+    }
+}
+
+/// One database as the endpoints and `transacted` steps of a context share it: its pool
+/// is made on first use.
+#[derive(Debug)]
+pub(crate) struct SharedSource {
+    /// Identifies the database (producers join a route transaction with the same key).
+    pub(crate) key: String,
+    source: Source,
+    datasource: OnceCell<Datasource>,
+}
+
+impl SharedSource {
+    pub(crate) async fn datasource(&self) -> Result<&Datasource, CamelError> {
+        self.datasource.get_or_try_init(|| self.source.open()).await
+    }
 }
 
 /// One outbox as the endpoints of a context share it; opened on first use, after every
@@ -178,12 +235,16 @@ impl Component for OutboxComponent {
 #[derive(Debug)]
 pub(crate) struct SharedOutbox {
     name: String,
-    source: Source,
+    pub(crate) source: Arc<SharedSource>,
     settings: Mutex<BTreeMap<String, String>>,
     outbox: OnceCell<Outbox>,
 }
 
 impl SharedOutbox {
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     fn add_settings(&self, uri: &str, new: BTreeMap<String, String>) -> Result<(), CamelError> {
         let mut merged = self.settings.lock().unwrap_or_else(|p| p.into_inner());
         let mut candidate = merged.clone();
@@ -204,7 +265,7 @@ impl SharedOutbox {
                     .clone();
                 let config =
                     settings::config(&format!("outbox:{}", self.name), &self.name, &merged)?;
-                let datasource = self.source.open().await?;
+                let datasource = self.source.datasource().await?.clone();
                 Ok(Outbox::open(datasource, config).await?)
             })
             .await

@@ -1,12 +1,13 @@
 //! The producer: publishes the exchange in its own transaction and commits, waking the
-//! local relay.
+//! local relay; inside a `transacted` step on the same database, publishes in the step's
+//! transaction instead.
 
 use std::sync::Arc;
 
 use camel_api::{BoxExpression, BoxProcessor, CamelError, Exchange};
 
 use super::convert::to_message;
-use super::SharedOutbox;
+use super::{RouteTransaction, SharedOutbox};
 use crate::headers;
 use crate::store::Datasource;
 
@@ -28,6 +29,23 @@ pub(crate) fn processor(
             };
             let outbox = shared.outbox().await?;
             let message = to_message(&exchange, key);
+            if let Some(tx) = camel_api::transaction::current() {
+                // Inside `transacted`: publish in its transaction, never beside it.
+                let joined = tx
+                    .as_any()
+                    .downcast_ref::<RouteTransaction>()
+                    .filter(|t| t.key() == shared.source.key);
+                let Some(route_tx) = joined else {
+                    return Err(CamelError::processor(format!(
+                        "`outbox:{}` cannot join the enclosing `transacted` step: they are on \
+                         different databases (give the step the outbox's `datasource`)",
+                        shared.name()
+                    )));
+                };
+                let id = route_tx.lock().await.publish(outbox, message).await?;
+                exchange.message.headers.insert(headers::ID, id);
+                return Ok(exchange);
+            }
             let id = match outbox.datasource() {
                 #[cfg(feature = "postgres")]
                 Datasource::Postgres(pool) => {

@@ -6,6 +6,7 @@ mod message;
 mod multicast;
 pub(crate) mod resequence;
 mod routing;
+mod transacted;
 
 use camel_api::BoxProcessor;
 use serde_json::Value as Json;
@@ -50,6 +51,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
         FnStep("resequence", resequence::nested),
         FnStep("multicast", multicast::multicast),
         FnStep("scatter_gather", multicast::scatter_gather),
+        FnStep("transacted", transacted::transacted),
     ] {
         r.register(step);
     }

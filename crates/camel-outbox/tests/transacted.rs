@@ -1,0 +1,226 @@
+//! The `transacted` step with the outbox component, from a real YAML route: a Rust step's
+//! business write and two `outbox:` publishes commit together, or roll back together when
+//! a later step fails; an outbox on another database refuses to publish beside the
+//! transaction. On a SQLite file, and on PostgreSQL when `CAMEL_TEST_PG_URL` is set.
+
+mod common;
+
+use std::sync::Arc;
+
+use camel_api::{BoxProcessor, CamelError, Exchange};
+use camel_core::CamelContext;
+use camel_outbox::admin::OutboxAdmin;
+use camel_outbox::{Datasource, OutboxComponent, OutboxConfig, RouteTransaction};
+
+/// The business write: one row in `{table}` through the step's transaction.
+fn business_write(table: String) -> BoxProcessor {
+    BoxProcessor::from_fn(move |ex: Exchange| {
+        let table = table.clone();
+        async move {
+            let tx = RouteTransaction::current()
+                .ok_or_else(|| CamelError::processor("not inside a transacted step"))?;
+            let mut guard = tx.lock().await;
+            let sql = format!("INSERT INTO {table} (note) VALUES ('order')");
+            let done = if let Some(conn) = guard.postgres() {
+                sqlx::query(&sql).execute(conn).await.map(drop)
+            } else if let Some(conn) = guard.sqlite() {
+                sqlx::query(&sql).execute(conn).await.map(drop)
+            } else {
+                return Err(CamelError::processor("transaction already ended"));
+            };
+            done.map_err(|e| CamelError::external("business write", e))?;
+            Ok(ex)
+        }
+    })
+}
+
+fn routes(url: &str, other_url: &str, suffix: &str) -> String {
+    format!(
+        r#"
+- route:
+    id: place
+    from:
+      uri: direct:place
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - process: {{ ref: business }}
+              - to:
+                  uri: outbox:orders{suffix}
+                  parameters: {{ datasource: "{url}", group_key: "${{header.order}}" }}
+              - to:
+                  uri: outbox:audit{suffix}
+                  parameters: {{ datasource: "{url}" }}
+              - filter:
+                  simple: "${{header.fail}} == 'yes'"
+                  steps:
+                    - process: {{ ref: boom }}
+- route:
+    id: elsewhere
+    from:
+      uri: direct:elsewhere
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - to:
+                  uri: outbox:stray{suffix}
+                  parameters: {{ datasource: "{other_url}" }}
+"#
+    )
+}
+
+async fn pending(ds: &Datasource, outbox: &str) -> u64 {
+    let admin = OutboxAdmin::from_config(ds.clone(), &OutboxConfig::new(outbox)).unwrap();
+    admin.counts().await.unwrap().pending
+}
+
+async fn business_rows(ds: &Datasource, table: &str) -> i64 {
+    let sql = format!("SELECT count(*) FROM {table}");
+    match ds {
+        Datasource::Postgres(p) => sqlx::query_scalar(&sql).fetch_one(p).await.unwrap(),
+        Datasource::Sqlite(p) => sqlx::query_scalar(&sql).fetch_one(p).await.unwrap(),
+        _ => unreachable!("both databases are enabled"),
+    }
+}
+
+async fn exercise(url: &str, other_url: &str, suffix: &str) {
+    let ds = Datasource::connect(url).unwrap();
+    let table = format!("business{suffix}");
+    let ddl = format!("CREATE TABLE {table} (note TEXT NOT NULL)");
+    match &ds {
+        Datasource::Postgres(p) => sqlx::query(&ddl).execute(p).await.map(drop).unwrap(),
+        Datasource::Sqlite(p) => sqlx::query(&ddl).execute(p).await.map(drop).unwrap(),
+        _ => unreachable!(),
+    }
+
+    let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(OutboxComponent::new()));
+    ctx.add_resource("business", Arc::new(business_write(table.clone())));
+    ctx.add_resource(
+        "boom",
+        Arc::new(BoxProcessor::sync(|_| {
+            Err(CamelError::processor("payment refused"))
+        })),
+    );
+    let defs = camel_core::yaml::load_str(&routes(url, other_url, suffix), "tx.yaml").unwrap();
+    ctx.add_routes(defs).await.unwrap();
+    ctx.start().await.unwrap();
+
+    // Success: the business row and both messages commit together.
+    let ok = Exchange::new("{}")
+        .with_header("order", "o-1")
+        .with_header("fail", "no");
+    let out = ctx.request("direct:place", ok).await.unwrap();
+    assert!(out.header(camel_outbox::headers::ID).is_some());
+    assert_eq!(business_rows(&ds, &table).await, 1);
+    assert_eq!(pending(&ds, &format!("orders{suffix}")).await, 1);
+    assert_eq!(pending(&ds, &format!("audit{suffix}")).await, 1);
+
+    // A later step fails: nothing of this exchange stays.
+    let bad = Exchange::new("{}")
+        .with_header("order", "o-2")
+        .with_header("fail", "yes");
+    let err = ctx.request("direct:place", bad).await.unwrap_err();
+    assert!(err.to_string().contains("payment refused"), "{err}");
+    assert_eq!(
+        business_rows(&ds, &table).await,
+        1,
+        "business write rolled back"
+    );
+    assert_eq!(
+        pending(&ds, &format!("orders{suffix}")).await,
+        1,
+        "publish rolled back"
+    );
+    assert_eq!(
+        pending(&ds, &format!("audit{suffix}")).await,
+        1,
+        "publish rolled back"
+    );
+
+    // An outbox on another database does not publish beside the transaction.
+    let err = ctx
+        .request("direct:elsewhere", Exchange::new("{}"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("different databases"), "{err}");
+    let other = Datasource::connect(other_url).unwrap();
+    assert_eq!(pending(&other, &format!("stray{suffix}")).await, 0);
+
+    ctx.stop().await;
+}
+
+#[tokio::test]
+async fn sqlite_business_write_and_publishes_commit_or_roll_back_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("app.db").display());
+    let other = format!("sqlite://{}", dir.path().join("other.db").display());
+    exercise(&url, &other, "").await;
+}
+
+#[tokio::test]
+async fn postgres_business_write_and_publishes_commit_or_roll_back_together() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let other = format!("sqlite://{}", dir.path().join("other.db").display());
+    let suffix = format!("_tx{}", std::process::id());
+    exercise(&url, &other, &suffix).await;
+    let ds = Datasource::connect(&url).unwrap();
+    if let Datasource::Postgres(p) = &ds {
+        let _ = sqlx::query(&format!("DROP TABLE IF EXISTS business{suffix}"))
+            .execute(p)
+            .await;
+    }
+    common::drop_tables(&ds, &format!("camel_outbox_orders{suffix}")).await;
+    common::drop_tables(&ds, &format!("camel_outbox_audit{suffix}")).await;
+}
+
+#[tokio::test]
+async fn a_bad_datasource_is_a_route_error_at_the_step() {
+    let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(OutboxComponent::new()));
+    let yaml = r#"
+- route:
+    id: broken
+    from:
+      uri: direct:x
+      steps:
+        - transacted:
+            datasource: "mysql://nope"
+            steps: [ { log: "x" } ]
+"#;
+    let err = ctx
+        .add_routes(camel_core::yaml::load_str(yaml, "bad.yaml").unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bad.yaml:8"), "{err}");
+    assert!(err.contains("transacted"), "{err}");
+}
+
+#[test]
+fn the_builder_makes_the_same_definition_as_yaml() {
+    let yaml = r#"
+- route:
+    id: r
+    from:
+      uri: direct:in
+      steps:
+        - transacted:
+            datasource: "sqlite://app.db"
+            steps:
+              - process: { ref: business }
+"#;
+    let from_yaml = camel_core::yaml::load_str(yaml, "r.yaml")
+        .unwrap()
+        .remove(0);
+    let built = camel_core::builder::RouteBuilder::from("direct:in")
+        .transacted(Some("sqlite://app.db"), |s| s.process_ref("business"))
+        .id("r")
+        .build();
+    assert_eq!(from_yaml, built);
+}
