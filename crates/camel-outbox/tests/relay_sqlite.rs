@@ -309,16 +309,16 @@ async fn a_backlog_drains_without_waiting_for_the_poll_timer() {
     );
 }
 
-/// A delivery that panics, at its first poll (run inline by the worker) or later (on its
-/// own task), is a failed attempt like an error: the message is retried and the relay
-/// goes on.
+/// A delivery that panics, when the handler is called, at its first poll (run inline by
+/// the worker) or later (on its own task), is a failed attempt like an error: the message
+/// is retried and the relay goes on.
 #[tokio::test]
 async fn a_panicking_delivery_is_a_failed_attempt() {
     use std::sync::{Arc, Mutex};
 
     let (_dir, ds) = sqlite();
     let outbox = Outbox::open(ds, fast_config("panics")).await.unwrap();
-    let ids = publish(&outbox, msgs(&["now", "later"], 2)).await;
+    let ids = publish(&outbox, msgs(&["call", "now", "later"], 2)).await;
     let attempts: Arc<Mutex<Vec<(i64, u32)>>> = Arc::default();
     let confirmed = Arc::new(tokio::sync::Notify::new());
     let relay = {
@@ -326,6 +326,9 @@ async fn a_panicking_delivery_is_a_failed_attempt() {
         camel_outbox::Relay::new(outbox.clone(), move |m| {
             let first = m.attempts == 0;
             let group = m.group_key.clone().unwrap_or_default();
+            if first && group == "call" {
+                panic!("handler panicked before making its future");
+            }
             let (attempts, confirmed) = (attempts.clone(), confirmed.clone());
             async move {
                 if first && group == "now" {
@@ -337,7 +340,7 @@ async fn a_panicking_delivery_is_a_failed_attempt() {
                 }
                 let mut log = attempts.lock().unwrap();
                 log.push((m.id, m.attempts));
-                if log.len() == 4 {
+                if log.len() == 6 {
                     confirmed.notify_one();
                 }
                 Ok(())

@@ -85,10 +85,15 @@ impl Relay {
         tasks.spawn(report_backlog(self.outbox.clone(), cancel.clone()));
         let mut first_error = None;
         while let Some(done) = tasks.join_next().await {
-            if let Ok(Err(e)) = done {
-                cancel.cancel();
-                first_error.get_or_insert(e);
-            }
+            let error = match done {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) => e,
+                // A panicked worker would leave its partition undrained: stop the relay
+                // and say so rather than run on without it.
+                Err(e) => crate::error::OutboxError::Config(format!("relay worker failed: {e}")),
+            };
+            cancel.cancel();
+            first_error.get_or_insert(error);
         }
         first_error.map_or(Ok(()), Err)
     }

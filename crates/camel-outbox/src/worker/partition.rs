@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::scheduler::{Exclusion, Fetch, Scheduler};
 use super::Handler;
 use crate::error::Result;
-use crate::message::now_ms;
+use crate::message::{now_ms, StoredMessage};
 use crate::metrics::WorkerMetrics;
 use crate::outbox::Outbox;
 use crate::store::PartitionStore;
@@ -31,17 +31,41 @@ const DELETE_LINGER: Duration = Duration::from_millis(20);
 
 type Outcome = Result<(tokio::task::Id, Result<(), CamelError>), tokio::task::JoinError>;
 
-/// Polls a delivery once, without a waker: its task (if it is not done) polls it again
-/// with a real one, which is all a future may rely on. A panic counts as a failed attempt,
-/// as it does in a task.
-fn poll_once(
-    deliver: &mut BoxFuture<'static, Result<(), CamelError>>,
-) -> Poll<Result<(), CamelError>> {
+/// A delivery after its first poll.
+enum Started {
+    /// It completed in that poll.
+    Done(Result<(), CamelError>),
+    /// It waits; its task polls it on.
+    Waiting(BoxFuture<'static, Result<(), CamelError>>),
+}
+
+/// Starts a delivery and polls it once, without a waker: a delivery that is not done is
+/// polled again by its own task with a real waker, which is all a future may rely on. A
+/// panic, in the handler call or in that poll, counts as a failed attempt, as it does in
+/// a task.
+fn start_delivery(handler: &Handler, message: StoredMessage) -> Started {
     let mut cx = Context::from_waker(Waker::noop());
-    match std::panic::catch_unwind(AssertUnwindSafe(|| deliver.as_mut().poll(&mut cx))) {
-        Ok(poll) => poll,
-        Err(_) => Poll::Ready(Err(CamelError::processor("delivery panicked"))),
-    }
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut deliver = handler(message);
+        match deliver.as_mut().poll(&mut cx) {
+            Poll::Ready(result) => Started::Done(result),
+            Poll::Pending => Started::Waiting(deliver),
+        }
+    }));
+    started.unwrap_or_else(|panic| {
+        Started::Done(Err(CamelError::processor(format!(
+            "delivery panicked: {}",
+            panic_message(&*panic)
+        ))))
+    })
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 /// One partition's relay loop.
@@ -209,10 +233,9 @@ impl<S: PartitionStore> PartitionWorker<S> {
         loop {
             while let Some(m) = self.sched.next_dispatch() {
                 let key = (m.id, m.attempts);
-                let mut deliver = (self.handler)(m);
-                match poll_once(&mut deliver) {
-                    Poll::Ready(result) => done.push((key, result)),
-                    Poll::Pending => {
+                match start_delivery(&self.handler, m) {
+                    Started::Done(result) => done.push((key, result)),
+                    Started::Waiting(deliver) => {
                         let task = self.deliveries.spawn(deliver);
                         self.tasks.insert(task.id(), key);
                     }
@@ -223,6 +246,9 @@ impl<S: PartitionStore> PartitionWorker<S> {
             }
             for ((id, attempts), result) in done.drain(..) {
                 self.settle(id, attempts, result).await?;
+                // Routes that finish at once never make this task wait: each counts
+                // against the task's budget, so the runtime still gets its turn.
+                tokio::task::consume_budget().await;
             }
         }
     }
