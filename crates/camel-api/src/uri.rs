@@ -240,6 +240,23 @@ impl Parameters {
     }
 }
 
+/// `url` fit for a message: the user information of `scheme://user:password@host…` is
+/// replaced by `***`, so no password reaches a log or an error.
+///
+/// ```
+/// assert_eq!(
+///     camel_api::redact_url("postgres://app:secret@127.0.0.1/shop"),
+///     "postgres://***@127.0.0.1/shop"
+/// );
+/// assert_eq!(camel_api::redact_url("sqlite:orders.db"), "sqlite:orders.db");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***{}", &url[..s], &url[at..]),
+        _ => url.to_string(),
+    }
+}
+
 /// Parses `1000`, `500ms`, `2s`, `1m`, `1h` into a duration.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();

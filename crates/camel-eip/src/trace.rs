@@ -1,6 +1,7 @@
 //! Step spans: one `tracing` span per step execution, named `step`, with the route id,
 //! the step's path in the route (`steps[1].filter.steps[0].log`) and the exchange id, under
-//! the target `camel::step` at `DEBUG`. A step that fails logs its error inside its span.
+//! the target `camel::step` at `DEBUG`. A step that fails logs its error inside its span,
+//! and so does each step containing it, from the inside out.
 //!
 //! Whether a route's steps get spans is decided when the route is compiled: with the
 //! target disabled (the default), [`traced`] returns the step untouched and costs nothing.

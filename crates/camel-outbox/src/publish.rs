@@ -69,6 +69,7 @@ impl Outbox {
         }
         let n = messages.len() as u64;
         let rows = messages.into_iter().map(|m| self.prepare(m)).collect();
+        #[cfg(feature = "postgres")]
         let cfg = self.config();
         let ids = match tx.target() {
             #[cfg(feature = "postgres")]

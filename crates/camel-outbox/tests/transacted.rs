@@ -57,6 +57,51 @@ fn routes(url: &str, other_url: &str, suffix: &str) -> String {
                   steps:
                     - process: {{ ref: boom }}
 - route:
+    id: outer
+    from:
+      uri: direct:outer
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - to: direct:inner-publish
+              - transacted:
+                  datasource: "{url}"
+                  steps:
+                    - to:
+                        uri: outbox:audit{suffix}
+                        parameters: {{ datasource: "{url}" }}
+              - filter:
+                  simple: "${{header.fail}} == 'yes'"
+                  steps:
+                    - process: {{ ref: boom }}
+- route:
+    id: inner-publish
+    from:
+      uri: direct:inner-publish
+      steps:
+        - to:
+            uri: outbox:orders{suffix}
+            parameters: {{ datasource: "{url}", group_key: "${{header.order}}" }}
+- route:
+    id: publish-woken
+    from:
+      uri: direct:woken
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - to:
+                  uri: outbox:woken{suffix}
+                  parameters: {{ datasource: "{url}" }}
+- route:
+    id: relay-woken
+    from:
+      uri: outbox:woken{suffix}
+      parameters: {{ datasource: "{url}", poll_interval: 1h, sweep_interval: 1h }}
+      steps:
+        - process: {{ ref: seen }}
+- route:
     id: elsewhere
     from:
       uri: direct:elsewhere
@@ -104,6 +149,14 @@ async fn exercise(url: &str, other_url: &str, suffix: &str) {
             Err(CamelError::processor("payment refused"))
         })),
     );
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    ctx.add_resource(
+        "seen",
+        Arc::new(BoxProcessor::sync(move |ex: Exchange| {
+            let _ = seen_tx.send(ex.message.body.as_text().unwrap_or_default().to_string());
+            Ok(ex)
+        })),
+    );
     let defs = camel_core::yaml::load_str(&routes(url, other_url, suffix), "tx.yaml").unwrap();
     ctx.add_routes(defs).await.unwrap();
     ctx.start().await.unwrap();
@@ -138,6 +191,55 @@ async fn exercise(url: &str, other_url: &str, suffix: &str) {
         pending(&ds, &format!("audit{suffix}")).await,
         1,
         "publish rolled back"
+    );
+
+    // Many exchanges at once: each commits its own write and messages (on SQLite they
+    // take turns as the file's writer).
+    let calls = (0..16).map(|i| {
+        let ex = Exchange::new("{}")
+            .with_header("order", format!("c-{i}"))
+            .with_header("fail", "no");
+        ctx.request("direct:place", ex)
+    });
+    for result in futures::future::join_all(calls).await {
+        result.unwrap();
+    }
+    assert_eq!(business_rows(&ds, &table).await, 17);
+    assert_eq!(pending(&ds, &format!("orders{suffix}")).await, 17);
+
+    // `direct:` calls and a nested `transacted` on the same database are inside the
+    // outer transaction: they commit with it, or roll back with it.
+    let ok = Exchange::new("{}")
+        .with_header("order", "d-1")
+        .with_header("fail", "no");
+    ctx.request("direct:outer", ok).await.unwrap();
+    assert_eq!(pending(&ds, &format!("orders{suffix}")).await, 18);
+    assert_eq!(pending(&ds, &format!("audit{suffix}")).await, 18);
+    let bad = Exchange::new("{}")
+        .with_header("order", "d-2")
+        .with_header("fail", "yes");
+    ctx.request("direct:outer", bad).await.unwrap_err();
+    assert_eq!(
+        pending(&ds, &format!("orders{suffix}")).await,
+        18,
+        "rolled back"
+    );
+    assert_eq!(
+        pending(&ds, &format!("audit{suffix}")).await,
+        18,
+        "rolled back"
+    );
+
+    // The commit wakes the local relay: with polling and sweeping an hour apart, nothing
+    // else could make it deliver.
+    ctx.request("direct:woken", Exchange::new("wake up"))
+        .await
+        .unwrap();
+    let got = tokio::time::timeout(std::time::Duration::from_secs(10), seen_rx.recv()).await;
+    assert_eq!(
+        got.ok().flatten().as_deref(),
+        Some("wake up"),
+        "relay not woken by the commit"
     );
 
     // An outbox on another database does not publish beside the transaction.
@@ -177,6 +279,7 @@ async fn postgres_business_write_and_publishes_commit_or_roll_back_together() {
     }
     common::drop_tables(&ds, &format!("camel_outbox_orders{suffix}")).await;
     common::drop_tables(&ds, &format!("camel_outbox_audit{suffix}")).await;
+    common::drop_tables(&ds, &format!("camel_outbox_woken{suffix}")).await;
 }
 
 #[tokio::test]
@@ -190,7 +293,7 @@ async fn a_bad_datasource_is_a_route_error_at_the_step() {
       uri: direct:x
       steps:
         - transacted:
-            datasource: "mysql://nope"
+            datasource: "mysql://app:hunter2@127.0.0.1/nope"
             steps: [ { log: "x" } ]
 "#;
     let err = ctx
@@ -200,6 +303,10 @@ async fn a_bad_datasource_is_a_route_error_at_the_step() {
         .to_string();
     assert!(err.contains("bad.yaml:8"), "{err}");
     assert!(err.contains("transacted"), "{err}");
+    assert!(
+        !err.contains("hunter2"),
+        "the password must not be shown: {err}"
+    );
 }
 
 #[test]

@@ -190,7 +190,9 @@ impl<'a> StepContext<'a> {
                 relative,
                 RouteErrorKind::InvalidValue(format!(
                     "no registered component manages transactions{} (register the outbox component)",
-                    datasource.map(|d| format!(" on `{d}`")).unwrap_or_default()
+                    datasource
+                        .map(|d| format!(" on `{}`", camel_api::redact_url(d)))
+                        .unwrap_or_default()
                 )),
             )),
             Err(e) => Err(self.error_at(relative, RouteErrorKind::Endpoint(e))),

@@ -92,6 +92,7 @@ impl OutboxComponent {
                     key: source.key(),
                     source,
                     datasource: OnceCell::new(),
+                    writer: Arc::new(tokio::sync::Semaphore::new(1)),
                 })
             })
             .clone())
@@ -130,17 +131,35 @@ impl OutboxComponent {
 
 /// Where an outbox's database comes from. Pools are made on first use, inside the
 /// runtime, because endpoints may be built outside one.
-#[derive(Debug)]
 enum Source {
     Url(String),
     Ready(Datasource),
     EmbeddedFile(PathBuf),
 }
 
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Url(u) => f
+                .debug_tuple("Url")
+                .field(&crate::store::redact(u))
+                .finish(),
+            Source::Ready(ds) => f.debug_tuple("Ready").field(ds).finish(),
+            Source::EmbeddedFile(dir) => f.debug_tuple("EmbeddedFile").field(dir).finish(),
+        }
+    }
+}
+
 impl Source {
+    /// Identifies the database without its password: the redacted URL and a hash of the
+    /// whole URL (two URLs differing only in their password stay two databases).
     fn key(&self) -> String {
         match self {
-            Source::Url(u) => u.clone(),
+            Source::Url(u) => format!(
+                "{}#{:016x}",
+                crate::store::redact(u),
+                crate::message::stable_hash(u)
+            ),
             Source::Ready(_) => format!("resource:{DATASOURCE_RESOURCE}"),
             Source::EmbeddedFile(dir) => format!("embedded:{}", dir.display()),
         }
@@ -150,9 +169,17 @@ impl Source {
         Ok(match self {
             Source::Url(u) => Datasource::connect(u)?,
             Source::Ready(ds) => ds.clone(),
+            #[cfg(feature = "sqlite")]
             Source::EmbeddedFile(dir) => {
                 tokio::fs::create_dir_all(dir).await?;
                 Datasource::sqlite_file(dir.join("outbox.db"))?
+            }
+            #[cfg(not(feature = "sqlite"))]
+            Source::EmbeddedFile(_) => {
+                return Err(CamelError::processor(
+                    "the embedded outbox database needs camel-outbox's `sqlite` feature; \
+                     name a database with `datasource`",
+                ))
             }
         })
     }
@@ -205,8 +232,11 @@ impl Component for OutboxComponent {
         datasource: Option<&str>,
         ctx: &dyn ComponentContext,
     ) -> Result<Option<Arc<dyn TransactionManager>>, CamelError> {
-        let what = datasource.unwrap_or("the outbox component's default database");
-        let source = self.shared_source(what, datasource.map(str::to_string), ctx)?;
+        let what = datasource.map_or_else(
+            || "the outbox component's default database".to_string(),
+            crate::store::redact,
+        );
+        let source = self.shared_source(&what, datasource.map(str::to_string), ctx)?;
         Ok(Some(Arc::new(transaction::Manager::new(
             source,
             self.shared.clone(),
@@ -222,6 +252,10 @@ pub(crate) struct SharedSource {
     pub(crate) key: String,
     source: Source,
     datasource: OnceCell<Datasource>,
+    /// SQLite has one writer: `transacted` steps on it take turns here, without holding
+    /// a pooled connection while they wait.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) writer: Arc<tokio::sync::Semaphore>,
 }
 
 impl SharedSource {

@@ -32,10 +32,11 @@ impl Manager {
         Manager { source, outboxes }
     }
 
-    /// The outboxes on this database that routes use, opened: their tables must exist
+    /// Opens the outboxes on this database that routes use: their tables must exist
     /// before the transaction starts (on SQLite, creating them inside it would wait for
-    /// the write lock the transaction holds).
-    async fn open_outboxes(&self) -> Result<(), CamelError> {
+    /// the write lock the transaction holds). One that cannot open is skipped: it may not
+    /// be used in this step at all, and a producer that does use it reports the error.
+    async fn open_outboxes(&self) {
         let mine: Vec<Arc<SharedOutbox>> = self
             .outboxes
             .lock()
@@ -45,9 +46,10 @@ impl Manager {
             .cloned()
             .collect();
         for outbox in mine {
-            outbox.outbox().await?;
+            if let Err(e) = outbox.outbox().await {
+                tracing::debug!(outbox = outbox.name(), error = %e, "outbox not opened before a transaction");
+            }
         }
-        Ok(())
     }
 }
 
@@ -62,20 +64,27 @@ impl TransactionManager for Manager {
             outboxes: self.outboxes.clone(),
         };
         Box::pin(async move {
-            this.open_outboxes().await?;
+            this.open_outboxes().await;
             let source = this.source;
-            let tx = match source.datasource().await? {
+            let (tx, turn) = match source.datasource().await? {
                 #[cfg(feature = "postgres")]
-                Datasource::Postgres(pool) => DbTx::Postgres(pool.begin().await.map_err(db)?),
-                // The write lock is taken at once, as for every SQLite write of the outbox.
+                Datasource::Postgres(pool) => {
+                    (DbTx::Postgres(pool.begin().await.map_err(db)?), None)
+                }
+                // The write lock is taken at once, as for every SQLite write of the outbox,
+                // after this process's earlier transactions on the file have ended.
                 #[cfg(feature = "sqlite")]
                 Datasource::Sqlite(pool) => {
-                    DbTx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)?)
+                    let turn = source.writer.clone().acquire_owned().await;
+                    let turn = turn.map_err(|_| ended())?;
+                    let tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
+                    (DbTx::Sqlite(tx), Some(turn))
                 }
             };
             let state = State {
                 tx: Some(tx),
                 wake: Vec::new(),
+                turn,
             };
             Ok(Arc::new(RouteTransaction {
                 key: source.key.as_str().into(),
@@ -99,6 +108,8 @@ struct State {
     tx: Option<DbTx>,
     /// Outboxes published to, whose local workers are woken after the commit.
     wake: Vec<Outbox>,
+    /// SQLite: this transaction's turn as the file's writer, given back when it ends.
+    turn: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// The transaction of an enclosing `transacted` step on an outbox database.
@@ -140,6 +151,10 @@ impl RouteTransaction {
 
     /// Exclusive use of the transaction's connection (steps running concurrently inside
     /// one `transacted` step take turns).
+    ///
+    /// The lock is not re-entrant: drop the guard before calling anything that may publish
+    /// through this transaction (an `outbox:` producer, a `direct:` route that reaches
+    /// one), or that call waits for the guard forever.
     pub async fn lock(&self) -> TransactionGuard<'_> {
         TransactionGuard {
             state: self.state.lock().await,
@@ -151,6 +166,7 @@ impl RouteTransaction {
         let Some(tx) = state.tx.take() else {
             return Err(ended());
         };
+        let _turn = state.turn.take();
         let result = match (tx, commit) {
             #[cfg(feature = "postgres")]
             (DbTx::Postgres(tx), true) => tx.commit().await,

@@ -113,10 +113,7 @@ impl Datasource {
 
 /// Hides the password of a URL before it goes into an error or a log line.
 pub(crate) fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://***{}", &url[..s], &url[at..]),
-        _ => url.to_string(),
-    }
+    camel_api::redact_url(url)
 }
 
 /// A row ready to insert.

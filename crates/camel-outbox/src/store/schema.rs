@@ -19,6 +19,7 @@ use crate::config::TableName;
 pub(crate) const SCHEMA_VERSION: &str = "1";
 
 /// PostgreSQL DDL for `table`.
+#[cfg(feature = "postgres")]
 pub(crate) fn postgres(table: &TableName) -> Vec<String> {
     let t = table.as_str();
     let dead = table.dead();
@@ -59,6 +60,7 @@ pub(crate) fn postgres(table: &TableName) -> Vec<String> {
 }
 
 /// SQLite DDL for `table`.
+#[cfg(feature = "sqlite")]
 pub(crate) fn sqlite(table: &TableName) -> Vec<String> {
     let t = table.as_str();
     let dead = table.dead();
@@ -97,14 +99,16 @@ pub(crate) fn sqlite(table: &TableName) -> Vec<String> {
 }
 
 /// Columns a worker reads, in the order the row decoders expect.
+#[cfg(feature = "sqlite")]
 pub(crate) const COLUMNS: &str =
     "id, partition_no, group_key, headers, payload, kind, attempts, retry_at, created_at";
 
 /// Same, with PostgreSQL's JSONB read back as text.
+#[cfg(feature = "postgres")]
 pub(crate) const PG_COLUMNS: &str =
     "id, partition_no, group_key, headers::text AS headers, payload, kind, attempts, retry_at, created_at";
 
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres", feature = "sqlite"))]
 mod tests {
     use super::*;
 

@@ -169,6 +169,7 @@ async fn report_backlog(outbox: Outbox, cancel: CancellationToken) -> Result<()>
 /// Forwards `NOTIFY`s of other processes' publishes to the local workers.
 #[cfg(feature = "postgres")]
 async fn listen(outbox: Outbox, cancel: CancellationToken) -> Result<()> {
+    #[cfg_attr(not(feature = "sqlite"), allow(irrefutable_let_patterns))]
     let crate::store::Datasource::Postgres(pool) = outbox.datasource() else {
         return Ok(());
     };
