@@ -1,5 +1,6 @@
 //! The `camel` command: run or validate route files.
 
+mod admin;
 mod outbox;
 mod run;
 

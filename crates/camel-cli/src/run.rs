@@ -33,6 +33,11 @@ pub(crate) struct RunArgs {
     /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
     #[arg(long)]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Serve the admin API at http://ADDR: /health, /metrics, and /routes to list, start,
+    /// stop, suspend, resume, replace (hot swap) and remove routes. It has no
+    /// authentication: bind it to 127.0.0.1 (port 0 picks a free port; the log says which).
+    #[arg(long, conflicts_with = "metrics_addr")]
+    admin_addr: Option<std::net::SocketAddr>,
 }
 
 /// Loads every file, collecting the errors of all of them.
@@ -212,6 +217,18 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         }
         tracing::info!(%addr, "serving Prometheus metrics at /metrics");
     }
+    let admin_metrics = match args.admin_addr {
+        Some(addr) => {
+            match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
+                Ok(handle) => Some((addr, handle)),
+                Err(e) => {
+                    eprintln!("error: cannot install the metrics recorder for the admin API: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => None,
+    };
     let ctx = context();
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     if let Err(errors) = ctx.add_routes(routes).await {
@@ -223,6 +240,17 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         ctx.stop().await;
         return ExitCode::FAILURE;
     }
+    let admin_stop = tokio_util::sync::CancellationToken::new();
+    if let Some((addr, handle)) = admin_metrics {
+        match crate::admin::serve(addr, ctx.clone(), handle, admin_stop.clone()).await {
+            Ok(bound) => tracing::info!(addr = %bound, "admin API listening"),
+            Err(e) => {
+                eprintln!("error: cannot serve the admin API on {addr}: {e}");
+                ctx.stop().await;
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let watcher = args
         .watch
         .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone())));
@@ -231,6 +259,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         w.abort();
     }
     tracing::info!(reason = why, "stopping");
+    admin_stop.cancel();
     let report = ctx.stop().await;
     // Batchers outlive routes (one per destination, shared); flush what they still hold.
     camel_sinks::batcher::BatcherRegistry::global()

@@ -1,0 +1,217 @@
+//! The admin HTTP API of `camel run --admin-addr`, on the real binary: health, metrics,
+//! and route control including a hot swap from a YAML body.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The running binary and the lines of its log.
+struct Camel {
+    child: Child,
+    lines: mpsc::UnboundedReceiver<String>,
+    seen: Vec<String>,
+}
+
+impl Camel {
+    fn start(routes: &std::path::Path) -> Camel {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
+            .args([
+                "run",
+                routes.to_str().unwrap(),
+                "--admin-addr",
+                "127.0.0.1:0",
+            ])
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("the camel binary runs");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Camel {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits for a log line containing `needle`; returns it.
+    async fn wait_for(&mut self, needle: &str) -> String {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                _ => panic!(
+                    "no log line with `{needle}`; log so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+}
+
+impl Drop for Camel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
+    let resp = req.send().await.expect("the admin API answers");
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+fn route(id: &str, message: &str) -> String {
+    format!(
+        "- route:\n    id: {id}\n    from:\n      uri: timer:{id}\n      parameters: {{period: 50}}\n      steps:\n        - log: \"{message} ${{header.CamelTimerCounter}}\"\n"
+    )
+}
+
+#[tokio::test]
+async fn health_metrics_and_route_control_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, route("ticks", "first tick")).unwrap();
+    let mut camel = Camel::start(&file);
+    let line = camel.wait_for("admin API listening").await;
+    let addr = line
+        .split("addr=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the log names the address")
+        .to_string();
+    let base = format!("http://{addr}");
+    let http = reqwest::Client::new();
+    camel.wait_for("first tick").await;
+
+    let (code, health) = send(http.get(format!("{base}/health"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(health["status"], "UP");
+    assert_eq!(health["routes"]["started"], 1);
+
+    let (code, list) = send(http.get(format!("{base}/routes"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(list[0]["id"], "ticks");
+    assert_eq!(list[0]["status"], "Started");
+    assert_eq!(list[0]["from"], "timer:ticks");
+
+    let (code, metrics) = send(http.get(format!("{base}/metrics"))).await;
+    assert_eq!(code, 200);
+    let metrics = metrics.as_str().unwrap_or_default().to_string();
+    assert!(
+        metrics.contains("camel_route_exchanges_total{route=\"ticks\"}"),
+        "{metrics}"
+    );
+
+    let (code, r) = send(http.post(format!("{base}/routes/ticks/suspend"))).await;
+    assert_eq!((code, r["status"].clone()), (200, "Suspended".into()));
+    let (_, health) = send(http.get(format!("{base}/health"))).await;
+    assert_eq!(health["routes"]["suspended"], 1);
+
+    // Hot swap from a YAML body: the route keeps its state (suspended) until resumed, then
+    // runs the new steps.
+    let (code, r) = send(
+        http.put(format!("{base}/routes/ticks"))
+            .body(route("ticks", "swapped tick")),
+    )
+    .await;
+    assert_eq!(code, 200, "{r}");
+    assert_eq!(r["swapped"], true);
+    assert_eq!(r["status"], "Suspended");
+    let (code, _) = send(http.post(format!("{base}/routes/ticks/resume"))).await;
+    assert_eq!(code, 200);
+    camel.wait_for("swapped tick").await;
+
+    // Bad input changes nothing and says where and why.
+    let (code, r) = send(
+        http.put(format!("{base}/routes/ticks"))
+            .body("- route:\n    from: {uri: timer:x\n"),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("PUT /routes/ticks:"),
+        "{r}"
+    );
+    let (code, r) = send(
+        http.put(format!("{base}/routes/ticks"))
+            .body(route("other", "x")),
+    )
+    .await;
+    assert_eq!(code, 400, "{r}");
+    let (code, r) = send(
+        http.put(format!("{base}/routes/ticks"))
+            .body("- route:\n    id: ticks\n    from: {uri: 'nosuch:x'}\n"),
+    )
+    .await;
+    assert!(code == 400, "{code} {r}");
+    let (_, one) = send(http.get(format!("{base}/routes/ticks"))).await;
+    assert_eq!(one["status"], "Started", "the running route is unchanged");
+    assert_eq!(
+        one["definition"]["steps"][0]["log"],
+        "swapped tick ${header.CamelTimerCounter}"
+    );
+
+    // A new id adds and starts a route; DELETE removes it.
+    let (code, r) = send(
+        http.put(format!("{base}/routes/second"))
+            .body(route("second", "second route")),
+    )
+    .await;
+    assert_eq!(code, 201, "{r}");
+    camel.wait_for("second route").await;
+    let (_, list) = send(http.get(format!("{base}/routes"))).await;
+    assert_eq!(list.as_array().map(Vec::len), Some(2));
+    let (code, r) = send(http.delete(format!("{base}/routes/second"))).await;
+    assert_eq!((code, r["removed"].clone()), (200, true.into()));
+    let (code, _) = send(http.get(format!("{base}/routes/second"))).await;
+    assert_eq!(code, 404);
+
+    let (code, _) = send(http.post(format!("{base}/routes/ticks/explode"))).await;
+    assert_eq!(code, 404);
+    let (code, r) = send(http.post(format!("{base}/routes/ticks/stop"))).await;
+    assert_eq!((code, r["status"].clone()), (200, "Stopped".into()));
+}
+
+#[test]
+fn admin_and_metrics_addresses_are_exclusive() {
+    let out = Command::new(env!("CARGO_BIN_EXE_camel"))
+        .args([
+            "run",
+            "examples/hello/routes.yaml",
+            "--admin-addr",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ])
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--metrics-addr"), "{err}");
+}
