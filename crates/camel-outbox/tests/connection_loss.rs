@@ -19,6 +19,9 @@ use tokio::sync::{watch, Notify};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// A condition over the delivery log: (id, group) per delivery, in order.
+type LogCondition = Box<dyn Fn(&[(i64, String)]) -> bool + Send>;
+
 #[tokio::test]
 async fn killed_lock_connections_lose_nothing_and_keep_group_order() {
     let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
@@ -64,7 +67,7 @@ async fn killed_lock_connections_lose_nothing_and_keep_group_order() {
         })
         .spawn()
     };
-    let wait_until = |cond: Box<dyn Fn(&[(i64, String)]) -> bool + Send>| {
+    let wait_until = |cond: LogCondition| {
         let (log, changed) = (log.clone(), changed.clone());
         async move {
             let deadline = tokio::time::Instant::now() + LIMIT;
