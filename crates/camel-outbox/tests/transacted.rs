@@ -331,3 +331,54 @@ fn the_builder_makes_the_same_definition_as_yaml() {
         .build();
     assert_eq!(from_yaml, built);
 }
+
+/// A Rust step that holds the transaction's guard while a producer publishes through the
+/// same transaction gets an error after the bounded wait, not a hang.
+#[tokio::test]
+async fn holding_the_guard_while_publishing_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("app.db").display());
+    let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(OutboxComponent::new()));
+    let yaml = format!(
+        r#"
+- route:
+    id: greedy
+    from:
+      uri: direct:greedy
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - process: {{ ref: greedy }}
+"#
+    );
+    let defs = camel_core::yaml::load_str(&yaml, "greedy.yaml").unwrap();
+    let publish = ctx
+        .producer(&format!("outbox:held?datasource={url}"))
+        .unwrap();
+    ctx.add_resource(
+        "greedy",
+        Arc::new(BoxProcessor::from_fn(move |ex: Exchange| {
+            let publish = publish.clone();
+            async move {
+                let tx = RouteTransaction::current().expect("inside transacted");
+                let _guard = tx.lock().await;
+                publish.process(ex).await
+            }
+        })),
+    );
+    ctx.add_routes(defs).await.unwrap();
+    ctx.start().await.unwrap();
+    let started = std::time::Instant::now();
+    let err = ctx
+        .request("direct:greedy", Exchange::new("x"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("RouteTransaction::lock()"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    ctx.stop().await;
+}

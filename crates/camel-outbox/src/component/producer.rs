@@ -11,6 +11,9 @@ use super::{RouteTransaction, SharedOutbox};
 use crate::headers;
 use crate::store::Datasource;
 
+/// How long a producer waits for its turn on a `transacted` step's connection.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The `to: outbox:NAME` processor.
 pub(crate) fn processor(
     shared: Arc<SharedOutbox>,
@@ -42,7 +45,18 @@ pub(crate) fn processor(
                         shared.name()
                     )));
                 };
-                let id = route_tx.lock().await.publish(outbox, message).await?;
+                // Bounded: a step that holds the transaction's guard while this producer
+                // runs (the lock is not re-entrant) gets an error, not a hang.
+                let Ok(mut guard) = tokio::time::timeout(LOCK_WAIT, route_tx.lock()).await else {
+                    return Err(CamelError::processor(format!(
+                        "`outbox:{}` waited {}s for the transaction of the enclosing \
+                         `transacted` step: is a step holding `RouteTransaction::lock()` while \
+                         publishing?",
+                        shared.name(),
+                        LOCK_WAIT.as_secs()
+                    )));
+                };
+                let id = guard.publish(outbox, message).await?;
                 exchange.message.headers.insert(headers::ID, id);
                 return Ok(exchange);
             }

@@ -154,7 +154,7 @@ impl RouteTransaction {
     ///
     /// The lock is not re-entrant: drop the guard before calling anything that may publish
     /// through this transaction (an `outbox:` producer, a `direct:` route that reaches
-    /// one), or that call waits for the guard forever.
+    /// one). Such a producer gives up after 10 s with an error.
     pub async fn lock(&self) -> TransactionGuard<'_> {
         TransactionGuard {
             state: self.state.lock().await,
