@@ -2,7 +2,8 @@
 //! the same work in the same run:
 //!
 //! - `relay`, 1 and 8 partitions: the `outbox:` consumer drains a backlog into a no-op
-//!   route (rows deleted once confirmed); the baseline is one task per partition looping
+//!   route (rows deleted once confirmed); `relay_async`, 8 partitions: the same into a
+//!   route that waits once per exchange, so every delivery runs on its own task; the baseline is one task per partition looping
 //!   `DELETE … WHERE (partition_no, id) IN (SELECT … ORDER BY id LIMIT n FOR UPDATE SKIP
 //!   LOCKED) RETURNING …` (claim-and-delete) until the table is empty, with `n` the
 //!   relay's own batch size (500 by default), so both make the same number of round trips.
@@ -104,6 +105,7 @@ async fn relay_ours(
     pool: &PgPool,
     partitions: u32,
     rows: usize,
+    asynchronous: bool,
 ) -> f64 {
     let name = name(&format!("relay{partitions}"));
     let outbox = filled(ds, pool, &name, partitions, rows).await;
@@ -123,12 +125,28 @@ async fn relay_ours(
     // `ExchangeStats::wait_for` was measured to slow this loop several times over.
     let seen = Arc::new(AtomicUsize::new(0));
     let all_done = Arc::new(Notify::new());
-    let route = {
+    let count = {
         let (seen, all_done) = (seen.clone(), all_done.clone());
-        BoxProcessor::sync(move |ex| {
+        move || {
             if seen.fetch_add(1, Ordering::Relaxed) + 1 == rows {
                 all_done.notify_one();
             }
+        }
+    };
+    let route = if asynchronous {
+        // A route that waits once (as one calling a broker would): every delivery then
+        // runs on its own task.
+        BoxProcessor::from_fn(move |ex| {
+            let count = count.clone();
+            async move {
+                tokio::task::yield_now().await;
+                count();
+                Ok(ex)
+            }
+        })
+    } else {
+        BoxProcessor::sync(move |ex| {
+            count();
             Ok(ex)
         })
     };
@@ -283,16 +301,20 @@ async fn main() {
     };
     let rows = count_from_env("OUTBOX_RELAY_ROWS", 100_000) as usize;
     let runs = count_from_env("OUTBOX_RELAY_RUNS", 3).max(1);
-    for partitions in [1u32, 8] {
+    for (case, partitions, asynchronous) in [
+        ("relay", 1u32, false),
+        ("relay", 8, false),
+        ("relay_async", 8, true),
+    ] {
         // A relay run lasts under a second here: alternate the two, report the medians.
         let (mut baseline, mut ours) = (Vec::new(), Vec::new());
         for _ in 0..runs {
             baseline.push(relay_baseline(&ds, &pool, partitions, rows).await);
-            ours.push(relay_ours(&url, &ds, &pool, partitions, rows).await);
+            ours.push(relay_ours(&url, &ds, &pool, partitions, rows, asynchronous).await);
         }
         let (baseline, ours) = (median(baseline), median(ours));
         report(
-            "relay",
+            case,
             ("partitions", partitions.to_string()),
             ours,
             baseline,
