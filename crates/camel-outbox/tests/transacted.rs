@@ -382,3 +382,50 @@ async fn holding_the_guard_while_publishing_is_an_error_not_a_hang() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     ctx.stop().await;
 }
+
+/// `sqlite:PATH` and `sqlite://PATH` name one database: a producer under one spelling
+/// joins a `transacted` step under the other.
+#[tokio::test]
+async fn two_spellings_of_one_sqlite_file_share_the_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(OutboxComponent::new()));
+    let yaml = format!(
+        r#"
+- route:
+    id: spelled
+    from:
+      uri: direct:spelled
+      steps:
+        - transacted:
+            datasource: "sqlite://{p}"
+            steps:
+              - to:
+                  uri: outbox:spelled
+                  parameters: {{ datasource: "sqlite:{p}" }}
+              - process: {{ ref: boom }}
+"#,
+        p = path.display()
+    );
+    ctx.add_resource(
+        "boom",
+        Arc::new(BoxProcessor::sync(|_| Err(CamelError::processor("no")))),
+    );
+    ctx.add_routes(camel_core::yaml::load_str(&yaml, "spelled.yaml").unwrap())
+        .await
+        .unwrap();
+    ctx.start().await.unwrap();
+    let err = ctx
+        .request("direct:spelled", Exchange::new("x"))
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("different databases"), "{err}");
+    let ds = Datasource::connect(&format!("sqlite:{}", path.display())).unwrap();
+    assert_eq!(
+        pending(&ds, "spelled").await,
+        0,
+        "rolled back with the step"
+    );
+    ctx.stop().await;
+}

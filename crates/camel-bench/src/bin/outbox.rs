@@ -313,12 +313,7 @@ async fn main() {
             ours.push(relay_ours(&url, &ds, &pool, partitions, rows, asynchronous).await);
         }
         let (baseline, ours) = (median(baseline), median(ours));
-        report(
-            case,
-            ("partitions", partitions.to_string()),
-            ours,
-            baseline,
-        );
+        report(case, ("partitions", partitions.to_string()), ours, baseline);
     }
     let per_client = count_from_env("OUTBOX_PUBLISH_TX", 1000) as usize;
     let baseline = publish_baseline(&ds, &pool, 8, per_client).await;

@@ -129,6 +129,32 @@ impl OutboxComponent {
     }
 }
 
+/// The key of a SQLite file URL: `sqlite:` + absolute path (+ `?options`); `None` for
+/// other URLs and for in-memory databases.
+fn sqlite_key(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let (path, query) = match rest.split_once('?') {
+        Some((p, q)) => (p, q),
+        None => (rest, ""),
+    };
+    if path.is_empty() || path.contains(":memory:") {
+        return None;
+    }
+    Some(file_key(std::path::Path::new(path), query))
+}
+
+fn file_key(path: &std::path::Path, query: &str) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        format!("?{query}")
+    };
+    format!("sqlite:{}{query}", absolute.display())
+}
+
 /// Where an outbox's database comes from. Pools are made on first use, inside the
 /// runtime, because endpoints may be built outside one.
 enum Source {
@@ -152,16 +178,20 @@ impl std::fmt::Debug for Source {
 
 impl Source {
     /// Identifies the database without its password: the redacted URL and a hash of the
-    /// whole URL (two URLs differing only in their password stay two databases).
+    /// whole URL (two URLs differing only in their password stay two databases). A SQLite
+    /// file is named by its absolute path (and options), so `sqlite:a.db`,
+    /// `sqlite://a.db` and the embedded default on the same file are one database.
     fn key(&self) -> String {
         match self {
-            Source::Url(u) => format!(
-                "{}#{:016x}",
-                crate::store::redact(u),
-                crate::message::stable_hash(u)
-            ),
+            Source::Url(u) => sqlite_key(u).unwrap_or_else(|| {
+                format!(
+                    "{}#{:016x}",
+                    crate::store::redact(u),
+                    crate::message::stable_hash(u)
+                )
+            }),
             Source::Ready(_) => format!("resource:{DATASOURCE_RESOURCE}"),
-            Source::EmbeddedFile(dir) => format!("embedded:{}", dir.display()),
+            Source::EmbeddedFile(dir) => file_key(&dir.join("outbox.db"), ""),
         }
     }
 
@@ -303,5 +333,27 @@ impl SharedOutbox {
                 Ok(Outbox::open(datasource, config).await?)
             })
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_files_have_one_key_however_they_are_spelled() {
+        let a = sqlite_key("sqlite:data/app.db");
+        assert_eq!(a, sqlite_key("sqlite://data/app.db"));
+        let absolute = std::path::absolute("data/app.db").unwrap();
+        assert_eq!(a, Some(format!("sqlite:{}", absolute.display())));
+        assert_ne!(a, sqlite_key("sqlite:data/app.db?mode=ro"));
+        assert_eq!(sqlite_key("sqlite::memory:"), None);
+        assert_eq!(sqlite_key("postgres://u:p@h/db"), None);
+        assert_eq!(
+            Source::EmbeddedFile("camel-data".into()).key(),
+            Source::Url("sqlite:camel-data/outbox.db".into()).key()
+        );
+        let pg = Source::Url("postgres://u:secret@h/db".into()).key();
+        assert!(pg.starts_with("postgres://***@h/db#"), "{pg}");
     }
 }
