@@ -104,6 +104,7 @@ impl Component for DirectComponent {
         uri.parameters.finish(OPTIONS)?;
         Ok(Arc::new(DirectEndpoint {
             uri: raw,
+            address: format!("direct:{name}").into(),
             slot: self.registry.slot(&name),
             wait: block.then_some(timeout),
             fail_if_no_consumers,
@@ -199,6 +200,8 @@ impl Slot {
 #[derive(Debug)]
 struct DirectEndpoint {
     uri: Arc<str>,
+    /// `direct:NAME`, without options: what messages name.
+    address: Arc<str>,
     slot: Arc<Slot>,
     /// `Some(timeout)` when producers block waiting for a consumer.
     wait: Option<Duration>,
@@ -212,7 +215,7 @@ impl Endpoint for DirectEndpoint {
 
     fn producer(&self) -> Result<BoxProcessor, CamelError> {
         Ok(BoxProcessor::new(DirectProducer {
-            uri: self.uri.clone(),
+            uri: self.address.clone(),
             slot: self.slot.clone(),
             wait: self.wait,
             fail_if_no_consumers: self.fail_if_no_consumers,
