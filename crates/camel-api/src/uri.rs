@@ -283,6 +283,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn parameters_win_over_the_query_string() {
+        let mut uri = EndpointUri::parse("log:x?level=DEBUG&showBody=true")
+            .unwrap()
+            .with_parameters([("level", "WARN".to_string())]);
+        assert_eq!(uri.parameters.take_str("level").as_deref(), Some("WARN"));
+        assert_eq!(
+            uri.parameters.take_str("show_body").as_deref(),
+            Some("true")
+        );
+        uri.parameters.finish(&[]).unwrap();
+    }
+
+    #[test]
     fn parses_scheme_path_and_query() {
         let mut uri = EndpointUri::parse("timer:tick?period=500&repeatCount=3").unwrap();
         assert_eq!(uri.scheme(), "timer");

@@ -291,3 +291,45 @@ async fn multicast_and_scatter_gather_collect_all_branches() {
     let out = run(sg, Exchange::new("x")).await.unwrap();
     assert_eq!(text(&out), r#"["p","q"]"#);
 }
+
+#[tokio::test]
+async fn remove_headers_by_pattern_and_remove_property() {
+    let y = yaml(
+        "- set_property: {name: p, constant: v}\n- remove_headers: {pattern: 'Camel*'}\n- remove_property: {name: p}",
+    );
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .set_property("p", constant("v"))
+            .remove_headers("Camel*")
+            .remove_property("p"),
+    );
+    let input = Exchange::new("x")
+        .with_header("CamelFileName", "a.txt")
+        .with_header("CamelTimerCounter", 3)
+        .with_header("order", "o-1");
+    let out = same(y, b, input).await.unwrap();
+    assert!(out.header("CamelFileName").is_none());
+    assert!(out.header("CamelTimerCounter").is_none());
+    assert_eq!(out.header("order"), Some(&Value::from("o-1")));
+    assert!(out.property("p").is_none());
+}
+
+#[tokio::test]
+async fn bare_stop_and_scalar_convert_body_to() {
+    let y = yaml("- convert_body_to: {type: String}\n- stop\n- set_body: {constant: never}");
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .convert_body_to("String")
+            .stop()
+            .set_body(constant("never")),
+    );
+    let input = || Exchange::new(Body::from(b"bytes".to_vec()));
+    let out = same(y, b, input()).await.unwrap();
+    assert_eq!(out.message.body, Body::from("bytes"));
+    assert!(out.is_stopped());
+    // The scalar shorthand runs the same.
+    let short = yaml("- convert_body_to: String\n- stop\n- set_body: {constant: never}");
+    let out = run(short, input()).await.unwrap();
+    assert_eq!(out.message.body, Body::from("bytes"));
+    assert!(out.is_stopped());
+}

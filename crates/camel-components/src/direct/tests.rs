@@ -115,7 +115,10 @@ async fn without_consumer_and_without_blocking_fails_at_once() {
         .await
         .unwrap_err();
     assert!(matches!(err, CamelError::NoConsumer { .. }), "{err}");
-    assert_eq!(err.to_string(), "no consumer is attached to `direct:nobody`");
+    assert_eq!(
+        err.to_string(),
+        "no consumer is attached to `direct:nobody`"
+    );
 }
 
 #[tokio::test(start_paused = true)]
