@@ -10,9 +10,12 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
 
-/// (level, message, fields) of every event.
+/// One event: its level, message and other fields.
+type Event = (tracing::Level, String, Vec<(String, String)>);
+
+/// Every event, in order.
 #[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<(tracing::Level, String, Vec<(String, String)>)>>>);
+struct Events(Arc<Mutex<Vec<Event>>>);
 
 #[derive(Default)]
 struct Fields {
