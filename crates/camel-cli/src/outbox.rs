@@ -63,10 +63,14 @@ async fn execute(args: OutboxArgs) -> Result<(), camel_outbox::OutboxError> {
             }
         }
         Action::RetryDead { ids, all } => {
-            let selection = if all || ids.is_empty() {
-                DeadSelection::All
-            } else {
-                DeadSelection::Ids(ids)
+            let selection = match (all, ids.is_empty()) {
+                (true, _) => DeadSelection::All,
+                (false, false) => DeadSelection::Ids(ids),
+                (false, true) => {
+                    return Err(camel_outbox::OutboxError::Config(
+                        "say which dead messages to revive: --id ID (repeatable) or --all".into(),
+                    ))
+                }
             };
             let n = admin.retry_dead(selection).await?;
             println!("revived {n} dead message(s)");
