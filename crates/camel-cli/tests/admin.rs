@@ -109,6 +109,8 @@ async fn health_metrics_and_route_control_over_http() {
     assert_eq!(code, 200);
     assert_eq!(health["status"], "UP");
     assert_eq!(health["routes"]["started"], 1);
+    assert!(health["exchanges"]["completed"].as_u64() >= Some(1), "{health}");
+    assert_eq!(health["exchanges"]["failed"], 0);
 
     let (code, list) = send(http.get(format!("{base}/routes"))).await;
     assert_eq!(code, 200);
@@ -195,6 +197,12 @@ async fn health_metrics_and_route_control_over_http() {
     assert_eq!(code, 404);
     let (code, r) = send(http.post(format!("{base}/routes/ticks/stop"))).await;
     assert_eq!((code, r["status"].clone()), (200, "Stopped".into()));
+    camel.wait_for("route stopped route_id=ticks").await;
+    let (code, r) = send(http.post(format!("{base}/routes/ticks/start"))).await;
+    assert_eq!((code, r["status"].clone()), (200, "Started".into()));
+    // Log lines arrive in order: a tick after this line ran after the restart.
+    camel.wait_for("route started route_id=ticks").await;
+    camel.wait_for("swapped tick").await;
 }
 
 #[test]
