@@ -41,3 +41,8 @@ pub use model::{EndpointDefinition, RouteDefinition, StepDefinition};
 pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {
     camel_components::all()
 }
+
+/// The README's Rust example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
