@@ -109,7 +109,10 @@ async fn health_metrics_and_route_control_over_http() {
     assert_eq!(code, 200);
     assert_eq!(health["status"], "UP");
     assert_eq!(health["routes"]["started"], 1);
-    assert!(health["exchanges"]["completed"].as_u64() >= Some(1), "{health}");
+    assert!(
+        health["exchanges"]["completed"].as_u64() >= Some(1),
+        "{health}"
+    );
     assert_eq!(health["exchanges"]["failed"], 0);
 
     let (code, list) = send(http.get(format!("{base}/routes"))).await;
