@@ -177,3 +177,39 @@ fn bad_options_are_refused() {
     assert!(endpoint(&seda, "seda:z?concurrentConsumers=0").is_err());
     assert!(endpoint(&seda, "seda:z?waitForTaskToComplete=Sometimes").is_err());
 }
+
+#[tokio::test]
+async fn never_waits_for_the_result_even_in_out() {
+    let seda = SedaComponent::new();
+    let ep = endpoint(&seda, "seda:fire?wait_for_task_to_complete=Never").unwrap();
+    // No consumer at all: an InOut exchange still returns as soon as it is queued,
+    // unchanged.
+    let ex = Exchange::new("job").with_pattern(ExchangePattern::InOut);
+    let out = ep.producer().unwrap().process(ex).await.unwrap();
+    assert_eq!(text(&out), "job");
+    assert_eq!(seda.pending("fire"), Some(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_result_timeout_bounds_the_wait_and_zero_waits_as_long_as_it_takes() {
+    let seda = SedaComponent::new();
+    // No consumer: nobody answers.
+    let ep = endpoint(&seda, "seda:slow?timeout=250").unwrap();
+    let started = tokio::time::Instant::now();
+    let ex = Exchange::new("job").with_pattern(ExchangePattern::InOut);
+    let err = ep.producer().unwrap().process(ex).await.unwrap_err();
+    assert!(matches!(err, CamelError::Timeout(_)), "{err}");
+    assert_eq!(started.elapsed(), Duration::from_millis(250));
+
+    let ep = endpoint(&seda, "seda:patient?timeout=0").unwrap();
+    let ex = Exchange::new("job").with_pattern(ExchangePattern::InOut);
+    let waiting = tokio::spawn(ep.producer().unwrap().process(ex));
+    // An hour later it still waits; a consumer then answers it.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!waiting.is_finished());
+    let (pipeline, seen) = recorder();
+    let (_ctx, _task) = start(&ep, pipeline);
+    let out = waiting.await.unwrap().unwrap();
+    assert_eq!(text(&out), "job");
+    assert_eq!(*seen.lock().unwrap(), ["job"]);
+}

@@ -113,3 +113,13 @@ async fn file_name_expression_names_the_file() {
         .unwrap_err();
     assert!(err.to_string().contains("must stay inside"), "{err}");
 }
+
+#[tokio::test]
+async fn without_auto_create_a_missing_folder_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let to = producer(&missing, "auto_create=false");
+    let err = put(&to, "a.txt", "x").await.unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+    assert!(!missing.exists(), "the folder was not created");
+}
