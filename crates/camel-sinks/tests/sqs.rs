@@ -269,3 +269,24 @@ fn component_reads_parameters_and_rejects_unknown_ones() {
     let half = EndpointUri::parse("sqs:orders?access_key=a").unwrap();
     assert!(component.endpoint(half, &ctx).is_err());
 }
+
+/// `max_message_bytes` lowers the per-message limit: a larger body is refused before any
+/// request (the endpoint here is unreachable on purpose), with both sizes in the error.
+#[tokio::test]
+async fn max_message_bytes_refuses_a_larger_body_before_sending() {
+    let component = SqsComponent::with_registry(BatcherRegistry::new());
+    let ctx = HeaderContext {
+        route_id: Some("r".into()),
+    };
+    let uri = EndpointUri::parse(
+        "sqs:http://127.0.0.1:9/000000000000/small?region=us-east-1&endpoint=http://127.0.0.1:9&access_key=a&secret_key=b&max_message_bytes=10",
+    )
+    .unwrap();
+    let producer = component.endpoint(uri, &ctx).unwrap().producer().unwrap();
+    let err = producer
+        .process(Exchange::new("twenty bytes of text"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("20") && err.contains("10"), "{err}");
+}
