@@ -129,3 +129,49 @@ async fn every_step_runs_in_a_span_with_its_path() {
     assert_eq!(failures[0].0, "steps[2].process");
     assert!(failures[0].1.contains("boom went the step"), "{failures:?}");
 }
+
+#[tokio::test]
+async fn a_nested_failure_is_logged_from_the_inside_out() {
+    let seen = Seen::default();
+    let subscriber = tracing_subscriber::registry().with(seen.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let ctx = CamelContext::new();
+    ctx.add_resource(
+        "boom",
+        Arc::new(BoxProcessor::sync(|_ex: Exchange| {
+            Err(CamelError::processor("inner boom"))
+        })),
+    );
+    let yaml = r#"
+- route:
+    id: nested
+    from:
+      uri: direct:nested
+      steps:
+        - filter:
+            constant: "true"
+            steps:
+              - process: { ref: boom }
+"#;
+    ctx.add_routes(camel_core::yaml::load_str(yaml, "nested.yaml").unwrap())
+        .await
+        .unwrap();
+    ctx.start().await.unwrap();
+    assert!(ctx
+        .request("direct:nested", Exchange::new("x"))
+        .await
+        .is_err());
+    ctx.stop().await;
+    let failures: Vec<String> = seen
+        .failures
+        .lock()
+        .unwrap()
+        .iter()
+        .inspect(|(_, e)| assert!(e.contains("inner boom"), "{e}"))
+        .map(|(step, _)| step.clone())
+        .collect();
+    assert_eq!(
+        failures,
+        ["steps[0].filter.steps[0].process", "steps[0].filter"]
+    );
+}
