@@ -6,13 +6,13 @@
 //! connection holding the partition's lock: when the lock is lost the next call fails and
 //! the worker stops before it can change a row.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use camel_api::CamelError;
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -29,7 +29,10 @@ use crate::store::PartitionStore;
 /// in flight. Bounds the re-deliveries after a crash to what confirmed in this window.
 const DELETE_LINGER: Duration = Duration::from_millis(20);
 
-type Outcome = Result<(tokio::task::Id, Result<(), CamelError>), tokio::task::JoinError>;
+/// A delivery task's answer: which message (id, attempts before) and how it went. Tasks
+/// catch their own panics, so a `JoinError` only means the task was aborted.
+type Delivered = ((i64, u32), Result<(), CamelError>);
+type Outcome = Result<Delivered, tokio::task::JoinError>;
 
 /// A delivery after its first poll.
 enum Started {
@@ -76,9 +79,7 @@ pub(crate) struct PartitionWorker<S> {
     partition: u32,
     handler: Handler,
     metrics: WorkerMetrics,
-    deliveries: JoinSet<Result<(), CamelError>>,
-    /// Message id and attempts so far of each running delivery task.
-    tasks: HashMap<tokio::task::Id, (i64, u32)>,
+    deliveries: JoinSet<Delivered>,
     batch: u32,
 }
 
@@ -94,7 +95,6 @@ impl<S: PartitionStore> PartitionWorker<S> {
             partition,
             handler,
             deliveries: JoinSet::new(),
-            tasks: HashMap::new(),
             batch,
         }
     }
@@ -116,7 +116,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             }
             // Finished deliveries first: what they release (a group's next message, a
             // catch-up read) is then handled in this turn, not after the next wake-up.
-            while let Some(outcome) = self.deliveries.try_join_next_with_id() {
+            while let Some(outcome) = self.deliveries.try_join_next() {
                 self.complete(outcome).await?;
             }
             self.sched.fire_due(now_ms());
@@ -177,7 +177,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => {}
-                Some(outcome) = self.deliveries.join_next_with_id(), if !self.deliveries.is_empty() => {
+                Some(outcome) = self.deliveries.join_next(), if !self.deliveries.is_empty() => {
                     self.complete(outcome).await?;
                 }
                 _ = waker.notified() => scan_needed = true,
@@ -236,8 +236,16 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 match start_delivery(&self.handler, m) {
                     Started::Done(result) => done.push((key, result)),
                     Started::Waiting(deliver) => {
-                        let task = self.deliveries.spawn(deliver);
-                        self.tasks.insert(task.id(), key);
+                        self.deliveries.spawn(async move {
+                            let result = AssertUnwindSafe(deliver).catch_unwind().await;
+                            let result = result.unwrap_or_else(|panic| {
+                                Err(CamelError::processor(format!(
+                                    "delivery panicked: {}",
+                                    panic_message(&*panic)
+                                )))
+                            });
+                            (key, result)
+                        });
                     }
                 }
             }
@@ -254,17 +262,12 @@ impl<S: PartitionStore> PartitionWorker<S> {
     }
 
     async fn complete(&mut self, outcome: Outcome) -> Result<()> {
-        let (task, result) = match outcome {
-            Ok((task, result)) => (task, result),
-            Err(e) => (
-                e.id(),
-                Err(CamelError::processor(format!("delivery task failed: {e}"))),
-            ),
-        };
-        let Some((id, attempts)) = self.tasks.remove(&task) else {
-            return Ok(());
-        };
-        self.settle(id, attempts, result).await
+        match outcome {
+            Ok(((id, attempts), result)) => self.settle(id, attempts, result).await,
+            // Aborted (only the runtime shutting down does that): the message stays in
+            // the table and goes out again with the next owner.
+            Err(_) => Ok(()),
+        }
     }
 
     /// Records the outcome of delivering message `id` (attempted `attempts` times before).
@@ -324,7 +327,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
     }
 
     async fn drain(mut self) -> Result<S> {
-        while let Some(outcome) = self.deliveries.join_next_with_id().await {
+        while let Some(outcome) = self.deliveries.join_next().await {
             self.complete(outcome).await?;
         }
         self.flush().await?;
