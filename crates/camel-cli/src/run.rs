@@ -97,19 +97,38 @@ pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
     }
 }
 
-async fn shutdown_signal() {
+/// Ctrl-C and SIGTERM, listened for from the moment this is made: made before the routes
+/// start, a signal during startup still means a graceful stop, not the default exit.
+struct ShutdownSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+    handlers: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl ShutdownSignals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let handlers = signal(SignalKind::interrupt())
+                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)))
+                .ok();
+            ShutdownSignals { handlers }
+        }
+        #[cfg(not(unix))]
+        ShutdownSignals {}
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.handlers {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = int.recv() => {}
                 _ = term.recv() => {}
             }
             return;
         }
+        let _ = tokio::signal::ctrl_c().await;
     }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 async fn idle_for(ctx: &CamelContext, limit: Duration) {
@@ -128,7 +147,11 @@ async fn idle_for(ctx: &CamelContext, limit: Duration) {
     }
 }
 
-async fn wait_until_done(ctx: &CamelContext, args: &RunArgs) -> &'static str {
+async fn wait_until_done(
+    ctx: &CamelContext,
+    args: &RunArgs,
+    signals: &mut ShutdownSignals,
+) -> &'static str {
     let max_messages = async {
         match args.max_messages {
             Some(n) => ctx.stats().wait_for(n).await,
@@ -148,7 +171,7 @@ async fn wait_until_done(ctx: &CamelContext, args: &RunArgs) -> &'static str {
         }
     };
     tokio::select! {
-        _ = shutdown_signal() => "signal",
+        _ = signals.recv() => "signal",
         _ = max_messages => "max-messages reached",
         _ = max_seconds => "max-seconds reached",
         _ = max_idle => "max-idle-seconds reached",
@@ -200,6 +223,7 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
 }
 
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    let mut signals = ShutdownSignals::install();
     let routes = match load(&args.files) {
         Ok(r) => r,
         Err(errors) => {
@@ -254,7 +278,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let watcher = args
         .watch
         .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone())));
-    let why = wait_until_done(&ctx, &args).await;
+    let why = wait_until_done(&ctx, &args, &mut signals).await;
     if let Some(w) = watcher {
         w.abort();
     }

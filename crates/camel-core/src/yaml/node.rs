@@ -36,14 +36,31 @@ enum Frame {
     },
 }
 
+/// Route files are small; these bounds stop a hostile document (aliases that expand
+/// exponentially, nesting that exhausts the stack) long before memory runs out.
+const MAX_NODES: usize = 1_000_000;
+const MAX_DEPTH: usize = 128;
+
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
     docs: Vec<Json>,
     positions: HashMap<String, (usize, usize)>,
-    anchors: HashMap<usize, Json>,
+    /// Anchored values, with how many nodes each expands to.
+    anchors: HashMap<usize, (Json, usize)>,
     anchor_stack: Vec<usize>,
+    /// Nodes built so far, aliases counted at their full expansion.
+    nodes: usize,
     error: Option<SyntaxError>,
+}
+
+/// How many nodes `value` holds (itself included).
+fn node_count(value: &Json) -> usize {
+    match value {
+        Json::Array(items) => 1 + items.iter().map(node_count).sum::<usize>(),
+        Json::Object(map) => 1 + map.values().map(node_count).sum::<usize>(),
+        _ => 1,
+    }
 }
 
 fn escape(key: &str) -> String {
@@ -107,9 +124,23 @@ impl Builder {
         }
     }
 
+    /// Counts `n` more nodes; false (and an error) past [`MAX_NODES`].
+    fn grow(&mut self, n: usize, mark: &Marker) -> bool {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            self.fail(
+                format!("the document expands to more than {MAX_NODES} values (aliases?)"),
+                mark,
+            );
+            return false;
+        }
+        true
+    }
+
     fn push_value(&mut self, value: Json, anchor: usize, mark: &Marker) {
         if anchor > 0 {
-            self.anchors.insert(anchor, value.clone());
+            let weight = node_count(&value);
+            self.anchors.insert(anchor, (value.clone(), weight));
         }
         match self.stack.last_mut() {
             None => self.docs.push(value),
@@ -160,6 +191,9 @@ impl MarkedEventReceiver for Builder {
         }
         match ev {
             Event::Scalar(text, style, anchor, _tag) => {
+                if !self.grow(1, &mark) {
+                    return;
+                }
                 let value = if style == TScalarStyle::Plain {
                     plain_scalar(&text)
                 } else {
@@ -175,6 +209,13 @@ impl MarkedEventReceiver for Builder {
                     self.fail("a mapping key must be a plain value".into(), &mark);
                     return;
                 };
+                if self.stack.len() >= MAX_DEPTH {
+                    self.fail(format!("nested deeper than {MAX_DEPTH} levels"), &mark);
+                    return;
+                }
+                if !self.grow(1, &mark) {
+                    return;
+                }
                 self.positions.entry(pointer.clone()).or_insert(pos(&mark));
                 self.anchor_stack.push(anchor);
                 self.stack.push(if matches!(ev, Event::SequenceStart(..)) {
@@ -200,7 +241,10 @@ impl MarkedEventReceiver for Builder {
                 self.push_value(value, anchor, &mark);
             }
             Event::Alias(id) => {
-                let value = self.anchors.get(&id).cloned().unwrap_or(Json::Null);
+                let (value, weight) = self.anchors.get(&id).cloned().unwrap_or((Json::Null, 1));
+                if !self.grow(weight, &mark) {
+                    return;
+                }
                 self.push_value(value, 0, &mark);
             }
             Event::StreamStart
@@ -244,6 +288,26 @@ pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_are_refused() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let err = parse(&bomb).err().expect("refused");
+        assert!(err.message.contains("more than"), "{}", err.message);
+        assert!(err.line >= 6, "{}", err.line);
+
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let err = parse(&deep).err().expect("refused");
+        assert!(err.message.contains("deeper than 128"), "{}", err.message);
+
+        // An ordinary anchor still works.
+        let ok = parse("base: &b {x: 1}\nuse: *b\n").unwrap().unwrap();
+        assert_eq!(ok.value["use"]["x"], 1);
+    }
 
     #[test]
     fn records_positions_and_normalises_keys() {
