@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -22,14 +23,21 @@ struct Admin {
     metrics: PrometheusHandle,
 }
 
+/// Largest request body: a route in YAML is a few kilobytes.
+const BODY_LIMIT: usize = 256 * 1024;
+
+/// How long a read (health, listing) waits for the route table while another operation
+/// (a stop draining for up to its deadline) holds it.
+const READ_WAIT: Duration = Duration::from_secs(2);
+
 /// Binds `addr` and serves the API until `stop` fires; returns the bound address (useful
-/// with port 0).
+/// with port 0) and the server's task, which ends once open requests are answered.
 pub(crate) async fn serve(
     addr: SocketAddr,
     ctx: CamelContext,
     metrics: PrometheusHandle,
     stop: CancellationToken,
-) -> std::io::Result<SocketAddr> {
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let upkeep = metrics.clone();
@@ -49,14 +57,63 @@ pub(crate) async fn serve(
         .route("/routes", get(list))
         .route("/routes/{id}", get(one).put(replace).delete(remove))
         .route("/routes/{id}/{action}", post(act))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(Admin { ctx, metrics });
-    tokio::spawn(async move {
+    let server = tokio::spawn(async move {
         let server = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned());
         if let Err(e) = server.await {
             tracing::warn!(error = %e, "admin API stopped");
         }
     });
-    Ok(bound)
+    Ok((bound, server))
+}
+
+/// Runs a change to the routes on its own task: a client that hangs up must not cut a
+/// stop or swap off halfway (the handler's future would be dropped with the request).
+async fn detached<T: Send + 'static>(
+    change: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, Response> {
+    tokio::spawn(change).await.map_err(|e| {
+        let body = json!({ "error": format!("the operation failed: {e}") });
+        (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+    })
+}
+
+fn busy() -> Response {
+    let body = json!({ "error": "another route operation is in progress; try again" });
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+}
+
+fn error_list(errors: &[RouteError]) -> Response {
+    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let body = json!({ "error": list.join("; "), "errors": list });
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// Keys whose values are credentials.
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace(['-', '_'], "");
+    ["secret", "password", "token", "accesskey", "credential"]
+        .iter()
+        .any(|s| k.contains(s))
+}
+
+/// A definition fit to show: credentials hidden, passwords cut out of URLs.
+fn redacted(value: &mut Value) {
+    match value {
+        Value::String(s) if s.contains("://") => *s = camel_api::redact_url(s),
+        Value::Array(items) => items.iter_mut().for_each(redacted),
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if is_secret_key(k) && !v.is_null() {
+                    *v = Value::String("***".into());
+                } else {
+                    redacted(v);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn status_name(s: RouteStatus) -> &'static str {
@@ -71,6 +128,7 @@ fn status_name(s: RouteStatus) -> &'static str {
 fn failure(e: &RouteError) -> Response {
     let code = match e.kind {
         RouteErrorKind::NoSuchRoute(_) => StatusCode::NOT_FOUND,
+        RouteErrorKind::DuplicateRouteId { .. } => StatusCode::CONFLICT,
         RouteErrorKind::Lifecycle(_) => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,
     };
@@ -81,27 +139,35 @@ async fn describe(admin: &Admin, id: &str) -> Result<Value, RouteError> {
     let routes = admin.ctx.route_controller();
     let status = routes.status(id).await?;
     let definition = routes.definition(id).await?;
+    let mut definition = serde_json::to_value(&definition).unwrap_or(Value::Null);
+    redacted(&mut definition);
     Ok(json!({
         "id": id,
         "status": status_name(status),
-        "from": definition.from.uri,
+        "from": definition["from"]["uri"].clone(),
         "definition": definition,
     }))
 }
 
 async fn health(State(admin): State<Admin>) -> Response {
     let routes = admin.ctx.route_controller();
-    let (mut started, mut suspended, mut stopped) = (0, 0, 0);
-    for id in routes.route_ids().await {
-        match routes.status(&id).await {
-            Ok(RouteStatus::Started) => started += 1,
-            Ok(RouteStatus::Suspended) => suspended += 1,
-            Ok(RouteStatus::Stopped) | Err(_) => stopped += 1,
+    let counts = tokio::time::timeout(READ_WAIT, async {
+        let (mut started, mut suspended, mut stopped) = (0, 0, 0);
+        for id in routes.route_ids().await {
+            match routes.status(&id).await {
+                Ok(RouteStatus::Started) => started += 1,
+                Ok(RouteStatus::Suspended) => suspended += 1,
+                Ok(RouteStatus::Stopped) | Err(_) => stopped += 1,
+            }
         }
-    }
+        json!({ "started": started, "suspended": suspended, "stopped": stopped })
+    })
+    .await
+    // The process answers, so it is up; the route table is busy with a long operation.
+    .unwrap_or_else(|_| json!("busy"));
     let body = json!({
         "status": "UP",
-        "routes": { "started": started, "suspended": suspended, "stopped": stopped },
+        "routes": counts,
         "exchanges": {
             "completed": admin.ctx.stats().completed(),
             "failed": admin.ctx.stats().failed(),
@@ -119,44 +185,58 @@ async fn render_metrics(State(admin): State<Admin>) -> Response {
 }
 
 async fn list(State(admin): State<Admin>) -> Response {
-    let mut out = Vec::new();
-    for id in admin.ctx.route_controller().route_ids().await {
-        // A route removed meanwhile is simply not listed.
-        if let Ok(mut v) = describe(&admin, &id).await {
-            if let Some(m) = v.as_object_mut() {
-                m.remove("definition");
+    let listed = tokio::time::timeout(READ_WAIT, async {
+        let mut out = Vec::new();
+        for id in admin.ctx.route_controller().route_ids().await {
+            // A route removed meanwhile is simply not listed.
+            if let Ok(mut v) = describe(&admin, &id).await {
+                if let Some(m) = v.as_object_mut() {
+                    m.remove("definition");
+                }
+                out.push(v);
             }
-            out.push(v);
         }
+        out
+    })
+    .await;
+    match listed {
+        Ok(out) => Json(Value::Array(out)).into_response(),
+        Err(_) => busy(),
     }
-    Json(Value::Array(out)).into_response()
 }
 
 async fn one(State(admin): State<Admin>, Path(id): Path<String>) -> Response {
-    match describe(&admin, &id).await {
-        Ok(v) => Json(v).into_response(),
-        Err(e) => failure(&e),
+    match tokio::time::timeout(READ_WAIT, describe(&admin, &id)).await {
+        Ok(Ok(v)) => Json(v).into_response(),
+        Ok(Err(e)) => failure(&e),
+        Err(_) => busy(),
     }
 }
 
 async fn act(State(admin): State<Admin>, Path((id, action)): Path<(String, String)>) -> Response {
     let routes = admin.ctx.route_controller();
-    let mut cut_off = 0;
-    let done = match action.as_str() {
-        "start" => routes.start_route(&id).await,
-        "stop" => routes.stop_route(&id).await.map(|o| cut_off = o.cut_off),
-        "suspend" => routes.suspend_route(&id).await,
-        "resume" => routes.resume_route(&id).await,
-        other => {
-            let body = json!({
-                "error": format!("unknown action `{other}` (expected start, stop, suspend or resume)")
-            });
-            return (StatusCode::NOT_FOUND, Json(body)).into_response();
+    if !["start", "stop", "suspend", "resume"].contains(&action.as_str()) {
+        let body = json!({
+            "error": format!("unknown action `{action}` (expected start, stop, suspend or resume)")
+        });
+        return (StatusCode::NOT_FOUND, Json(body)).into_response();
+    }
+    let change = {
+        let (routes, id, action) = (routes.clone(), id.clone(), action.clone());
+        async move {
+            match action.as_str() {
+                "start" => routes.start_route(&id).await.map(|()| 0),
+                "stop" => routes.stop_route(&id).await.map(|o| o.cut_off),
+                "suspend" => routes.suspend_route(&id).await.map(|()| 0),
+                _ => routes.resume_route(&id).await.map(|()| 0),
+            }
         }
     };
-    if let Err(e) = done {
-        return failure(&e);
-    }
+    let cut_off = match detached(change).await {
+        Ok(Ok(n)) => n,
+        Ok(Err(e)) => return failure(&e),
+        Err(response) => return response,
+    };
     tracing::info!(route_id = %id, %action, "route changed through the admin API");
     match routes.status(&id).await {
         Ok(s) => {
@@ -176,10 +256,7 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
     let origin = format!("PUT /routes/{id}");
     let mut routes = match camel_core::yaml::load_str(text, &origin) {
         Ok(r) => r,
-        Err(errors) => {
-            let list: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-            return (StatusCode::BAD_REQUEST, Json(json!({ "errors": list }))).into_response();
-        }
+        Err(errors) => return error_list(&errors.0),
     };
     if routes.len() != 1 {
         let body = json!({ "error": format!("expected one route, got {}", routes.len()) });
@@ -191,23 +268,32 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     }
     definition.id = Some(id.clone());
-    let controller = admin.ctx.route_controller();
-    let existed = controller.route_ids().await.contains(&id);
-    let done = if existed {
-        controller.swap(&id, definition).await.map(drop)
-    } else {
-        // Added to a started context, it starts unless it says `auto_startup: false`.
-        match admin.ctx.add_routes(vec![definition]).await {
-            Ok(_) => Ok(()),
-            Err(errors) => {
-                let list: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-                return (StatusCode::BAD_REQUEST, Json(json!({ "errors": list }))).into_response();
+    let ctx = admin.ctx.clone();
+    let change = {
+        let id = id.clone();
+        async move {
+            let controller = ctx.route_controller();
+            if controller.route_ids().await.contains(&id) {
+                controller
+                    .swap(&id, definition)
+                    .await
+                    .map(|_| true)
+                    .map_err(|e| vec![e])
+            } else {
+                // Added to a started context, it starts unless `auto_startup: false`.
+                ctx.add_routes(vec![definition])
+                    .await
+                    .map(|_| false)
+                    .map_err(|errors| errors.0)
             }
         }
     };
-    if let Err(e) = done {
-        return failure(&e);
-    }
+    let existed = match detached(change).await {
+        Ok(Ok(existed)) => existed,
+        Ok(Err(errors)) if errors.len() == 1 => return failure(&errors[0]),
+        Ok(Err(errors)) => return error_list(&errors),
+        Err(response) => return response,
+    };
     tracing::info!(route_id = %id, swapped = existed, "route replaced through the admin API");
     match describe(&admin, &id).await {
         Ok(mut v) => {
@@ -226,7 +312,16 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
 }
 
 async fn remove(State(admin): State<Admin>, Path(id): Path<String>) -> Response {
-    match admin.ctx.route_controller().remove_route(&id).await {
+    let routes = admin.ctx.route_controller();
+    let change = {
+        let id = id.clone();
+        async move { routes.remove_route(&id).await }
+    };
+    let removed = match detached(change).await {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    match removed {
         Ok(outcome) => {
             tracing::info!(route_id = %id, "route removed through the admin API");
             Json(json!({ "id": id, "removed": true, "cut_off": outcome.cut_off })).into_response()

@@ -265,9 +265,13 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let admin_stop = tokio_util::sync::CancellationToken::new();
+    let mut admin_server = None;
     if let Some((addr, handle)) = admin_metrics {
         match crate::admin::serve(addr, ctx.clone(), handle, admin_stop.clone()).await {
-            Ok(bound) => tracing::info!(addr = %bound, "admin API listening"),
+            Ok((bound, server)) => {
+                tracing::info!(addr = %bound, "admin API listening");
+                admin_server = Some(server);
+            }
             Err(e) => {
                 eprintln!("error: cannot serve the admin API on {addr}: {e}");
                 ctx.stop().await;
@@ -283,7 +287,12 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         w.abort();
     }
     tracing::info!(reason = why, "stopping");
+    // The admin API ends first (open requests are answered), so nothing it is asked
+    // afterwards can restart a route the context is stopping.
     admin_stop.cancel();
+    if let Some(server) = admin_server {
+        let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    }
     let report = ctx.stop().await;
     // Batchers outlive routes (one per destination, shared); flush what they still hold.
     camel_sinks::batcher::BatcherRegistry::global()
