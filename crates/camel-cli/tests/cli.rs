@@ -1,20 +1,10 @@
 //! The `camel` binary on real YAML files.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn camel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camel"))
-        .args(args)
-        .env("RUST_LOG", "info")
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("the camel binary runs")
-}
+use std::process::Command;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use support::{camel, stderr};
 
 #[test]
 fn hello_example_stops_after_three_messages() {

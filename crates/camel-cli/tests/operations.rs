@@ -1,30 +1,14 @@
 //! The binary's operational surface: `camel outbox` subcommands on a real SQLite outbox,
 //! a graceful stop on SIGTERM, `--max-seconds`, and `--metrics-addr`.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod support;
+
+use std::process::Command;
 use std::time::Duration;
 
 use camel_outbox::admin::OutboxAdmin;
 use camel_outbox::{Datasource, MaxAttempts, NewMessage, Outbox, OutboxConfig, Relay};
-
-fn camel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camel"))
-        .args(args)
-        .env("RUST_LOG", "info")
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("the camel binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::{camel, spawn, text, wait_line};
 
 #[tokio::test]
 async fn outbox_subcommands_count_discard_and_revive() {
@@ -108,39 +92,6 @@ async fn outbox_subcommands_count_discard_and_revive() {
     let out = run(&["counts"]);
     assert!(text(&out).contains("pending: 1\n"), "{}", text(&out));
     assert!(text(&out).contains("dead: 0\n"), "{}", text(&out));
-}
-
-/// Spawns `camel run` with stderr piped; returns the child and a line reader thread's
-/// receiver.
-fn spawn(args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
-        .args(args)
-        .env("RUST_LOG", "info")
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
-}
-
-fn wait_line(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
-    loop {
-        match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(line) if line.contains(needle) => return line,
-            Ok(_) => {}
-            Err(e) => panic!("no line with `{needle}`: {e}"),
-        }
-    }
 }
 
 #[test]

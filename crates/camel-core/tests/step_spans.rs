@@ -87,25 +87,31 @@ const ROUTES: &str = r#"
         - process: { ref: boom }
 "#;
 
-#[tokio::test]
-async fn every_step_runs_in_a_span_with_its_path() {
+/// Runs one exchange into `direct:in` of `yaml`, where the processor `boom` fails with
+/// `message`, recording spans and failures; returns what was recorded and the outcome.
+async fn run_with_boom(yaml: &str, message: &'static str) -> (Seen, bool) {
     let seen = Seen::default();
     let subscriber = tracing_subscriber::registry().with(seen.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
-
     let ctx = CamelContext::new();
     ctx.add_resource(
         "boom",
-        Arc::new(BoxProcessor::sync(|_ex: Exchange| {
-            Err(CamelError::processor("boom went the step"))
+        Arc::new(BoxProcessor::sync(move |_ex: Exchange| {
+            Err(CamelError::processor(message))
         })),
     );
-    let routes = camel_core::yaml::load_str(ROUTES, "spans.yaml").unwrap();
+    let routes = camel_core::yaml::load_str(yaml, "spans.yaml").unwrap();
     ctx.add_routes(routes).await.unwrap();
     ctx.start().await.unwrap();
-    let out = ctx.request("direct:in", Exchange::new("x")).await;
+    let failed = ctx.request("direct:in", Exchange::new("x")).await.is_err();
     ctx.stop().await;
-    assert!(out.is_err(), "the last step fails");
+    (seen, failed)
+}
+
+#[tokio::test]
+async fn every_step_runs_in_a_span_with_its_path() {
+    let (seen, failed) = run_with_boom(ROUTES, "boom went the step").await;
+    assert!(failed, "the last step fails");
 
     let spans: Vec<String> = seen
         .spans
@@ -132,36 +138,19 @@ async fn every_step_runs_in_a_span_with_its_path() {
 
 #[tokio::test]
 async fn a_nested_failure_is_logged_from_the_inside_out() {
-    let seen = Seen::default();
-    let subscriber = tracing_subscriber::registry().with(seen.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    let ctx = CamelContext::new();
-    ctx.add_resource(
-        "boom",
-        Arc::new(BoxProcessor::sync(|_ex: Exchange| {
-            Err(CamelError::processor("inner boom"))
-        })),
-    );
     let yaml = r#"
 - route:
     id: nested
     from:
-      uri: direct:nested
+      uri: direct:in
       steps:
         - filter:
             constant: "true"
             steps:
               - process: { ref: boom }
 "#;
-    ctx.add_routes(camel_core::yaml::load_str(yaml, "nested.yaml").unwrap())
-        .await
-        .unwrap();
-    ctx.start().await.unwrap();
-    assert!(ctx
-        .request("direct:nested", Exchange::new("x"))
-        .await
-        .is_err());
-    ctx.stop().await;
+    let (seen, failed) = run_with_boom(yaml, "inner boom").await;
+    assert!(failed);
     let failures: Vec<String> = seen
         .failures
         .lock()

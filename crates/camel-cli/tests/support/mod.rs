@@ -1,0 +1,61 @@
+//! Running the `camel` binary from the tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+fn command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+    cmd.args(args)
+        .env("RUST_LOG", "info")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    cmd
+}
+
+/// Runs the binary from the workspace root to the end.
+pub fn camel(args: &[&str]) -> Output {
+    command(args).output().expect("the camel binary runs")
+}
+
+/// Its standard error.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Its standard output and error.
+pub fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(o))
+}
+
+/// Starts the binary; its log lines arrive on the receiver, in order.
+pub fn spawn(args: &[&str]) -> (Child, Receiver<String>) {
+    let mut child = command(args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the camel binary starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The next log line containing `needle` (at most 20 s away).
+pub fn wait_line(rx: &Receiver<String>, needle: &str) -> String {
+    loop {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no line with `{needle}`: {e}"),
+        }
+    }
+}
