@@ -258,3 +258,55 @@ fn admin_and_metrics_addresses_are_exclusive() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--metrics-addr"), "{err}");
 }
+
+/// A stop that drains a long exchange holds the route table: reads say "busy" instead of
+/// hanging, and a client that gives up on the stop does not cut it off halfway.
+#[tokio::test]
+async fn a_long_stop_keeps_reads_answering_and_survives_a_client_hang_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    // One exchange, half a second after the start (the admin line is logged first), in
+    // flight for 8 s: it waits for a `direct:` consumer that never comes.
+    std::fs::write(
+        &file,
+        "- route:\n    id: slow\n    from:\n      uri: timer:slow\n      parameters: {delay: 500, repeat_count: 1}\n      steps:\n        - log: 'slow exchange started'\n        - to: {uri: 'direct:nobody', parameters: {timeout: 8000}}\n",
+    )
+    .unwrap();
+    let mut camel = Camel::start(&file);
+    let line = camel.wait_for("admin API listening").await;
+    let addr = line
+        .split("addr=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the log names the address")
+        .to_string();
+    let base = format!("http://{addr}");
+    camel.wait_for("slow exchange started").await;
+
+    // The client gives up long before the stop's drain ends.
+    let impatient = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(format!("{base}/routes/slow/stop"))
+        .send()
+        .await;
+    assert!(
+        gave_up.is_err(),
+        "the stop answered within 300 ms: {gave_up:?}"
+    );
+
+    let http = reqwest::Client::new();
+    let (code, health) = send(http.get(format!("{base}/health"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(health["routes"], "busy", "{health}");
+    let (code, _) = send(http.get(format!("{base}/routes"))).await;
+    assert_eq!(code, 503);
+
+    // The stop still runs to its end.
+    camel.wait_for("route stopped route_id=slow").await;
+    let (code, one) = send(http.get(format!("{base}/routes/slow"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(one["status"], "Stopped");
+}
