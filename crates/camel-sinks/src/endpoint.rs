@@ -151,3 +151,29 @@ macro_rules! registry_constructors {
 }
 #[cfg(any(feature = "nats", feature = "sqs", feature = "pubsub"))]
 pub(crate) use registry_constructors;
+
+#[cfg(test)]
+mod tests {
+    use camel_api::{EndpointUri, Exchange};
+
+    use super::*;
+    use crate::testing::HeaderContext;
+
+    #[test]
+    fn tenant_comes_from_the_uri_and_defaults_to_the_route_id() {
+        let ctx = HeaderContext {
+            route_id: Some("orders-route".into()),
+        };
+        let mut uri = EndpointUri::parse("nats:x?tenant=${header.customer}").unwrap();
+        let options = SinkOptions::take_parameters(&mut uri.parameters, &ctx).unwrap();
+        assert_eq!(&*options.default_tenant, "orders-route");
+        let tenant = options.tenant.expect("a tenant expression");
+        let ex = Exchange::new("x").with_header("customer", "acme");
+        assert_eq!(tenant.evaluate(&ex).unwrap().to_string(), "acme");
+
+        let mut plain = EndpointUri::parse("nats:x").unwrap();
+        let options = SinkOptions::take_parameters(&mut plain.parameters, &ctx).unwrap();
+        assert!(options.tenant.is_none());
+        assert_eq!(&*options.default_tenant, "orders-route");
+    }
+}
