@@ -37,29 +37,42 @@ enum Frame {
 }
 
 /// Route files are small; these bounds stop a hostile document (aliases that expand
-/// exponentially, nesting that exhausts the stack) long before memory runs out.
-const MAX_NODES: usize = 1_000_000;
+/// exponentially, long strings repeated through aliases, nesting that exhausts the stack)
+/// long before memory runs out. The size counts every value at a fixed cost plus the
+/// bytes of its text (keys included), aliases at their full expansion.
+const MAX_SIZE: usize = 64 << 20;
 const MAX_DEPTH: usize = 128;
+/// What one value costs in [`MAX_SIZE`] besides its text.
+const VALUE_COST: usize = 16;
 
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
     docs: Vec<Json>,
     positions: HashMap<String, (usize, usize)>,
-    /// Anchored values, with how many nodes each expands to.
-    anchors: HashMap<usize, (Json, usize)>,
+    /// Anchored values, with their size and depth.
+    anchors: HashMap<usize, (Json, usize, usize)>,
     anchor_stack: Vec<usize>,
-    /// Nodes built so far, aliases counted at their full expansion.
-    nodes: usize,
+    /// Size built so far (see [`MAX_SIZE`]).
+    size: usize,
     error: Option<SyntaxError>,
 }
 
-/// How many nodes `value` holds (itself included).
-fn node_count(value: &Json) -> usize {
+/// The size of `value` (see [`MAX_SIZE`]) and its depth (1 for a scalar).
+fn measure(value: &Json) -> (usize, usize) {
     match value {
-        Json::Array(items) => 1 + items.iter().map(node_count).sum::<usize>(),
-        Json::Object(map) => 1 + map.values().map(node_count).sum::<usize>(),
-        _ => 1,
+        Json::Array(items) => items.iter().map(measure).fold((VALUE_COST, 1), |acc, m| {
+            (acc.0.saturating_add(m.0), acc.1.max(m.1 + 1))
+        }),
+        Json::Object(map) => map.iter().fold((VALUE_COST, 1), |acc, (k, v)| {
+            let m = measure(v);
+            (
+                acc.0.saturating_add(m.0 + k.len() + VALUE_COST),
+                acc.1.max(m.1 + 1),
+            )
+        }),
+        Json::String(s) => (VALUE_COST + s.len(), 1),
+        _ => (VALUE_COST, 1),
     }
 }
 
@@ -124,12 +137,15 @@ impl Builder {
         }
     }
 
-    /// Counts `n` more nodes; false (and an error) past [`MAX_NODES`].
+    /// Counts `n` more of [`MAX_SIZE`]; false (and an error) past it.
     fn grow(&mut self, n: usize, mark: &Marker) -> bool {
-        self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES {
+        self.size = self.size.saturating_add(n);
+        if self.size > MAX_SIZE {
             self.fail(
-                format!("the document expands to more than {MAX_NODES} values (aliases?)"),
+                format!(
+                    "the document expands to more than {} MiB (aliases?)",
+                    MAX_SIZE >> 20
+                ),
                 mark,
             );
             return false;
@@ -139,8 +155,8 @@ impl Builder {
 
     fn push_value(&mut self, value: Json, anchor: usize, mark: &Marker) {
         if anchor > 0 {
-            let weight = node_count(&value);
-            self.anchors.insert(anchor, (value.clone(), weight));
+            let (size, depth) = measure(&value);
+            self.anchors.insert(anchor, (value.clone(), size, depth));
         }
         match self.stack.last_mut() {
             None => self.docs.push(value),
@@ -191,7 +207,7 @@ impl MarkedEventReceiver for Builder {
         }
         match ev {
             Event::Scalar(text, style, anchor, _tag) => {
-                if !self.grow(1, &mark) {
+                if !self.grow(VALUE_COST + text.len(), &mark) {
                     return;
                 }
                 let value = if style == TScalarStyle::Plain {
@@ -213,7 +229,7 @@ impl MarkedEventReceiver for Builder {
                     self.fail(format!("nested deeper than {MAX_DEPTH} levels"), &mark);
                     return;
                 }
-                if !self.grow(1, &mark) {
+                if !self.grow(VALUE_COST, &mark) {
                     return;
                 }
                 self.positions.entry(pointer.clone()).or_insert(pos(&mark));
@@ -241,10 +257,23 @@ impl MarkedEventReceiver for Builder {
                 self.push_value(value, anchor, &mark);
             }
             Event::Alias(id) => {
-                let (value, weight) = self.anchors.get(&id).cloned().unwrap_or((Json::Null, 1));
-                if !self.grow(weight, &mark) {
+                let Some((_, size, depth)) = self.anchors.get(&id) else {
+                    self.push_value(Json::Null, 0, &mark);
+                    return;
+                };
+                let (size, depth) = (*size, *depth);
+                if self.stack.len() + depth > MAX_DEPTH {
+                    self.fail(format!("nested deeper than {MAX_DEPTH} levels"), &mark);
                     return;
                 }
+                if !self.grow(size, &mark) {
+                    return;
+                }
+                let value = self
+                    .anchors
+                    .get(&id)
+                    .map(|a| a.0.clone())
+                    .unwrap_or_default();
                 self.push_value(value, 0, &mark);
             }
             Event::StreamStart
@@ -301,6 +330,30 @@ mod tests {
         };
         assert!(err.message.contains("more than"), "{}", err.message);
         assert!(err.line >= 6, "{}", err.line);
+
+        // Few values, but a long string repeated through aliases.
+        let long = format!(
+            "s: &s \"{}\"\nb: &b [{}]\nc: &c [{}]\n",
+            "x".repeat(100_000),
+            vec!["*s"; 100].join(", "),
+            vec!["*b"; 100].join(", ")
+        );
+        let Err(err) = parse(&long) else {
+            panic!("the string bomb was accepted")
+        };
+        assert!(err.message.contains("more than"), "{}", err.message);
+
+        // Depth built through aliases.
+        let mut chain = format!("a0: &a0 {}x{}\n", "[".repeat(100), "]".repeat(100));
+        chain.push_str(&format!(
+            "a1: &a1 {}*a0{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        ));
+        let Err(err) = parse(&chain) else {
+            panic!("the deep alias chain was accepted")
+        };
+        assert!(err.message.contains("deeper than 128"), "{}", err.message);
 
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let Err(err) = parse(&deep) else {
