@@ -143,3 +143,30 @@ async fn unknown_endpoint_parameter() {
     assert!(matches!(e.kind, RouteErrorKind::Endpoint(_)), "{e}");
     assert!(e.to_string().contains("level"), "{e}");
 }
+
+#[tokio::test]
+async fn errors_inside_choice_and_multicast_branches_have_a_path_and_a_place() {
+    let errs = errors_of(
+        "- route:\n    id: r1\n    from:\n      uri: direct:a\n      steps:\n        - choice:\n            when:\n              - simple: \"${body} == 'a'\"\n                steps:\n                  - set_heder: {name: x, constant: y}\n- route:\n    id: r2\n    from:\n      uri: direct:b\n      steps:\n        - multicast:\n            steps:\n              - to: log:a\n              - set_bodyy: {constant: b}\n",
+    )
+    .await;
+    let paths: Vec<_> = errs
+        .0
+        .iter()
+        .map(|e| e.step.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "steps[0].choice.when[0].steps[0].set_heder",
+            "steps[0].multicast.steps[1].set_bodyy"
+        ],
+        "{errs:?}"
+    );
+    let lines: Vec<_> = errs
+        .0
+        .iter()
+        .map(|e| e.location.as_ref().map(|l| l.line))
+        .collect();
+    assert_eq!(lines, [Some(10), Some(19)]);
+}

@@ -223,7 +223,7 @@ impl<'a> StepContext<'a> {
         let list = step_list(steps)
             .map_err(|(at, kind)| self.error_at(&format!("{relative}{at}"), kind))?;
         let pointer = format!("{}{relative}", self.pointer);
-        let path = format!("{}.{}", self.path, relative.trim_start_matches('/'));
+        let path = format!("{}{}", self.path, pointer_to_path(relative));
         compile_list(
             self.registry,
             self.route,
@@ -231,6 +231,46 @@ impl<'a> StepContext<'a> {
             &list,
             &pointer,
             &path,
+            self.depth + 1,
+            self.lifecycles,
+        )
+    }
+}
+
+/// A JSON pointer below a step as a path suffix: `/when/0/steps` → `.when[0].steps`.
+fn pointer_to_path(pointer: &str) -> String {
+    let mut path = String::new();
+    for part in pointer.split('/').filter(|p| !p.is_empty()) {
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            path.push_str(&format!("[{part}]"));
+        } else {
+            path.push('.');
+            path.push_str(&part.replace("~1", "/").replace("~0", "~"));
+        }
+    }
+    path
+}
+
+impl StepContext<'_> {
+    /// Compiles the one step found at `relative` (below this step), e.g. a branch of a
+    /// multicast.
+    pub fn compile_step(
+        &mut self,
+        item: &Json,
+        relative: &str,
+    ) -> Result<BoxProcessor, RouteError> {
+        let mut list = step_list(&Json::Array(vec![item.clone()]))
+            .map_err(|(_, kind)| self.error_at(relative, kind))?;
+        let Some(step) = list.pop() else {
+            return Err(self.error_at(relative, RouteErrorKind::InvalidValue("empty step".into())));
+        };
+        compile_one(
+            self.registry,
+            self.route,
+            self.route_id,
+            &step,
+            &format!("{}{relative}", self.pointer),
+            &format!("{}{}", self.path, pointer_to_path(relative)),
             self.depth + 1,
             self.lifecycles,
         )

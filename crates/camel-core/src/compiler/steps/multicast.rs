@@ -48,7 +48,7 @@ fn branches_and_config(
     };
     let mut branches = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        branches.push(cx.compile_steps(&Json::Array(vec![item.clone()]), &format!("/steps/{i}"))?);
+        branches.push(cx.compile_step(item, &format!("/steps/{i}"))?);
     }
     Ok((branches, config))
 }
