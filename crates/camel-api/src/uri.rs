@@ -249,12 +249,40 @@ impl Parameters {
 ///     "postgres://***@127.0.0.1/shop"
 /// );
 /// assert_eq!(camel_api::redact_url("sqlite:orders.db"), "sqlite:orders.db");
+/// assert_eq!(
+///     camel_api::redact_url("postgres://h/db?user=app&password=s3cret"),
+///     "postgres://h/db?user=app&password=***"
+/// );
 /// ```
 pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://***{}", &url[..s], &url[at..]),
-        _ => url.to_string(),
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***{}", &base[..s], &base[at..]),
+        _ => base.to_string(),
+    };
+    if let Some(query) = query {
+        // Credentials passed as options (`?password=…`) are hidden too.
+        let parts: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if is_secret_option(k) => format!("{k}=***"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&parts.join("&"));
     }
+    out
+}
+
+fn is_secret_option(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "passwd", "pwd", "secret", "token", "sslkey"]
+        .iter()
+        .any(|s| k.contains(s))
 }
 
 /// Parses `1000`, `500ms`, `2s`, `1m`, `1h` into a duration.

@@ -16,11 +16,14 @@ use camel_core::{CamelContext, RouteError, RouteErrorKind, RouteStatus};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 #[derive(Clone)]
 struct Admin {
     ctx: CamelContext,
     metrics: PrometheusHandle,
+    /// Route changes in progress (they outlive their requests).
+    changes: TaskTracker,
 }
 
 /// Largest request body: a route in YAML is a few kilobytes.
@@ -32,11 +35,14 @@ const READ_WAIT: Duration = Duration::from_secs(2);
 
 /// Binds `addr` and serves the API until `stop` fires; returns the bound address (useful
 /// with port 0) and the server's task, which ends once open requests are answered.
+/// Route changes still running are tracked by `changes`: wait for them before stopping
+/// the context, or one could restart a route behind the stop.
 pub(crate) async fn serve(
     addr: SocketAddr,
     ctx: CamelContext,
     metrics: PrometheusHandle,
     stop: CancellationToken,
+    changes: TaskTracker,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
@@ -58,7 +64,11 @@ pub(crate) async fn serve(
         .route("/routes/{id}", get(one).put(replace).delete(remove))
         .route("/routes/{id}/{action}", post(act))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(Admin { ctx, metrics });
+        .with_state(Admin {
+            ctx,
+            metrics,
+            changes,
+        });
     let server = tokio::spawn(async move {
         let server = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned());
         if let Err(e) = server.await {
@@ -71,9 +81,10 @@ pub(crate) async fn serve(
 /// Runs a change to the routes on its own task: a client that hangs up must not cut a
 /// stop or swap off halfway (the handler's future would be dropped with the request).
 async fn detached<T: Send + 'static>(
+    admin: &Admin,
     change: impl std::future::Future<Output = T> + Send + 'static,
 ) -> Result<T, Response> {
-    tokio::spawn(change).await.map_err(|e| {
+    admin.changes.spawn(change).await.map_err(|e| {
         let body = json!({ "error": format!("the operation failed: {e}") });
         (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
     })
@@ -232,7 +243,7 @@ async fn act(State(admin): State<Admin>, Path((id, action)): Path<(String, Strin
             }
         }
     };
-    let cut_off = match detached(change).await {
+    let cut_off = match detached(&admin, change).await {
         Ok(Ok(n)) => n,
         Ok(Err(e)) => return failure(&e),
         Err(response) => return response,
@@ -288,7 +299,7 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
             }
         }
     };
-    let existed = match detached(change).await {
+    let existed = match detached(&admin, change).await {
         Ok(Ok(existed)) => existed,
         Ok(Err(errors)) if errors.len() == 1 => return failure(&errors[0]),
         Ok(Err(errors)) => return error_list(&errors),
@@ -317,7 +328,7 @@ async fn remove(State(admin): State<Admin>, Path(id): Path<String>) -> Response 
         let id = id.clone();
         async move { routes.remove_route(&id).await }
     };
-    let removed = match detached(change).await {
+    let removed = match detached(&admin, change).await {
         Ok(r) => r,
         Err(response) => return response,
     };

@@ -265,9 +265,17 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let admin_stop = tokio_util::sync::CancellationToken::new();
+    let admin_changes = tokio_util::task::TaskTracker::new();
     let mut admin_server = None;
     if let Some((addr, handle)) = admin_metrics {
-        match crate::admin::serve(addr, ctx.clone(), handle, admin_stop.clone()).await {
+        let serving = crate::admin::serve(
+            addr,
+            ctx.clone(),
+            handle,
+            admin_stop.clone(),
+            admin_changes.clone(),
+        );
+        match serving.await {
             Ok((bound, server)) => {
                 tracing::info!(addr = %bound, "admin API listening");
                 admin_server = Some(server);
@@ -293,7 +301,22 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     if let Some(server) = admin_server {
         let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
     }
-    let report = ctx.stop().await;
+    admin_changes.close();
+    let deadline = Duration::from_secs(args.shutdown_timeout);
+    if tokio::time::timeout(deadline, admin_changes.wait())
+        .await
+        .is_err()
+    {
+        eprintln!("warning: a route change from the admin API was still running at the stop");
+    }
+    // A second Ctrl-C or SIGTERM while draining stops at once.
+    let report = tokio::select! {
+        report = ctx.stop() => report,
+        _ = signals.recv() => {
+            eprintln!("second signal: exiting without waiting for the routes to drain");
+            return ExitCode::FAILURE;
+        }
+    };
     // Batchers outlive routes (one per destination, shared); flush what they still hold.
     camel_sinks::batcher::BatcherRegistry::global()
         .shutdown()

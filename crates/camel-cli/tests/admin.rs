@@ -224,12 +224,18 @@ async fn health_metrics_and_route_control_over_http() {
     }
     let (code, r) = send(http.put(format!("{base}/routes/bomb")).body(bomb)).await;
     assert_eq!(code, 400, "{r}");
-    let (code, _) = send(
-        http.put(format!("{base}/routes/big"))
-            .body("#".repeat(300 * 1024)),
-    )
-    .await;
-    assert_eq!(code, 413);
+    // The server may answer 413 before reading the whole body and close the connection;
+    // the client then sees either the 413 or the reset.
+    let big = http
+        .put(format!("{base}/routes/big"))
+        .body("#".repeat(300 * 1024))
+        .send()
+        .await;
+    if let Ok(resp) = big {
+        assert_eq!(resp.status().as_u16(), 413);
+    }
+    let (code, _) = send(http.get(format!("{base}/routes/big"))).await;
+    assert_eq!(code, 404, "nothing was added");
     let (code, r) = send(http.post(format!("{base}/routes/ticks/stop"))).await;
     assert_eq!((code, r["status"].clone()), (200, "Stopped".into()));
     camel.wait_for("route stopped route_id=ticks").await;

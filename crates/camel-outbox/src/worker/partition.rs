@@ -264,6 +264,12 @@ impl<S: PartitionStore> PartitionWorker<S> {
     async fn complete(&mut self, outcome: Outcome) -> Result<()> {
         match outcome {
             Ok(((id, attempts), result)) => self.settle(id, attempts, result).await,
+            // A panic the task could not catch (in a drop): which message it was is lost,
+            // so its group would stay in flight. Give the partition up; the next owner
+            // delivers the message again.
+            Err(e) if e.is_panic() => Err(crate::error::OutboxError::Config(format!(
+                "a delivery task panicked outside its delivery: {e}"
+            ))),
             // Aborted (only the runtime shutting down does that): the message stays in
             // the table and goes out again with the next owner.
             Err(_) => Ok(()),
