@@ -47,6 +47,17 @@ impl Camel {
         }
     }
 
+    /// The admin API's address, read from its log line.
+    async fn base_url(&mut self) -> String {
+        let line = self.wait_for("admin API listening").await;
+        let addr = line
+            .split("addr=")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .expect("the log names the address");
+        format!("http://{addr}")
+    }
+
     /// Waits for a log line containing `needle`; returns it.
     async fn wait_for(&mut self, needle: &str) -> String {
         let deadline = tokio::time::Instant::now() + LIMIT;
@@ -94,14 +105,7 @@ async fn health_metrics_and_route_control_over_http() {
     let file = dir.path().join("routes.yaml");
     std::fs::write(&file, route("ticks", "first tick")).unwrap();
     let mut camel = Camel::start(&file);
-    let line = camel.wait_for("admin API listening").await;
-    let addr = line
-        .split("addr=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("the log names the address")
-        .to_string();
-    let base = format!("http://{addr}");
+    let base = camel.base_url().await;
     let http = reqwest::Client::new();
     camel.wait_for("first tick").await;
 
@@ -279,14 +283,7 @@ async fn a_long_stop_keeps_reads_answering_and_survives_a_client_hang_up() {
     )
     .unwrap();
     let mut camel = Camel::start(&file);
-    let line = camel.wait_for("admin API listening").await;
-    let addr = line
-        .split("addr=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("the log names the address")
-        .to_string();
-    let base = format!("http://{addr}");
+    let base = camel.base_url().await;
     camel.wait_for("slow exchange started").await;
 
     // The client gives up long before the stop's drain ends.
