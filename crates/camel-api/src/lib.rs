@@ -42,7 +42,7 @@ pub use expression::{BoxExpression, BoxPredicate, Expression, Language, Predicat
 pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
 pub use processor::{BoxProcessor, Process, ProcessorFuture};
-pub use uri::{parse_duration, redact_url, EndpointUri, Parameters};
+pub use uri::{is_secret_name, parse_duration, redact_url, EndpointUri, Parameters};
 pub use value::Value;
 
 /// Names of headers and properties the framework itself sets or reads.

@@ -268,7 +268,7 @@ pub fn redact_url(url: &str) -> String {
         let parts: Vec<String> = query
             .split('&')
             .map(|pair| match pair.split_once('=') {
-                Some((k, _)) if is_secret_option(k) => format!("{k}=***"),
+                Some((k, _)) if is_secret_name(k) => format!("{k}=***"),
                 _ => pair.to_string(),
             })
             .collect();
@@ -278,11 +278,28 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
-fn is_secret_option(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["password", "passwd", "pwd", "secret", "token", "sslkey"]
-        .iter()
-        .any(|s| k.contains(s))
+/// True for an option or key name that holds a credential (`password`, `secret_key`,
+/// `accessKey`, `token`, …), in any case and with or without `_`/`-`.
+///
+/// ```
+/// assert!(camel_api::is_secret_name("secret_key"));
+/// assert!(camel_api::is_secret_name("accessKey"));
+/// assert!(!camel_api::is_secret_name("region"));
+/// ```
+pub fn is_secret_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace(['-', '_'], "");
+    [
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "sslkey",
+        "accesskey",
+        "credential",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }
 
 /// Parses `1000`, `500ms`, `2s`, `1m`, `1h` into a duration.

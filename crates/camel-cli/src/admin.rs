@@ -101,14 +101,6 @@ fn error_list(errors: &[RouteError]) -> Response {
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
-/// Keys whose values are credentials.
-fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace(['-', '_'], "");
-    ["secret", "password", "token", "accesskey", "credential"]
-        .iter()
-        .any(|s| k.contains(s))
-}
-
 /// A definition fit to show: credentials hidden, passwords cut out of URLs.
 fn redacted(value: &mut Value) {
     match value {
@@ -116,7 +108,7 @@ fn redacted(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(redacted),
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
-                if is_secret_key(k) && !v.is_null() {
+                if camel_api::is_secret_name(k) && !v.is_null() {
                     *v = Value::String("***".into());
                 } else {
                     redacted(v);
@@ -146,18 +138,22 @@ fn failure(e: &RouteError) -> Response {
     (code, Json(json!({ "error": e.to_string() }))).into_response()
 }
 
-async fn describe(admin: &Admin, id: &str) -> Result<Value, RouteError> {
+/// A route's id, status and source; with `full`, its definition too (credentials hidden).
+async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteError> {
     let routes = admin.ctx.route_controller();
     let status = routes.status(id).await?;
     let definition = routes.definition(id).await?;
-    let mut definition = serde_json::to_value(&definition).unwrap_or(Value::Null);
-    redacted(&mut definition);
-    Ok(json!({
+    let mut out = json!({
         "id": id,
         "status": status_name(status),
-        "from": definition["from"]["uri"].clone(),
-        "definition": definition,
-    }))
+        "from": camel_api::redact_url(&definition.from.uri),
+    });
+    if full {
+        let mut shown = serde_json::to_value(&definition).unwrap_or(Value::Null);
+        redacted(&mut shown);
+        out["definition"] = shown;
+    }
+    Ok(out)
 }
 
 async fn health(State(admin): State<Admin>) -> Response {
@@ -200,10 +196,7 @@ async fn list(State(admin): State<Admin>) -> Response {
         let mut out = Vec::new();
         for id in admin.ctx.route_controller().route_ids().await {
             // A route removed meanwhile is simply not listed.
-            if let Ok(mut v) = describe(&admin, &id).await {
-                if let Some(m) = v.as_object_mut() {
-                    m.remove("definition");
-                }
+            if let Ok(v) = describe(&admin, &id, false).await {
                 out.push(v);
             }
         }
@@ -217,7 +210,7 @@ async fn list(State(admin): State<Admin>) -> Response {
 }
 
 async fn one(State(admin): State<Admin>, Path(id): Path<String>) -> Response {
-    match tokio::time::timeout(READ_WAIT, describe(&admin, &id)).await {
+    match tokio::time::timeout(READ_WAIT, describe(&admin, &id, true)).await {
         Ok(Ok(v)) => Json(v).into_response(),
         Ok(Err(e)) => failure(&e),
         Err(_) => busy(),
@@ -306,7 +299,7 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         Err(response) => return response,
     };
     tracing::info!(route_id = %id, swapped = existed, "route replaced through the admin API");
-    match describe(&admin, &id).await {
+    match describe(&admin, &id, true).await {
         Ok(mut v) => {
             if let Some(m) = v.as_object_mut() {
                 m.insert("swapped".into(), Value::Bool(existed));

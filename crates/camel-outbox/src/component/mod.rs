@@ -84,12 +84,13 @@ impl OutboxComponent {
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<SharedSource>, CamelError> {
         let source = self.source(uri, url, ctx)?;
+        let key = source.key();
         let mut all = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         Ok(all
-            .entry(source.key())
+            .entry(key.clone())
             .or_insert_with(|| {
                 Arc::new(SharedSource {
-                    key: source.key(),
+                    key,
                     source,
                     datasource: OnceCell::new(),
                     writer: Arc::new(tokio::sync::Semaphore::new(1)),
@@ -168,7 +169,7 @@ impl std::fmt::Debug for Source {
         match self {
             Source::Url(u) => f
                 .debug_tuple("Url")
-                .field(&crate::store::redact(u))
+                .field(&camel_api::redact_url(u))
                 .finish(),
             Source::Ready(ds) => f.debug_tuple("Ready").field(ds).finish(),
             Source::EmbeddedFile(dir) => f.debug_tuple("EmbeddedFile").field(dir).finish(),
@@ -186,7 +187,7 @@ impl Source {
             Source::Url(u) => sqlite_key(u).unwrap_or_else(|| {
                 format!(
                     "{}#{:016x}",
-                    crate::store::redact(u),
+                    camel_api::redact_url(u),
                     crate::message::stable_hash(u)
                 )
             }),
@@ -264,7 +265,7 @@ impl Component for OutboxComponent {
     ) -> Result<Option<Arc<dyn TransactionManager>>, CamelError> {
         let what = datasource.map_or_else(
             || "the outbox component's default database".to_string(),
-            crate::store::redact,
+            camel_api::redact_url,
         );
         let source = self.shared_source(&what, datasource.map(str::to_string), ctx)?;
         Ok(Some(Arc::new(transaction::Manager::new(

@@ -43,7 +43,9 @@ impl Datasource {
         if (postgres && cfg!(feature = "postgres")) || (sqlite && cfg!(feature = "sqlite")) {
             Ok(())
         } else {
-            Err(OutboxError::UnsupportedDatasource(redact(url)))
+            Err(OutboxError::UnsupportedDatasource(camel_api::redact_url(
+                url,
+            )))
         }
     }
 
@@ -61,7 +63,9 @@ impl Datasource {
             return sqlite::pool(url).map(Datasource::Sqlite);
         }
         let _ = lower;
-        Err(OutboxError::UnsupportedDatasource(redact(url)))
+        Err(OutboxError::UnsupportedDatasource(camel_api::redact_url(
+            url,
+        )))
     }
 
     /// A datasource on the SQLite file at `path` (created when missing). Call it inside a
@@ -109,11 +113,6 @@ impl Datasource {
             Datasource::Sqlite(p) => sqlite::set_meta(p, table, key, value).await,
         }
     }
-}
-
-/// Hides the password of a URL before it goes into an error or a log line.
-pub(crate) fn redact(url: &str) -> String {
-    camel_api::redact_url(url)
 }
 
 /// A row ready to insert.
@@ -203,10 +202,10 @@ mod tests {
     #[test]
     fn redacts_passwords() {
         assert_eq!(
-            redact("postgres://u:secret@127.0.0.1/db"),
+            camel_api::redact_url("postgres://u:secret@127.0.0.1/db"),
             "postgres://***@127.0.0.1/db"
         );
-        assert_eq!(redact("sqlite:x.db"), "sqlite:x.db");
+        assert_eq!(camel_api::redact_url("sqlite:x.db"), "sqlite:x.db");
     }
 
     #[test]
