@@ -2,7 +2,7 @@
 //! that lets a local publish reach the relay without waiting for a poll.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -38,6 +38,8 @@ struct Inner {
     datasource: Datasource,
     wake: Box<[Notify]>,
     round_robin: AtomicU32,
+    /// Admin changes announced in this process (see [`Outbox::admin`]).
+    admin_changes: AtomicU64,
     published: metrics::Counter,
 }
 
@@ -67,6 +69,7 @@ impl Outbox {
                 datasource,
                 wake,
                 round_robin: AtomicU32::new(0),
+                admin_changes: AtomicU64::new(0),
             }),
         })
     }
@@ -98,6 +101,27 @@ impl Outbox {
         for w in self.inner.wake.iter() {
             w.notify_one();
         }
+    }
+
+    /// Admin operations on this outbox whose changes reach this process's workers at
+    /// once (a blocked group whose head is discarded goes on, a revived message goes
+    /// out, without waiting for a retry time or a poll).
+    pub fn admin(&self) -> crate::admin::OutboxAdmin {
+        crate::admin::OutboxAdmin::of(self)
+    }
+
+    /// Messages changed under the workers (an admin operation): they re-read what they
+    /// hold back.
+    pub(crate) fn admin_changed(&self) {
+        self.inner
+            .admin_changes
+            .fetch_add(1, AtomicOrdering::Release);
+        self.wake();
+    }
+
+    /// How many admin changes this process announced so far.
+    pub(crate) fn admin_changes(&self) -> u64 {
+        self.inner.admin_changes.load(AtomicOrdering::Acquire)
     }
 
     pub(crate) fn waker(&self, partition: u32) -> &Notify {

@@ -59,3 +59,17 @@ pub fn wait_line(rx: &Receiver<String>, needle: &str) -> String {
         }
     }
 }
+
+/// Drops the tables of outbox `name` (default table name) on the PostgreSQL at `url`.
+pub fn drop_outbox_tables(url: &str, name: &str) {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    rt.block_on(async {
+        let pool = sqlx::PgPool::connect(url).await.expect("connect");
+        for suffix in ["", "_dead", "_meta"] {
+            sqlx::query(&format!("DROP TABLE IF EXISTS camel_outbox_{name}{suffix}"))
+                .execute(&pool)
+                .await
+                .expect("drop table");
+        }
+    });
+}

@@ -104,6 +104,16 @@ impl Datasource {
         }
     }
 
+    /// Adds one to the number stored under `key` in `<t>_meta`; returns the new value.
+    pub(crate) async fn bump_meta(&self, table: &TableName, key: &str) -> Result<i64> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => postgres::bump_meta(p, table, key).await,
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => sqlite::bump_meta(p, table, key).await,
+        }
+    }
+
     /// Writes a setting to `<t>_meta`.
     pub(crate) async fn set_meta(&self, table: &TableName, key: &str, value: &str) -> Result<()> {
         match self {
@@ -114,6 +124,10 @@ impl Datasource {
         }
     }
 }
+
+/// The `<t>_meta` key counting admin changes (`discard`, `retry_dead`): a worker that
+/// sees it change re-reads its held messages at once instead of at their retry times.
+pub(crate) const ADMIN_EPOCH: &str = "admin_epoch";
 
 /// A row ready to insert.
 #[derive(Debug)]
@@ -166,22 +180,65 @@ impl RawRow {
     }
 }
 
+/// Where a row stands in the order a worker reads its partition: its *order key*, then
+/// its id.
+///
+/// On PostgreSQL the order key is the inserting transaction's place in the visibility
+/// horizon (ADR 0032): a row is read only once every transaction that could still insert
+/// a row before it has ended, so the reading position never passes a row that commits
+/// later. On SQLite, whose single writer commits in id order, the key is always 0 and the
+/// position is the id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Position {
+    pub(crate) order: i64,
+    pub(crate) id: i64,
+}
+
+/// A row with its reading position.
+#[derive(Debug)]
+pub(crate) struct Positioned {
+    pub(crate) at: Position,
+    pub(crate) message: StoredMessage,
+}
+
+/// One page of a partition read in position order.
+#[derive(Debug, Default)]
+pub(crate) struct Page {
+    /// The rows that may be read, in position order.
+    pub(crate) rows: Vec<Positioned>,
+    /// True when the page stopped at a committed row that is still behind the horizon:
+    /// an older transaction is still running, and rows after it wait for it to end.
+    pub(crate) held_back: bool,
+    /// The horizon the page was read at (PostgreSQL: the oldest transaction id still
+    /// running), for the stall warning; 0 on SQLite.
+    pub(crate) horizon: i64,
+}
+
+impl Page {
+    /// True when a page asked for `limit` rows came back full and nothing was held back:
+    /// more rows may be read at once.
+    pub(crate) fn full(&self, limit: u32) -> bool {
+        !self.held_back && self.rows.len() as u32 >= limit
+    }
+}
+
 /// What a partition worker may do to its partition. On PostgreSQL every call runs on the
 /// connection that holds the partition's advisory lock, so a worker that lost the lock
 /// (its connection closed) cannot change a row: ownership and the right to write are the
 /// same thing.
 #[async_trait]
 pub(crate) trait PartitionStore: Send {
-    /// Up to `limit` rows with id > `after`, in id order, leaving out the groups in `skip`.
-    async fn scan(&mut self, after: i64, limit: u32, skip: &[String])
-        -> Result<Vec<StoredMessage>>;
+    /// Up to `limit` rows positioned after `after`, in position order, leaving out the
+    /// groups in `skip` and stopping before the first row still behind the horizon.
+    async fn scan(&mut self, after: Position, limit: u32, skip: &[String]) -> Result<Page>;
 
-    /// Up to `limit` rows of `group` (all rows when `None`) with `from` ≤ id ≤ `up_to`.
+    /// Up to `limit` rows of `group` (all rows when `None`) with id ≥ `from` and a
+    /// position ≤ `up_to`, in id order.
     async fn scan_group(
         &mut self,
         group: Option<&str>,
         from: i64,
-        up_to: i64,
+        up_to: Position,
         limit: u32,
     ) -> Result<Vec<StoredMessage>>;
 
@@ -193,6 +250,15 @@ pub(crate) trait PartitionStore: Send {
 
     /// Moves a row to the dead table; false when the row is gone.
     async fn bury(&mut self, id: i64, attempts: u32, error: &str) -> Result<bool>;
+
+    /// The admin change count of the outbox ([`ADMIN_EPOCH`]).
+    async fn admin_epoch(&mut self) -> Result<i64>;
+
+    /// Who is behind `horizon` (the oldest transaction still running), for a warning:
+    /// process id, database and how long the transaction has been open, if known.
+    async fn describe_horizon(&mut self, _horizon: i64) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 #[cfg(test)]
