@@ -118,6 +118,16 @@ fn read_until(
     }
 }
 
+/// A child process killed when the test ends, passed or failed.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn owned(lines: &[String]) -> usize {
     lines
         .iter()
@@ -143,17 +153,19 @@ fn outbox_postgres_example_moves_partitions_to_the_survivor_of_a_kill() {
     let producer = dir.path().join("producer.yaml");
     let relay = relay.to_str().unwrap();
 
-    let (mut a, a_rx) = support::spawn(&["run", relay]);
+    let (a, a_rx) = support::spawn(&["run", relay]);
+    let mut a = KillOnDrop(a);
     let mut a_lines = Vec::new();
     read_until(&a_rx, &mut a_lines, "A owns every partition", |l| {
         owned(l) == 4
     });
-    let (mut b, b_rx) = support::spawn(&["run", relay]);
+    let (b, b_rx) = support::spawn(&["run", relay]);
+    let _b = KillOnDrop(b);
     let mut b_lines = Vec::new();
     read_until(&b_rx, &mut b_lines, "B is up", |l| {
         l.iter().any(|l| l.contains("route started"))
     });
-    let (mut publisher, _p_rx) = support::spawn(&[
+    let (publisher, _p_rx) = support::spawn(&[
         "run",
         producer.to_str().unwrap(),
         "--max-messages",
@@ -161,11 +173,12 @@ fn outbox_postgres_example_moves_partitions_to_the_survivor_of_a_kill() {
         "--max-seconds",
         "60",
     ]);
+    let mut publisher = KillOnDrop(publisher);
     read_until(&a_rx, &mut a_lines, "A relays", |l| {
         l.iter().filter_map(|l| relayed(l)).count() >= 40
     });
-    a.kill().unwrap();
-    a.wait().unwrap();
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
     // What A printed before it died.
     a_lines.extend(a_rx.iter());
     let from_a: Vec<_> = a_lines.iter().filter_map(|l| relayed(l)).collect();
@@ -184,9 +197,7 @@ fn outbox_postgres_example_moves_partitions_to_the_survivor_of_a_kill() {
             owned(l) == 4 && ids.len() == 400
         },
     );
-    assert!(publisher.wait().unwrap().success());
-    let _ = b.kill();
-    let _ = b.wait();
+    assert!(publisher.0.wait().unwrap().success());
 
     // Per order, first deliveries across both processes in event order.
     let mut seen = std::collections::HashSet::new();
