@@ -250,6 +250,25 @@ async fn act(State(admin): State<Admin>, Path((id, action)): Path<(String, Strin
     }
 }
 
+/// Parses a YAML body on the blocking pool, one body at a time: a large document takes
+/// CPU time the routes' async workers must not lose, and two at once would double the
+/// memory a hostile body can claim.
+async fn parse_off_the_runtime(
+    text: String,
+    origin: String,
+) -> Result<Result<Vec<camel_core::RouteDefinition>, camel_core::RouteErrors>, Response> {
+    static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+    let _permit = ONE_AT_A_TIME.acquire().await.map_err(|_| internal())?;
+    tokio::task::spawn_blocking(move || camel_core::yaml::load_str(&text, &origin))
+        .await
+        .map_err(|_| internal())
+}
+
+fn internal() -> Response {
+    let body = json!({ "error": "the YAML parser failed" });
+    (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+}
+
 /// `PUT /routes/{id}` with a YAML body holding one route: swaps the running route (or adds
 /// and starts a new one). The new definition is compiled first; an error changes nothing.
 async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes) -> Response {
@@ -258,9 +277,10 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
     let origin = format!("PUT /routes/{id}");
-    let mut routes = match camel_core::yaml::load_str(text, &origin) {
-        Ok(r) => r,
-        Err(errors) => return error_list(&errors.0),
+    let mut routes = match parse_off_the_runtime(text.to_string(), origin).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(errors)) => return error_list(&errors.0),
+        Err(response) => return response,
     };
     if routes.len() != 1 {
         let body = json!({ "error": format!("expected one route, got {}", routes.len()) });

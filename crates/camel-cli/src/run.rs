@@ -196,7 +196,18 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
             continue;
         }
         seen = now;
-        let routes = match load(&files) {
+        // Parsing is CPU work of unbounded size: keep it off the routes' async workers.
+        let loaded = {
+            let files = files.clone();
+            tokio::task::spawn_blocking(move || load(&files)).await
+        };
+        let Ok(loaded) = loaded else {
+            tracing::warn!(
+                "reading the changed route files failed; the running routes are unchanged"
+            );
+            continue;
+        };
+        let routes = match loaded {
             Ok(r) => r,
             Err(errors) => {
                 report(&errors);

@@ -313,3 +313,56 @@ async fn a_long_stop_keeps_reads_answering_and_survives_a_client_hang_up() {
     assert_eq!(code, 200);
     assert_eq!(one["status"], "Stopped");
 }
+
+/// A body within the size limit whose key paths would take gigabytes to remember: 100
+/// nested 1,200-byte keys above 12,000 values.
+fn deep_path_document() -> String {
+    let mut doc = String::new();
+    for d in 0..100 {
+        doc.push_str(&format!("{{{}{d}: ", "k".repeat(1_200)));
+    }
+    let leaves: Vec<String> = (0..12_000).map(|i| format!("l{i}: 1")).collect();
+    doc.push_str(&format!("{{{}}}", leaves.join(", ")));
+    doc.push_str(&"}".repeat(100));
+    assert!(
+        doc.len() < 256 * 1024,
+        "within the body limit: {}",
+        doc.len()
+    );
+    doc
+}
+
+#[tokio::test]
+async fn deep_key_paths_are_refused_while_the_api_keeps_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(
+        &file,
+        "- route:\n    id: ticks\n    from: {uri: 'timer:t', parameters: {period: 10}}\n    steps:\n      - log: tick\n",
+    )
+    .unwrap();
+    let mut camel = Camel::start(&file);
+    let base = camel.base_url().await;
+    let http = reqwest::Client::new();
+    let body = deep_path_document();
+    let put = |name: &str| {
+        http.put(format!("{base}/routes/{name}"))
+            .body(body.clone())
+            .send()
+    };
+    let (a, b, health) = tokio::join!(
+        put("deep1"),
+        put("deep2"),
+        http.get(format!("{base}/health")).send()
+    );
+    assert_eq!(health.unwrap().status().as_u16(), 200);
+    for answer in [a, b] {
+        let answer = answer.unwrap();
+        assert_eq!(answer.status().as_u16(), 400);
+        let text = answer.text().await.unwrap();
+        assert!(text.contains("key paths"), "{text}");
+    }
+    let (code, _) = send(http.get(format!("{base}/routes/deep1"))).await;
+    assert_eq!(code, 404, "nothing was added");
+    camel.wait_for("tick").await;
+}
