@@ -69,16 +69,18 @@ impl FileConsumer {
         Ok(outcome)
     }
 
-    /// Sends one exchange per file; a file that cannot be read joins `skipped` and the
-    /// rest are still taken.
+    /// Sends one exchange per file, up to `max_messages_per_poll`; a file that cannot be
+    /// read joins `skipped` and the rest are still taken.
     async fn take(
         &mut self,
         files: Vec<Found>,
         ctx: &ConsumerContext,
         skipped: &mut Vec<(String, Skip)>,
     ) -> Poll {
+        let mut sent = 0;
         for file in files {
-            if ctx.is_cancelled() {
+            let full = self.options.max_per_poll > 0 && sent == self.options.max_per_poll;
+            if full || ctx.is_cancelled() {
                 break;
             }
             let exchange = match read::read(&file).await {
@@ -90,6 +92,7 @@ impl FileConsumer {
                 }
             };
             let id = exchange.id;
+            sent += 1;
             match ctx.send(exchange).await {
                 Ok(_) => self.succeeded(file).await,
                 Err(CamelError::Stopping(_)) => return Poll::Stopped,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::read::read;
 use super::scan::{Found, Skip};
 use super::tests::{consume, names_in, never, stop, write};
+use super::{AfterSuccess, ConsumerOptions, FileConsumer};
 use crate::testing::text;
 
 fn mkfifo(path: &Path) {
@@ -98,6 +99,48 @@ async fn reading_an_entry_swapped_for_a_fifo_or_a_link_refuses_it_at_once() {
     symlink(dir.path().join("secret"), &link).unwrap();
     let outcome = read(&found(link)).await;
     assert!(matches!(outcome, Err(Skip::Symlink)), "{outcome:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_file_does_not_use_up_max_messages_per_poll() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "b.txt", "b");
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    let options = ConsumerOptions {
+        include: None,
+        exclude: None,
+        after_success: AfterSuccess::Leave,
+        move_failed: None,
+        initial_delay: Duration::ZERO,
+        delay: Duration::ZERO,
+        recursive: false,
+        max_per_poll: 1,
+        follow_symlinks: false,
+    };
+    let mut consumer = FileConsumer::new("file:test".into(), dir.path().into(), options, false);
+    let pipeline = camel_api::BoxProcessor::sync(Ok);
+    let ctx = camel_api::ConsumerContext::for_pipeline("files", pipeline);
+    // As if `a.txt` had been listed as a file and turned into a folder before the read
+    // (as root, the tests cannot make a file unreadable by its permissions).
+    let unreadable = Found {
+        name: "a.txt".into(),
+        path: dir.path().join("folder"),
+        open: dir.path().join("folder"),
+    };
+    let readable = Found {
+        name: "b.txt".into(),
+        path: dir.path().join("b.txt"),
+        open: dir.path().join("b.txt"),
+    };
+    let mut skipped = Vec::new();
+    consumer
+        .take(vec![unreadable, readable], &ctx, &mut skipped)
+        .await;
+    assert_eq!(ctx.stats().completed(), 1);
+    assert!(
+        matches!(skipped[..], [(_, Skip::NotRegular("folder"))]),
+        "{skipped:?}"
+    );
 }
 
 /// `in/` holding `a.txt`, `c.txt` and links; `outside/secret.txt` beside it.

@@ -59,7 +59,8 @@ impl fmt::Display for Skip {
 /// The outcome of one listing.
 #[derive(Debug, Default)]
 pub(super) struct Listing {
-    /// Files to take, sorted by name and cut to `max_messages_per_poll`.
+    /// Files to take, sorted by name. Not cut to `max_messages_per_poll`: the poll counts
+    /// the files it sends, so unreadable files at the head cannot use up the allowance.
     pub(super) files: Vec<Found>,
     /// Entries passed over, by relative name.
     pub(super) skipped: Vec<(String, Skip)>,
@@ -120,9 +121,6 @@ pub(super) async fn list(
         }
     }
     listing.files.sort_by(|a, b| a.name.cmp(&b.name));
-    if options.max_per_poll > 0 {
-        listing.files.truncate(options.max_per_poll);
-    }
     Ok(listing)
 }
 
@@ -266,8 +264,11 @@ fn move_folders(options: &ConsumerOptions) -> impl Iterator<Item = &Path> {
     moved.into_iter().chain(options.move_failed.as_deref())
 }
 
-/// A name for a file type that is neither a folder, a regular file nor a link.
+/// A name for a file type that is not a regular file.
 pub(super) fn special_kind(kind: &FileType) -> &'static str {
+    if kind.is_dir() {
+        return "folder";
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
