@@ -126,3 +126,39 @@ fn links_never_leave_the_folder_and_one_bad_entry_blocks_nothing() {
         assert_eq!(warnings_about(&log, "b_dir"), 1, "{log}");
     }
 }
+
+/// The numbers logged after `marker`, in log order.
+fn numbers_after(log: &str, marker: &str) -> Vec<u64> {
+    log.lines()
+        .filter_map(|l| l.split(marker).nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn the_resequencer_keys_on_a_files_body() {
+    let root = tempfile::tempdir().unwrap();
+    for (folder, bodies) in [("stream", ["3", "1", "2"]), ("batch", ["10", "9", "100"])] {
+        let inbox = root.path().join(folder);
+        std::fs::create_dir_all(&inbox).unwrap();
+        for (name, body) in ["a.txt", "b.txt", "c.txt"].iter().zip(bodies) {
+            std::fs::write(inbox.join(name), body).unwrap();
+        }
+    }
+    // Camel's spelling: the expression beside the mode. The bodies stay bytes (no
+    // convert_body_to), as a file consumer delivers them.
+    let route = |mode: &str, config: &str| {
+        format!(
+            "- route:\n    id: {mode}\n    from:\n      uri: 'file:{}'\n      parameters: {{initial_delay: 0, delay: 50}}\n      steps:\n        - resequence: {{simple: '${{body}}', {mode}: {{{config}}}}}\n        - log: '{mode} out: ${{body}}'\n",
+            root.path().join(mode).display()
+        )
+    };
+    let yaml = route("stream", "initial_sequence: 1, gap_timeout_ms: 5000")
+        + &route("batch", "size: 3, timeout_ms: 5000");
+    let routes = root.path().join("routes.yaml");
+    std::fs::write(&routes, yaml).unwrap();
+    let log = run_to_end(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "2"]);
+    assert!(!log.contains("not an unsigned integer"), "{log}");
+    assert_eq!(numbers_after(&log, "stream out: "), [1, 2, 3], "{log}");
+    assert_eq!(numbers_after(&log, "batch out: "), [9, 10, 100], "{log}");
+}
