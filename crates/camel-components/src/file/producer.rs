@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use camel_api::{names, BoxExpression, CamelError, Exchange, Process, ProcessorFuture};
 use tokio::io::AsyncWriteExt;
 
-use super::path::inside;
+use super::path::{inside, is_link_refusal};
 use super::{headers, FileError, FileExist};
+
+mod parent;
 
 pub(super) struct FileProducer {
     pub(super) dir: PathBuf,
@@ -32,30 +34,24 @@ impl FileProducer {
 
 impl Process for FileProducer {
     fn process(&self, mut exchange: Exchange) -> ProcessorFuture {
-        let target = match self.name(&exchange) {
+        let (name, relative) = match self.name(&exchange) {
             Ok(name) => match inside(&name) {
-                Ok(relative) => self.dir.join(relative),
+                Ok(relative) => (name, relative),
                 Err(error) => return ProcessorFuture::ready(Err(error.into())),
             },
             Err(error) => return ProcessorFuture::ready(Err(error)),
         };
+        let dir = self.dir.clone();
         let file_exist = self.file_exist;
         let auto_create = self.auto_create;
         ProcessorFuture::boxed(async move {
             let bytes = exchange.message.body.to_bytes();
-            if auto_create {
-                if let Some(parent) = target.parent() {
-                    tokio::fs::create_dir_all(parent)
-                        .await
-                        .map_err(|source| FileError::Io {
-                            path: parent.to_path_buf(),
-                            source,
-                        })?;
-                }
-            }
-            let suffix = exchange.id.sequence();
-            write(&target, &bytes, file_exist, suffix).await?;
-            let produced = target.to_string_lossy().into_owned();
+            let folder = parent::resolve_parent(&dir, &relative, &name, auto_create).await?;
+            // `inside` keeps only normal components and at least one: there is a last one.
+            let file_name = relative.file_name().unwrap_or(relative.as_os_str());
+            let unique = exchange.id.sequence();
+            write(&folder.join(file_name), &bytes, file_exist, unique).await?;
+            let produced = dir.join(&relative).to_string_lossy().into_owned();
             exchange
                 .message
                 .headers
@@ -79,13 +75,27 @@ async fn write(
     match file_exist {
         FileExist::Override => {
             // Write beside the target under a hidden name, then rename: a reader never
-            // sees a partial file, and consumers skip dot-files.
-            let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned());
-            let temp =
-                target.with_file_name(format!(".{}.{unique}.tmp", file_name.unwrap_or_default()));
-            if let Err(source) = tokio::fs::write(&temp, bytes).await {
+            // sees a partial file, and consumers skip dot-files. The name is short and of
+            // fixed length so that a target name at the 255-byte limit still works, and
+            // created exclusively so that a planted link under it is not followed.
+            let temp = target.with_file_name(format!(
+                ".camel-{:08x}-{unique:016x}.tmp",
+                std::process::id()
+            ));
+            let written = async {
+                let mut file = tokio::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&temp)
+                    .await?;
+                file.write_all(bytes).await?;
+                file.flush().await
+            };
+            if let Err(source) = written.await {
+                let _ = tokio::fs::remove_file(&temp).await;
                 return Err(io(source));
             }
+            // `rename` replaces a link at `target` itself, never the file it points to.
             if let Err(source) = tokio::fs::rename(&temp, target).await {
                 let _ = tokio::fs::remove_file(&temp).await;
                 return Err(io(source));
@@ -93,12 +103,13 @@ async fn write(
             Ok(())
         }
         FileExist::Append => {
-            let mut file = tokio::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(target)
-                .await
-                .map_err(io)?;
+            let mut file = match open_append(target).await {
+                Ok(file) => file,
+                Err(e) if is_link_refusal(&e) => {
+                    return Err(FileError::AppendToLink(target.to_path_buf()))
+                }
+                Err(e) => return Err(io(e)),
+            };
             file.write_all(bytes).await.map_err(io)?;
             file.flush().await.map_err(io)
         }
@@ -122,6 +133,23 @@ async fn write(
             file.flush().await.map_err(io)
         }
     }
+}
+
+/// Opens `target` for appending, refusing a final symbolic link (which would append to
+/// wherever it points).
+async fn open_append(target: &Path) -> std::io::Result<tokio::fs::File> {
+    let mut options = tokio::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NOFOLLOW);
+    #[cfg(not(unix))]
+    if tokio::fs::symlink_metadata(target)
+        .await
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(super::path::link_refused());
+    }
+    options.open(target).await
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    /// The key of a value; `None` for null, which has no place in an order.
+    /// The key of a value; `None` for null, which has no place in an order. Bytes that
+    /// are UTF-8 (a file's body) count as their text.
     pub fn from_value(value: &Value) -> Option<SortKey> {
         let number = |x: f64| {
             if x.fract() == 0.0 && x.abs() < 9.0e15 {
@@ -33,21 +34,23 @@ impl SortKey {
                 SortKey::Float(x)
             }
         };
+        if let Some(text) = text_of(value) {
+            let t = text.trim();
+            return Some(if let Ok(i) = t.parse::<i64>() {
+                SortKey::Int(i)
+            } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                number(x)
+            } else if let Value::Text(s) = value {
+                SortKey::Text(s.clone())
+            } else {
+                SortKey::Text(text.into())
+            });
+        }
         match value {
             Value::Null => None,
             Value::Int(i) => Some(SortKey::Int(*i)),
             Value::Float(x) if x.is_nan() => None,
             Value::Float(x) => Some(number(*x)),
-            Value::Text(s) => {
-                let t = s.trim();
-                if let Ok(i) = t.parse::<i64>() {
-                    Some(SortKey::Int(i))
-                } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
-                    Some(number(x))
-                } else {
-                    Some(SortKey::Text(s.clone()))
-                }
-            }
             other => match other.as_f64() {
                 Some(x) if x.is_finite() => Some(number(x)),
                 _ => Some(SortKey::Text(other.to_string().into())),
@@ -116,10 +119,22 @@ pub(crate) struct StreamKeying {
     pub(crate) settled_below: Arc<AtomicU64>,
 }
 
-/// Reads an unsigned sequence number from a value.
-pub(crate) fn sequence_of(value: &Value) -> Result<u64, String> {
+/// The text a value holds: text, or bytes that are valid UTF-8 — a file's body is bytes,
+/// and Camel's type converter reads such a body as its text.
+fn text_of(value: &Value) -> Option<&str> {
     match value {
-        Value::Text(s) => s.trim().parse::<u64>().map_err(|e| format!("`{s}`: {e}")),
+        Value::Text(s) => Some(s),
+        Value::Bytes(b) => std::str::from_utf8(b).ok(),
+        _ => None,
+    }
+}
+
+/// Reads an unsigned sequence number from a value (text and UTF-8 bytes are parsed).
+pub(crate) fn sequence_of(value: &Value) -> Result<u64, String> {
+    if let Some(s) = text_of(value) {
+        return s.trim().parse::<u64>().map_err(|e| format!("`{s}`: {e}"));
+    }
+    match value {
         Value::Null => Err("no value".into()),
         other => other
             .as_i64()
@@ -239,5 +254,18 @@ mod tests {
         assert!(sequence_of(&Value::from(-3)).is_err());
         assert!(sequence_of(&Value::from("x")).is_err());
         assert!(sequence_of(&Value::Null).is_err());
+    }
+
+    #[test]
+    fn a_utf8_bytes_value_counts_as_its_text() {
+        // A file consumer's body: `Body::Bytes`, seen by `${body}` as `Value::Bytes`.
+        let bytes = |b: &[u8]| Exchange::new(b.to_vec()).message.body.to_value();
+        assert_eq!(sequence_of(&bytes(b"264\n")), Ok(264));
+        assert!(sequence_of(&bytes(b"x")).is_err());
+        assert!(sequence_of(&bytes(&[0xff, 0x31])).is_err());
+        assert_eq!(SortKey::from_value(&bytes(b" 10")), Some(SortKey::Int(10)));
+        assert!(SortKey::from_value(&bytes(b"9")) < SortKey::from_value(&bytes(b"10")));
+        assert_eq!(SortKey::from_value(&bytes(b"2.5")), Some(key(2.5)));
+        assert_eq!(SortKey::from_value(&bytes(b"abc")), Some(key("abc")));
     }
 }
