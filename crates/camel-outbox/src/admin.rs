@@ -14,7 +14,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::config::{OutboxConfig, TableName};
-use crate::error::Result;
+use crate::error::{OutboxError, Result};
 use crate::message::{now_ms, partition_of};
 use crate::store::Datasource;
 
@@ -78,9 +78,24 @@ impl OutboxAdmin {
         })
     }
 
+    /// Fails with [`OutboxError::NoSuchOutbox`] when the outbox's table is missing (a
+    /// mistyped name or table), or [`OutboxError::Unreachable`] naming the database, rather
+    /// than with the database's raw error.
+    async fn check(&self) -> Result<()> {
+        if self.datasource.has_table(&self.table).await? {
+            return Ok(());
+        }
+        Err(OutboxError::NoSuchOutbox {
+            outbox: self.name.clone(),
+            table: self.table.to_string(),
+            database: self.datasource.describe(),
+        })
+    }
+
     /// Pending, in backoff, dead, and the age of the oldest pending message. Also
     /// refreshes the `camel_outbox_pending` and `…_oldest_pending_age_seconds` gauges.
     pub async fn counts(&self) -> Result<Counts> {
+        self.check().await?;
         let now = now_ms();
         let (pending, in_backoff, oldest, dead) = match &self.datasource {
             #[cfg(feature = "postgres")]
@@ -109,6 +124,7 @@ impl OutboxAdmin {
     ///
     /// A worker holding the message in backoff notices at its retry time and moves on.
     pub async fn discard(&self, id: i64) -> Result<bool> {
+        self.check().await?;
         match &self.datasource {
             #[cfg(feature = "postgres")]
             Datasource::Postgres(p) => {
@@ -122,6 +138,7 @@ impl OutboxAdmin {
     /// Moves dead messages back to pending with their original ids and zero attempts.
     /// Returns how many were revived. They are relayed at the workers' next sweep.
     pub async fn retry_dead(&self, selection: DeadSelection) -> Result<u64> {
+        self.check().await?;
         let partitions = self
             .datasource
             .meta(&self.table, "partitions")
@@ -143,15 +160,4 @@ impl OutboxAdmin {
             }
         }
     }
-}
-
-/// Pending messages (used by the partition-count check).
-pub(crate) async fn pending(ds: &Datasource, table: &TableName) -> Result<u64> {
-    let (pending, ..) = match ds {
-        #[cfg(feature = "postgres")]
-        Datasource::Postgres(p) => crate::store::postgres_admin::counts(p, table, now_ms()).await?,
-        #[cfg(feature = "sqlite")]
-        Datasource::Sqlite(p) => crate::store::sqlite_admin::counts(p, table, now_ms()).await?,
-    };
-    Ok(pending)
 }

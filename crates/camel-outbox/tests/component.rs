@@ -208,3 +208,125 @@ fn endpoint_errors_are_clear() {
         .unwrap_err();
     assert!(err.to_string().contains("unsupported datasource"), "{err}");
 }
+
+#[test]
+fn group_key_on_a_consumer_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = OutboxComponent::with_data_dir(dir.path());
+    let endpoint = c
+        .endpoint(
+            uri("outbox:o", &[("group_key", "${header.order_id}")]),
+            &TestContext,
+        )
+        .unwrap();
+    let err = endpoint.consumer().unwrap_err();
+    assert!(err.to_string().contains("belongs on the producer"), "{err}");
+}
+
+#[test]
+fn a_second_relay_on_one_sqlite_file_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two components stand for two processes: each has its own handles on the file.
+    let first = OutboxComponent::with_data_dir(dir.path());
+    let second = OutboxComponent::with_data_dir(dir.path());
+    let relay = first
+        .endpoint(uri("outbox:o", &[]), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    let other = second.endpoint(uri("outbox:o", &[]), &TestContext).unwrap();
+    let err = other.consumer().unwrap_err().to_string();
+    assert!(err.contains("another relay is already running"), "{err}");
+    assert!(err.contains("outbox.db-camel_outbox_o.relay-lock"), "{err}");
+    // A producer of the same outbox is welcome; so is a relay of another outbox.
+    other.producer().unwrap();
+    second
+        .endpoint(uri("outbox:audit", &[]), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    drop(relay);
+    other
+        .consumer()
+        .expect("the lock went with the first relay");
+}
+
+/// A database name of `url` replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let cut = base.rfind('/').expect("a database URL has a path");
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        format!("?{query}")
+    };
+    format!("{}/{name}{query}", &base[..cut])
+}
+
+#[tokio::test]
+async fn a_relay_retries_until_its_database_exists_and_says_so_meanwhile() {
+    let Some(base) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let name = common::unique("ob_late_db");
+    let url = with_database(&base, &name);
+    let c = OutboxComponent::new();
+    let consumer = c
+        .endpoint(
+            uri(
+                "outbox:late",
+                &[("datasource", &url), ("poll_interval", "20ms")],
+            ),
+            &TestContext,
+        )
+        .unwrap()
+        .consumer()
+        .unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+        let _ = tx.send(ex.message.body.as_text().unwrap_or_default().to_string());
+        Ok(ex)
+    });
+    let ctx = ConsumerContext::for_pipeline("late", pipeline);
+    let running = tokio::spawn(consumer.run(ctx.clone()));
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let reason = loop {
+        if let Some(reason) = ctx.health().failing() {
+            break reason;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never reported failing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(reason.contains("does not exist"), "{reason}");
+
+    let admin = camel_outbox::Datasource::connect(&base).unwrap();
+    let camel_outbox::Datasource::Postgres(admin_pool) = &admin else {
+        unreachable!()
+    };
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(admin_pool)
+        .await
+        .unwrap();
+    let ds = camel_outbox::Datasource::connect(&url).unwrap();
+    let outbox = camel_outbox::Outbox::open(ds.clone(), camel_outbox::OutboxConfig::new("late"))
+        .await
+        .unwrap();
+    common::publish(&outbox, vec![camel_outbox::NewMessage::text("hello")]).await;
+    let got = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .expect("relayed once the database exists");
+    assert_eq!(got.as_deref(), Some("hello"));
+    assert_eq!(ctx.health().failing(), None, "healthy again");
+
+    ctx.cancellation().cancel();
+    running.await.unwrap().unwrap();
+    drop((outbox, ds, c));
+    sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .execute(admin_pool)
+        .await
+        .unwrap();
+}

@@ -70,23 +70,6 @@ pub(crate) async fn meta(
     )
 }
 
-pub(crate) async fn set_meta(
-    pool: &SqlitePool,
-    table: &TableName,
-    key: &str,
-    value: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-        table.meta()
-    ))
-    .bind(key)
-    .bind(value)
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
 /// Rows per statement: six parameters a row stays well under SQLite's variable limit.
 const ROWS_PER_STATEMENT: usize = 1000;
 
