@@ -1,4 +1,4 @@
-//! The stored partition count against running relays (ADR 0032), on PostgreSQL: a relay
+//! The stored partition count against running relays (ADR 0033), on PostgreSQL: a relay
 //! keeps the count it started with; a process stating another count is refused while the
 //! relay runs; a process stating none takes the stored count.
 

@@ -1,6 +1,8 @@
 //! Running the `camel` binary from the tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod admin_api;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

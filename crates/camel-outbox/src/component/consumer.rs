@@ -32,7 +32,7 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 pub(crate) struct OutboxConsumer {
     shared: Arc<SharedOutbox>,
     /// SQLite: held while the consumer lives, so a second relay on the file refuses to
-    /// start (see ADR 0033).
+    /// start (see ADR 0034).
     _lock: Option<RelayLock>,
 }
 

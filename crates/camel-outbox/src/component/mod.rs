@@ -376,7 +376,7 @@ impl SharedOutbox {
                 let config = self.config()?;
                 let datasource = self.source.datasource().await?.clone();
                 // No endpoint of this outbox states a count: follow the stored one rather
-                // than contradict the relays (ADR 0032).
+                // than contradict the relays (ADR 0033).
                 Ok(if stated {
                     Outbox::open(datasource, config).await?
                 } else {

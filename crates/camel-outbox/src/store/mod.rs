@@ -149,7 +149,7 @@ impl Datasource {
         found.map_err(|e| self.explain(e))
     }
 
-    /// Records or checks the outbox's partition count (see ADR 0032).
+    /// Records or checks the outbox's partition count (see ADR 0033).
     pub(crate) async fn settle_partitions(
         &self,
         table: &TableName,
@@ -209,7 +209,7 @@ pub(crate) fn parse_partitions(value: &str) -> Result<u32> {
 }
 
 /// Refuses to change the stored partition count `stored` into `configured` while a relay
-/// runs or messages are pending (ADR 0032); both backends decide alike.
+/// runs or messages are pending (ADR 0033); both backends decide alike.
 pub(crate) fn refuse_change(
     outbox: &str,
     stored: u32,

@@ -86,7 +86,7 @@ pub(crate) async fn retry_dead(
 /// Records `configured` as the outbox's partition count, or checks that it is the stored
 /// one. A different stored count is replaced only when no relay holds any partition (the
 /// partition locks are taken for the transaction: a running worker keeps them, so its
-/// count cannot change under it) and nothing is pending. See ADR 0032.
+/// count cannot change under it) and nothing is pending. See ADR 0033.
 pub(crate) async fn settle_partitions(
     pool: &PgPool,
     table: &TableName,

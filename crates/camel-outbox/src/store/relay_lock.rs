@@ -2,7 +2,7 @@
 //! an outbox on a file: its relay holds an exclusive lock on a file beside the database,
 //! and a second relay (another process, or another route of this one) refuses to start.
 //! The operating system drops the lock when the process dies, so a crash leaves nothing
-//! to clean up. See ADR 0033.
+//! to clean up. See ADR 0034.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};

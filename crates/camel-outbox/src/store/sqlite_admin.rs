@@ -87,7 +87,7 @@ pub(crate) async fn retry_dead(
 /// Records `configured` as the outbox's partition count, or checks that it is the stored
 /// one. A different stored count is replaced only when no relay of another process holds
 /// the outbox's relay lock and nothing is pending (one write transaction: SQLite has one
-/// writer at a time). See ADR 0032.
+/// writer at a time). See ADR 0033.
 pub(crate) async fn settle_partitions(
     pool: &SqlitePool,
     table: &TableName,
