@@ -203,19 +203,7 @@ async fn outbox_subcommands_name_what_is_missing() {
     let mut config = OutboxConfig::new("orders");
     config.table = Some("shop_outbox".into());
     let outbox = Outbox::open(ds.clone(), config).await.unwrap();
-    let Datasource::Sqlite(pool) = &ds else {
-        unreachable!()
-    };
-    let mut conn = pool.acquire().await.unwrap();
-    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
-        .await
-        .unwrap();
-    outbox
-        .publish(&mut tx, NewMessage::text("a"))
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    drop(conn);
+    support::publish_sqlite(&outbox, vec![NewMessage::text("a")]).await;
 
     let base = ["outbox", "--db", db.as_str(), "--outbox", "orders"];
     let run = |extra: &[&str]| {

@@ -61,3 +61,20 @@ pub fn wait_line(rx: &Receiver<String>, needle: &str) -> String {
         }
     }
 }
+
+/// Publishes `messages` in one transaction on the outbox's SQLite database.
+pub async fn publish_sqlite(
+    outbox: &camel_outbox::Outbox,
+    messages: Vec<camel_outbox::NewMessage>,
+) -> Vec<i64> {
+    let camel_outbox::Datasource::Sqlite(pool) = outbox.datasource() else {
+        panic!("a SQLite outbox")
+    };
+    let mut conn = pool.acquire().await.unwrap();
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
+        .await
+        .unwrap();
+    let ids = outbox.publish_batch(&mut tx, messages).await.unwrap();
+    tx.commit().await.unwrap();
+    ids
+}
