@@ -64,12 +64,18 @@ impl Consumer for OutboxConsumer {
                         let ctx = ctx.clone();
                         async move { ctx.send(to_exchange(message)).await.map(|_| ()) }
                     });
-                    relay.run(cancel.clone()).await.map_err(CamelError::from)
+                    // A child token: a relay that fails cancels its own token to stop its
+                    // other tasks, which must not stop the route.
+                    relay
+                        .run(cancel.child_token())
+                        .await
+                        .map_err(CamelError::from)
                 }
                 Err(e) => Err(e),
             };
             let error = match result {
                 Ok(()) => continue,
+                Err(e) if cancel.is_cancelled() => return Err(e),
                 Err(e) => e,
             };
             failures += 1;
@@ -102,7 +108,8 @@ impl FailureLog {
         }
     }
 
-    fn failed(&mut self, error: &CamelError) {
+    /// Records a failure; true when it was logged.
+    fn failed(&mut self, error: &CamelError) -> bool {
         let text = error.to_string();
         let now = Instant::now();
         let due = match &self.last {
@@ -111,7 +118,7 @@ impl FailureLog {
         };
         if !due {
             self.suppressed += 1;
-            return;
+            return false;
         }
         tracing::error!(
             route_id = %self.route_id,
@@ -122,11 +129,43 @@ impl FailureLog {
         );
         self.suppressed = 0;
         self.last = Some((text, now));
+        true
     }
 
     fn recovered(&mut self) {
         tracing::info!(route_id = %self.route_id, outbox = %self.outbox, "the outbox relay runs again");
         self.last = None;
         self.suppressed = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_repeated_failure_is_logged_once_a_minute_and_a_new_one_at_once() {
+        let mut log = FailureLog::new("relay", "orders");
+        let down = CamelError::processor("database down");
+        assert!(log.failed(&down), "the first failure is logged");
+        for _ in 0..100 {
+            tokio::time::advance(Duration::from_millis(500)).await;
+            assert!(!log.failed(&down), "logged again within a minute");
+        }
+        tokio::time::advance(LOG_EVERY).await;
+        assert!(log.failed(&down), "logged again after a minute");
+        assert!(
+            log.failed(&CamelError::processor("password refused")),
+            "a different failure is logged at once"
+        );
+        log.recovered();
+        assert!(log.failed(&down), "after a recovery, a failure is new");
+    }
+
+    #[test]
+    fn retries_back_off_to_ten_seconds() {
+        assert!(RETRY.delay(1) <= Duration::from_millis(250));
+        assert!(RETRY.delay(20) >= Duration::from_secs(5));
+        assert!(RETRY.delay(20) <= Duration::from_secs(10));
     }
 }
