@@ -1,8 +1,10 @@
 //! The consumer: the relay, handing each message to the route's pipeline.
 //!
-//! It keeps trying: a database that is down when the route starts, or that goes away
-//! while it runs, or a refused partition change, makes it retry with backoff (reported
-//! through the route's health, logged without flooding) until the relay runs again.
+//! It keeps trying: a database that is down when the route starts, a refused partition
+//! change, or a relay that stops with an error makes it retry with backoff (reported
+//! through the route's health, logged without flooding) until the relay runs again. A
+//! connection lost while the relay runs is the partition workers' business: they take
+//! their partitions again when the database is back.
 
 use std::sync::Arc;
 use std::time::Duration;

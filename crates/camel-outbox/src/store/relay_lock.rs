@@ -44,7 +44,9 @@ impl RelayLock {
     /// The lock file of outbox table `table` in the database file `database`:
     /// `<database>-<table>.relay-lock`, beside it.
     pub fn path_for(database: &Path, table: &TableName) -> PathBuf {
-        let mut name = database.as_os_str().to_owned();
+        // Absolute, so one file spelled two ways is one entry of `HELD`.
+        let database = std::path::absolute(database).unwrap_or_else(|_| database.to_path_buf());
+        let mut name = database.into_os_string();
         name.push(format!("-{table}.relay-lock"));
         PathBuf::from(name)
     }
