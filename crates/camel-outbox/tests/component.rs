@@ -271,36 +271,9 @@ async fn a_relay_retries_until_its_database_exists_and_says_so_meanwhile() {
     let name = common::unique("ob_late_db");
     let url = with_database(&base, &name);
     let c = OutboxComponent::new();
-    let consumer = c
-        .endpoint(
-            uri(
-                "outbox:late",
-                &[("datasource", &url), ("poll_interval", "20ms")],
-            ),
-            &TestContext,
-        )
-        .unwrap()
-        .consumer()
-        .unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let pipeline = BoxProcessor::sync(move |ex: Exchange| {
-        let _ = tx.send(ex.message.body.as_text().unwrap_or_default().to_string());
-        Ok(ex)
-    });
-    let ctx = ConsumerContext::for_pipeline("late", pipeline);
-    let running = tokio::spawn(consumer.run(ctx.clone()));
-
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let reason = loop {
-        if let Some(reason) = ctx.health().failing() {
-            break reason;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never reported failing"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let params = [("datasource", url.as_str()), ("poll_interval", "20ms")];
+    let (ctx, running, mut rx) = run_into_channel(&c, "outbox:late", &params);
+    let reason = failing_reason(&ctx).await;
     assert!(reason.contains("does not exist"), "{reason}");
 
     let admin = camel_outbox::Datasource::connect(&base).unwrap();
@@ -329,4 +302,100 @@ async fn a_relay_retries_until_its_database_exists_and_says_so_meanwhile() {
         .execute(admin_pool)
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_relay_refused_a_partition_change_retries_until_the_backlog_is_drained() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("outbox.db");
+    // A backlog published with one partition.
+    let ds = camel_outbox::Datasource::sqlite_file(&file).unwrap();
+    let old = camel_outbox::Outbox::open(ds.clone(), common::fast_config("o"))
+        .await
+        .unwrap();
+    let backlog = (0..3)
+        .map(|i| camel_outbox::NewMessage::text(format!("old {i}")))
+        .collect();
+    common::publish(&old, backlog).await;
+
+    let c = OutboxComponent::with_data_dir(dir.path());
+    let params = [("partitions", "2"), ("poll_interval", "20ms")];
+    let (ctx, running, mut rx) = run_into_channel(&c, "outbox:o", &params);
+    let reason = failing_reason(&ctx).await;
+    assert!(reason.contains("partitions = 1"), "{reason}");
+
+    // The old count's relay drains the backlog (a bare `Relay` takes no lock file, so it
+    // may run beside the component's); then the new relay opens by itself.
+    let rec = common::Recorder::new();
+    let drain = rec.spawn(old);
+    rec.wait_for(Duration::from_secs(20), "the backlog drained", |l| {
+        l.len() >= 3
+    })
+    .await;
+    drain.shutdown().await.unwrap();
+    wait_for_health(&ctx, |f| f.is_none()).await;
+    let producer = c
+        .endpoint(uri("outbox:o", &[]), &TestContext)
+        .unwrap()
+        .producer()
+        .unwrap();
+    producer.process(Exchange::new("new")).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .expect("relayed with the new count");
+    assert_eq!(got.as_deref(), Some("new"));
+    ctx.cancellation().cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// Runs the consumer of `endpoint` with a pipeline that sends each body to the returned
+/// channel.
+fn run_into_channel(
+    c: &OutboxComponent,
+    endpoint: &str,
+    params: &[(&str, &str)],
+) -> (
+    ConsumerContext,
+    tokio::task::JoinHandle<Result<(), CamelError>>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let consumer = c
+        .endpoint(uri(endpoint, params), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+        let _ = tx.send(ex.message.body.as_text().unwrap_or_default().to_string());
+        Ok(ex)
+    });
+    let ctx = ConsumerContext::for_pipeline("relay", pipeline);
+    let running = tokio::spawn(consumer.run(ctx.clone()));
+    (ctx, running, rx)
+}
+
+/// Waits until the consumer reports failing; returns why.
+async fn failing_reason(ctx: &ConsumerContext) -> String {
+    wait_for_health(ctx, |f| f.is_some())
+        .await
+        .unwrap_or_default()
+}
+
+/// Polls the consumer's health until `cond` holds (at most 20 s); returns the reason.
+async fn wait_for_health(
+    ctx: &ConsumerContext,
+    cond: impl Fn(Option<&str>) -> bool,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let failing = ctx.health().failing();
+        if cond(failing.as_deref()) {
+            return failing.map(|f| f.to_string());
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "health never changed: {failing:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
