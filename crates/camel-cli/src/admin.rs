@@ -148,6 +148,9 @@ async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteErr
         "status": status_name(status),
         "from": camel_api::redact_url(&definition.from.uri),
     });
+    if let Some(reason) = routes.failure(id).await? {
+        out["failing"] = Value::String(reason.to_string());
+    }
     if full {
         let mut shown = serde_json::to_value(&definition).unwrap_or(Value::Null);
         redacted(&mut shown);
@@ -158,29 +161,49 @@ async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteErr
 
 async fn health(State(admin): State<Admin>) -> Response {
     let routes = admin.ctx.route_controller();
-    let counts = tokio::time::timeout(READ_WAIT, async {
+    let read = tokio::time::timeout(READ_WAIT, async {
         let (mut started, mut suspended, mut stopped) = (0, 0, 0);
+        let mut failing = Vec::new();
         for id in routes.route_ids().await {
             match routes.status(&id).await {
                 Ok(RouteStatus::Started) => started += 1,
                 Ok(RouteStatus::Suspended) => suspended += 1,
                 Ok(RouteStatus::Stopped) | Err(_) => stopped += 1,
             }
+            if let Ok(Some(reason)) = routes.failure(&id).await {
+                failing.push(json!({ "id": id, "reason": &*reason }));
+            }
         }
-        json!({ "started": started, "suspended": suspended, "stopped": stopped })
+        let counts = json!({
+            "started": started,
+            "suspended": suspended,
+            "stopped": stopped,
+            "failing": failing.len(),
+        });
+        (counts, failing)
     })
-    .await
+    .await;
     // The process answers, so it is up; the route table is busy with a long operation.
-    .unwrap_or_else(|_| json!("busy"));
-    let body = json!({
-        "status": "UP",
+    let (counts, failing) = read.unwrap_or_else(|_| (json!("busy"), Vec::new()));
+    // A started route whose source is unreachable takes nothing in: the process is not
+    // doing its job, so it is DOWN (503) until the consumer recovers.
+    let (status, code) = if failing.is_empty() {
+        ("UP", StatusCode::OK)
+    } else {
+        ("DOWN", StatusCode::SERVICE_UNAVAILABLE)
+    };
+    let mut body = json!({
+        "status": status,
         "routes": counts,
         "exchanges": {
             "completed": admin.ctx.stats().completed(),
             "failed": admin.ctx.stats().failed(),
         },
     });
-    Json(body).into_response()
+    if !failing.is_empty() {
+        body["failing"] = Value::Array(failing);
+    }
+    (code, Json(body)).into_response()
 }
 
 async fn render_metrics(State(admin): State<Admin>) -> Response {

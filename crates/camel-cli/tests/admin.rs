@@ -1,97 +1,11 @@
 //! The admin HTTP API of `camel run --admin-addr`, on the real binary: health, metrics,
 //! and route control including a hot swap from a YAML body.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod support;
 
-use serde_json::Value;
-use tokio::sync::mpsc;
+use std::process::Command;
 
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// The running binary and the lines of its log.
-struct Camel {
-    child: Child,
-    lines: mpsc::UnboundedReceiver<String>,
-    seen: Vec<String>,
-}
-
-impl Camel {
-    fn start(routes: &std::path::Path) -> Camel {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
-            .args([
-                "run",
-                routes.to_str().unwrap(),
-                "--admin-addr",
-                "127.0.0.1:0",
-            ])
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("the camel binary runs");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Camel {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// The admin API's address, read from its log line.
-    async fn base_url(&mut self) -> String {
-        let line = self.wait_for("admin API listening").await;
-        let addr = line
-            .split("addr=")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .expect("the log names the address");
-        format!("http://{addr}")
-    }
-
-    /// Waits for a log line containing `needle`; returns it.
-    async fn wait_for(&mut self, needle: &str) -> String {
-        let deadline = tokio::time::Instant::now() + LIMIT;
-        loop {
-            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                Ok(Some(line)) => {
-                    self.seen.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                _ => panic!(
-                    "no log line with `{needle}`; log so far:\n{}",
-                    self.seen.join("\n")
-                ),
-            }
-        }
-    }
-}
-
-impl Drop for Camel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.expect("the admin API answers");
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
-}
+use support::admin_api::{send, Camel, LIMIT};
 
 fn route(id: &str, message: &str) -> String {
     format!(

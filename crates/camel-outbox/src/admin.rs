@@ -14,7 +14,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::config::{OutboxConfig, TableName};
-use crate::error::Result;
+use crate::error::{OutboxError, Result};
 use crate::message::{now_ms, partition_of};
 use crate::outbox::Outbox;
 use crate::store::Datasource;
@@ -116,9 +116,24 @@ impl OutboxAdmin {
         Ok(())
     }
 
+    /// Fails with [`OutboxError::NoSuchOutbox`] when the outbox's table is missing (a
+    /// mistyped name or table), or [`OutboxError::Unreachable`] naming the database, rather
+    /// than with the database's raw error.
+    async fn check(&self) -> Result<()> {
+        if self.datasource.has_table(&self.table).await? {
+            return Ok(());
+        }
+        Err(OutboxError::NoSuchOutbox {
+            outbox: self.name.clone(),
+            table: self.table.to_string(),
+            database: self.datasource.describe(),
+        })
+    }
+
     /// Pending, in backoff, dead, and the age of the oldest pending message. Also
     /// refreshes the `camel_outbox_pending` and `…_oldest_pending_age_seconds` gauges.
     pub async fn counts(&self) -> Result<Counts> {
+        self.check().await?;
         let now = now_ms();
         let (pending, in_backoff, oldest, dead) = match &self.datasource {
             #[cfg(feature = "postgres")]
@@ -149,6 +164,7 @@ impl OutboxAdmin {
     /// group go on at once in this process (an admin from [`Outbox::admin`]) or with
     /// `listen_notify` on PostgreSQL, else at its next poll (`poll_interval`).
     pub async fn discard(&self, id: i64) -> Result<bool> {
+        self.check().await?;
         let found = match &self.datasource {
             #[cfg(feature = "postgres")]
             Datasource::Postgres(p) => {
@@ -170,6 +186,7 @@ impl OutboxAdmin {
     /// change: at once in this process (an admin from [`Outbox::admin`]) or with
     /// `listen_notify` on PostgreSQL, else at their next poll (`poll_interval`).
     pub async fn retry_dead(&self, selection: DeadSelection) -> Result<u64> {
+        self.check().await?;
         let revived = self.revive(selection).await?;
         if revived > 0 {
             self.announce_change().await?;
@@ -199,15 +216,4 @@ impl OutboxAdmin {
             }
         }
     }
-}
-
-/// Pending messages (used by the partition-count check).
-pub(crate) async fn pending(ds: &Datasource, table: &TableName) -> Result<u64> {
-    let (pending, ..) = match ds {
-        #[cfg(feature = "postgres")]
-        Datasource::Postgres(p) => crate::store::postgres_admin::counts(p, table, now_ms()).await?,
-        #[cfg(feature = "sqlite")]
-        Datasource::Sqlite(p) => crate::store::sqlite_admin::counts(p, table, now_ms()).await?,
-    };
-    Ok(pending)
 }

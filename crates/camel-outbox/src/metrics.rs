@@ -8,6 +8,12 @@ pub(crate) fn published(outbox: &str) -> Counter {
     counter!("camel_outbox_published_total", "outbox" => outbox.to_string())
 }
 
+/// Messages published without a group because their `group_key` evaluated to null or
+/// empty (they are relayed unordered).
+pub(crate) fn ungrouped(outbox: &str) -> Counter {
+    counter!("camel_outbox_ungrouped_total", "outbox" => outbox.to_string())
+}
+
 /// Counters of one partition worker.
 #[derive(Clone, Debug)]
 pub(crate) struct WorkerMetrics {

@@ -58,8 +58,10 @@ impl Outbox {
     /// [`OutboxError::PartitionsChanged`]).
     pub async fn open(datasource: Datasource, config: OutboxConfig) -> Result<Self> {
         let table = config.validate()?;
-        datasource.migrate(&table).await?;
-        check_partitions(&datasource, &table, &config).await?;
+        migrate(&datasource, &table).await?;
+        datasource
+            .settle_partitions(&table, &config.name, config.partitions)
+            .await?;
         let wake = (0..config.partitions).map(|_| Notify::new()).collect();
         Ok(Outbox {
             inner: Arc::new(Inner {
@@ -72,6 +74,21 @@ impl Outbox {
                 admin_changes: AtomicU64::new(0),
             }),
         })
+    }
+
+    /// Like [`Outbox::open`], with the partition count the outbox already stores, when it
+    /// stores one (else `config.partitions`). For a process that does not state a count:
+    /// it follows the relays instead of contradicting them.
+    pub async fn open_with_stored_partitions(
+        datasource: Datasource,
+        mut config: OutboxConfig,
+    ) -> Result<Self> {
+        let table = config.validate()?;
+        migrate(&datasource, &table).await?;
+        if let Some(stored) = datasource.meta(&table, "partitions").await? {
+            config.partitions = crate::store::parse_partitions(&stored)?;
+        }
+        Self::open(datasource, config).await
     }
 
     /// The configuration.
@@ -137,32 +154,10 @@ impl Outbox {
     }
 }
 
-/// Refuses a partition count that differs from the one the backlog was published with;
-/// records the count when the outbox is empty. See ADR 0012.
-async fn check_partitions(ds: &Datasource, table: &TableName, config: &OutboxConfig) -> Result<()> {
-    let configured = config.partitions;
-    let stored = ds
-        .meta(table, "partitions")
-        .await?
-        .and_then(|v| v.parse::<u32>().ok());
-    match stored {
-        Some(s) if s == configured => Ok(()),
-        Some(s) => {
-            let pending = crate::admin::pending(ds, table).await?;
-            if pending > 0 {
-                return Err(OutboxError::PartitionsChanged {
-                    outbox: config.name.clone(),
-                    stored: s,
-                    configured,
-                    pending,
-                });
-            }
-            ds.set_meta(table, "partitions", &configured.to_string())
-                .await
-        }
-        None => {
-            ds.set_meta(table, "partitions", &configured.to_string())
-                .await
-        }
-    }
+/// Creates the tables when missing; a database that cannot be reached is named.
+async fn migrate(datasource: &Datasource, table: &TableName) -> Result<()> {
+    datasource.migrate(table).await.map_err(|e| match e {
+        OutboxError::Database(e) => datasource.explain(e),
+        other => other,
+    })
 }

@@ -31,6 +31,13 @@ fn slow_retries(name: &str) -> OutboxConfig {
 /// Publishes a head and a follower in one group; the head always fails. Returns both ids
 /// once the head failed (the group is then blocked for an hour).
 async fn blocked_group(outbox: &Outbox, rec: &Recorder) -> (i64, i64) {
+    rec.set_policy(|m| {
+        if m.payload.as_ref() == b"head" {
+            Err(CamelError::processor("poison"))
+        } else {
+            Ok(())
+        }
+    });
     let ids = publish(
         outbox,
         vec![
@@ -39,14 +46,6 @@ async fn blocked_group(outbox: &Outbox, rec: &Recorder) -> (i64, i64) {
         ],
     )
     .await;
-    let head = ids[0];
-    rec.set_policy(move |m| {
-        if m.id == head {
-            Err(CamelError::processor("poison"))
-        } else {
-            Ok(())
-        }
-    });
     rec.wait_for(LIMIT, "the head to fail", |l| l.iter().any(|d| !d.ok))
         .await;
     (ids[0], ids[1])
@@ -57,6 +56,9 @@ async fn discard_unblocks(ds: Datasource, cfg: OutboxConfig, separate_admin: boo
     let rec = Recorder::new();
     let relay = rec.spawn(outbox.clone());
     let (head, next) = blocked_group(&outbox, &rec).await;
+    if cfg.listen_notify {
+        wait_for_listener(&ds, outbox.table().as_str()).await;
+    }
     let admin = if separate_admin {
         OutboxAdmin::from_config(ds.clone(), &cfg).unwrap()
     } else {
@@ -69,6 +71,29 @@ async fn discard_unblocks(ds: Datasource, cfg: OutboxConfig, separate_admin: boo
     .await;
     relay.shutdown().await.unwrap();
     drop_tables(&ds, outbox.table().as_str()).await;
+}
+
+/// Waits until the relay's listener has run `LISTEN` on the outbox's channel: a
+/// notification sent before that is lost (the next poll would find the change).
+async fn wait_for_listener(ds: &Datasource, table: &str) {
+    let Datasource::Postgres(pool) = ds else {
+        return;
+    };
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let listening: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%' || $1 || '%'",
+        )
+        .bind(format!("{table}_wake"))
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if listening > 0 {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no LISTEN");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! Running the `camel` binary from the tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod admin_api;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -72,4 +74,21 @@ pub fn drop_outbox_tables(url: &str, name: &str) {
                 .expect("drop table");
         }
     });
+}
+
+/// Publishes `messages` in one transaction on the outbox's SQLite database.
+pub async fn publish_sqlite(
+    outbox: &camel_outbox::Outbox,
+    messages: Vec<camel_outbox::NewMessage>,
+) -> Vec<i64> {
+    let camel_outbox::Datasource::Sqlite(pool) = outbox.datasource() else {
+        panic!("a SQLite outbox")
+    };
+    let mut conn = pool.acquire().await.unwrap();
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
+        .await
+        .unwrap();
+    let ids = outbox.publish_batch(&mut tx, messages).await.unwrap();
+    tx.commit().await.unwrap();
+    ids
 }

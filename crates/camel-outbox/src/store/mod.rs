@@ -10,10 +10,15 @@ use crate::config::TableName;
 use crate::error::{OutboxError, Result};
 use crate::message::{PayloadKind, StoredMessage};
 
+pub use relay_lock::RelayLock;
+
+#[cfg(feature = "postgres")]
+pub(crate) mod connect_timeout;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres_admin;
+pub(crate) mod relay_lock;
 pub(crate) mod schema;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
@@ -75,6 +80,94 @@ impl Datasource {
         sqlite::pool_for_path(path.as_ref()).map(Datasource::Sqlite)
     }
 
+    /// The database, named without credentials: `postgres://HOST:PORT/DATABASE` or
+    /// `sqlite:PATH`. For messages.
+    pub fn describe(&self) -> String {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                let o = p.connect_options();
+                format!(
+                    "postgres://{}:{}/{}",
+                    o.get_host(),
+                    o.get_port(),
+                    o.get_database().unwrap_or("")
+                )
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                format!("sqlite:{}", p.connect_options().get_filename().display())
+            }
+        }
+    }
+
+    /// `e`, saying which database could not be reached when it is a connection failure.
+    pub(crate) fn explain(&self, e: sqlx::Error) -> OutboxError {
+        match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => OutboxError::Unreachable {
+                database: self.describe(),
+                reason: match e {
+                    sqlx::Error::Io(io) => io.to_string(),
+                    _ => format!(
+                        "no connection within {:?} (the URL's connect_timeout, default 30 s)",
+                        self.connect_timeout()
+                    ),
+                },
+            },
+            other => OutboxError::Database(other),
+        }
+    }
+
+    fn connect_timeout(&self) -> std::time::Duration {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => p.options().get_acquire_timeout(),
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => p.options().get_acquire_timeout(),
+        }
+    }
+
+    /// True when the outbox table `table` exists.
+    pub(crate) async fn has_table(&self, table: &TableName) -> Result<bool> {
+        let found =
+            match self {
+                #[cfg(feature = "postgres")]
+                Datasource::Postgres(p) => {
+                    sqlx::query_scalar::<_, bool>("SELECT to_regclass($1) IS NOT NULL")
+                        .bind(table.as_str())
+                        .fetch_one(p)
+                        .await
+                }
+                #[cfg(feature = "sqlite")]
+                Datasource::Sqlite(p) => sqlx::query_scalar::<_, bool>(
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)",
+                )
+                .bind(table.as_str())
+                .fetch_one(p)
+                .await,
+            };
+        found.map_err(|e| self.explain(e))
+    }
+
+    /// Records or checks the outbox's partition count (see ADR 0033).
+    pub(crate) async fn settle_partitions(
+        &self,
+        table: &TableName,
+        outbox: &str,
+        configured: u32,
+    ) -> Result<()> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                postgres_admin::settle_partitions(p, table, outbox, configured).await
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                sqlite_admin::settle_partitions(p, table, outbox, configured).await
+            }
+        }
+    }
+
     /// True for PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         #[cfg(feature = "postgres")]
@@ -113,16 +206,43 @@ impl Datasource {
             Datasource::Sqlite(p) => sqlite::bump_meta(p, table, key).await,
         }
     }
+}
 
-    /// Writes a setting to `<t>_meta`.
-    pub(crate) async fn set_meta(&self, table: &TableName, key: &str, value: &str) -> Result<()> {
-        match self {
-            #[cfg(feature = "postgres")]
-            Datasource::Postgres(p) => postgres::set_meta(p, table, key, value).await,
-            #[cfg(feature = "sqlite")]
-            Datasource::Sqlite(p) => sqlite::set_meta(p, table, key, value).await,
-        }
+/// The stored partition count of an outbox (its `_meta` row).
+pub(crate) fn parse_partitions(value: &str) -> Result<u32> {
+    value.trim().parse().map_err(|_| {
+        OutboxError::Config(format!(
+            "the stored partition count `{value}` is not a number; fix the `partitions` row \
+             of the outbox's _meta table"
+        ))
+    })
+}
+
+/// Refuses to change the stored partition count `stored` into `configured` while a relay
+/// runs or messages are pending (ADR 0033); both backends decide alike.
+pub(crate) fn refuse_change(
+    outbox: &str,
+    stored: u32,
+    configured: u32,
+    relay_running: bool,
+    pending: i64,
+) -> Result<()> {
+    if relay_running {
+        return Err(OutboxError::PartitionsInUse {
+            outbox: outbox.to_string(),
+            stored,
+            configured,
+        });
     }
+    if pending > 0 {
+        return Err(OutboxError::PartitionsChanged {
+            outbox: outbox.to_string(),
+            stored,
+            configured,
+            pending: pending as u64,
+        });
+    }
+    Ok(())
 }
 
 /// The `<t>_meta` key counting admin changes (`discard`, `retry_dead`): a worker that

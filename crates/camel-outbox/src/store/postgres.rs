@@ -14,16 +14,17 @@ use crate::error::Result;
 use crate::message::{stable_hash, StoredMessage};
 
 pub(crate) fn pool(url: &str) -> Result<PgPool> {
+    let (url, connect_timeout) = super::connect_timeout::take(url)?;
     let options: PgConnectOptions = url.parse()?;
     Ok(PgPoolOptions::new()
         .max_connections(16)
-        .acquire_timeout(Duration::from_secs(30))
+        .acquire_timeout(connect_timeout.unwrap_or(Duration::from_secs(30)))
         .connect_lazy_with(options.log_statements(tracing::log::LevelFilter::Trace)))
 }
 
 /// Advisory-lock key of a partition: (hash of the table, partition). The two-int4 key
 /// space is separate from the bigint one `serialize_writes` uses.
-fn partition_lock(table: &TableName, partition: u32) -> (i32, i32) {
+pub(crate) fn partition_lock(table: &TableName, partition: u32) -> (i32, i32) {
     (stable_hash(table.as_str()) as u32 as i32, partition as i32)
 }
 
@@ -75,23 +76,6 @@ pub(crate) async fn meta(pool: &PgPool, table: &TableName, key: &str) -> Result<
     .bind(key)
     .fetch_optional(pool)
     .await?)
-}
-
-pub(crate) async fn set_meta(
-    pool: &PgPool,
-    table: &TableName,
-    key: &str,
-    value: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
-        table.meta()
-    ))
-    .bind(key)
-    .bind(value)
-    .execute(pool)
-    .await?;
-    Ok(())
 }
 
 /// Adds one to the number stored under `key` (0 when missing) and returns it.

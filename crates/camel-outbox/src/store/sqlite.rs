@@ -70,23 +70,6 @@ pub(crate) async fn meta(
     )
 }
 
-pub(crate) async fn set_meta(
-    pool: &SqlitePool,
-    table: &TableName,
-    key: &str,
-    value: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-        table.meta()
-    ))
-    .bind(key)
-    .bind(value)
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
 /// Adds one to the number stored under `key` (0 when missing) and returns it.
 pub(crate) async fn bump_meta(pool: &SqlitePool, table: &TableName, key: &str) -> Result<i64> {
     Ok(sqlx::query_scalar(&format!(

@@ -1,0 +1,75 @@
+//! The stored partition count against running relays (ADR 0033), on PostgreSQL: a relay
+//! keeps the count it started with; a process stating another count is refused while the
+//! relay runs; a process stating none takes the stored count.
+
+mod common;
+
+use std::time::Duration;
+
+use camel_outbox::{NewMessage, Outbox, OutboxError};
+use common::Recorder;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[tokio::test]
+async fn a_running_relay_keeps_its_partition_count() {
+    let Some(ds) = common::postgres() else {
+        return;
+    };
+    let table = common::unique("ob_parts");
+    let mut two = common::fast_config("parts");
+    two.table = Some(table.clone());
+    two.partitions = 2;
+    let outbox = Outbox::open(ds.clone(), two.clone()).await.unwrap();
+    let rec = Recorder::new();
+    let relay = rec.spawn(outbox.clone());
+    // Unordered messages go round-robin: one to each partition. Both delivered means both
+    // workers own their partitions.
+    common::publish(&outbox, vec![NewMessage::text("a"), NewMessage::text("b")]).await;
+    rec.wait_for(LIMIT, "both partitions drained", |l| {
+        l.iter().filter(|d| d.ok).count() >= 2
+    })
+    .await;
+
+    let mut eight = two.clone();
+    eight.partitions = 8;
+    // The outbox is empty, yet the count may not change under the running relay.
+    let err = Outbox::open(ds.clone(), eight.clone()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            OutboxError::PartitionsInUse {
+                stored: 2,
+                configured: 8,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("partitions = 2"),
+        "says how to fix: {err}"
+    );
+
+    // A process that does not state a count follows the relay.
+    let follower = Outbox::open_with_stored_partitions(ds.clone(), eight.clone())
+        .await
+        .unwrap();
+    assert_eq!(follower.config().partitions, 2);
+    let grouped = (0..8)
+        .map(|i| NewMessage::text(format!("g{i}")).group(format!("order:{i}")))
+        .collect();
+    common::publish(&follower, grouped).await;
+    rec.wait_for(LIMIT, "every message relayed", |l| {
+        l.iter().filter(|d| d.ok).count() >= 10
+    })
+    .await;
+
+    relay.shutdown().await.unwrap();
+    // No relay and nothing pending: now the count may change.
+    let changed = Outbox::open(ds.clone(), eight).await.unwrap();
+    assert_eq!(changed.config().partitions, 8);
+    let err = Outbox::open(ds.clone(), two).await;
+    assert!(err.is_ok(), "and back, while empty: {err:?}");
+    common::drop_tables(&ds, &table).await;
+}
