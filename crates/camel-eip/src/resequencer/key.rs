@@ -4,7 +4,6 @@
 //! expression fails is refused with a typed error instead of vanishing inside the actor.
 
 use std::cmp::Ordering;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use camel_api::{BoxExpression, CamelError, Exchange, Value};
@@ -108,15 +107,13 @@ pub(crate) trait Keying: Send + Sync + 'static {
     fn key(&self, exchange: &Exchange) -> Result<Option<Self::Key>, CamelError>;
 }
 
-/// Stream mode: an unsigned sequence number, checked against `reject_old` early.
+/// Stream mode: an unsigned sequence number. Whether it is too old (`reject_old`) is
+/// the actor's decision, not the key's: only the actor knows the current watermark.
 #[derive(Debug)]
 pub(crate) struct StreamKeying {
     pub(crate) expression: BoxExpression,
     pub(crate) text: String,
-    pub(crate) reject_old: bool,
     pub(crate) ignore_invalid: bool,
-    /// Every number below this one is settled; written by the policy, read here.
-    pub(crate) settled_below: Arc<AtomicU64>,
 }
 
 /// The text a value holds: text, or bytes that are valid UTF-8 — a file's body is bytes,
@@ -156,22 +153,11 @@ impl Keying for StreamKeying {
                 .into()
             })
         });
-        let seq = match evaluated {
-            Ok(seq) => seq,
-            Err(_) if self.ignore_invalid => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if self.reject_old {
-            let settled = self.settled_below.load(AtomicOrdering::Acquire);
-            if seq < settled {
-                return Err(ResequenceError::RejectedOld {
-                    sequence: seq,
-                    last_delivered: settled - 1,
-                }
-                .into());
-            }
+        match evaluated {
+            Ok(seq) => Ok(Some(seq)),
+            Err(_) if self.ignore_invalid => Ok(None),
+            Err(e) => Err(e),
         }
-        Ok(Some(seq))
     }
 }
 
