@@ -6,7 +6,7 @@
 //! `create_dir_all` would even create folders there. So the folders of the name are walked
 //! one by one from the canonical `DIR`: a real folder is entered, a missing one is created
 //! (with `auto_create`), and a link is resolved and entered only if its target is inside
-//! `DIR`.
+//! `DIR`. Synchronous: the producer runs it with the write in one blocking task.
 
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use super::super::FileError;
 
 /// The canonical folder, inside the canonical `dir`, that `relative`'s last component is
 /// written to. `name` is the message's file name, for errors.
-pub(super) async fn resolve_parent(
+pub(super) fn resolve_parent(
     dir: &Path,
     relative: &Path,
     name: &str,
@@ -26,27 +26,22 @@ pub(super) async fn resolve_parent(
         move |source| FileError::Io { path, source }
     };
     if auto_create {
-        tokio::fs::create_dir_all(dir).await.map_err(io(dir))?;
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let root = tokio::fs::canonicalize(dir).await.map_err(io(dir))?;
+    let root = std::fs::canonicalize(dir).map_err(io(dir))?;
     let mut folder = root.clone();
     let Some(parents) = relative.parent() else {
         return Ok(folder);
     };
     for part in parents.components() {
         let next = folder.join(part);
-        folder = enter(&root, &next, name, auto_create).await?;
+        folder = enter(&root, &next, name, auto_create)?;
     }
     Ok(folder)
 }
 
 /// The canonical folder `next` stands for, created if missing and allowed.
-async fn enter(
-    root: &Path,
-    next: &Path,
-    name: &str,
-    auto_create: bool,
-) -> Result<PathBuf, FileError> {
+fn enter(root: &Path, next: &Path, name: &str, auto_create: bool) -> Result<PathBuf, FileError> {
     let io = |source| FileError::Io {
         path: next.to_path_buf(),
         source,
@@ -54,10 +49,10 @@ async fn enter(
     // Two rounds: a folder created by someone else between our look and our mkdir is
     // looked at again rather than reported as an error.
     for _ in 0..2 {
-        match tokio::fs::symlink_metadata(next).await {
+        match std::fs::symlink_metadata(next) {
             Ok(meta) if meta.is_dir() => return Ok(next.to_path_buf()),
             Ok(meta) if meta.file_type().is_symlink() => {
-                let target = tokio::fs::canonicalize(next).await.map_err(io)?;
+                let target = std::fs::canonicalize(next).map_err(io)?;
                 if !target.starts_with(root) {
                     return Err(FileError::LinkOutside {
                         name: name.to_string(),
@@ -65,14 +60,14 @@ async fn enter(
                         target,
                     });
                 }
-                if !tokio::fs::metadata(&target).await.map_err(io)?.is_dir() {
+                if !std::fs::metadata(&target).map_err(io)?.is_dir() {
                     return Err(io(not_a_folder()));
                 }
                 return Ok(target);
             }
             Ok(_) => return Err(io(not_a_folder())),
             Err(e) if e.kind() == ErrorKind::NotFound && auto_create => {
-                match tokio::fs::create_dir(next).await {
+                match std::fs::create_dir(next) {
                     Ok(()) => return Ok(next.to_path_buf()),
                     Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
                     Err(e) => return Err(io(e)),
