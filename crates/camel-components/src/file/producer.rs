@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use camel_api::{names, BoxExpression, CamelError, Exchange, Process, ProcessorFuture};
 
+use super::folder::resolve_parent;
 use super::path::{inside, is_link_refusal};
 use super::{headers, FileError, FileExist};
-
-mod parent;
 
 pub(super) struct FileProducer {
     pub(super) dir: PathBuf,
@@ -52,7 +51,7 @@ impl Process for FileProducer {
             // write are a dozen system calls, each of which would be a hop of its own
             // through `tokio::fs`.
             tokio::task::spawn_blocking(move || {
-                let folder = parent::resolve_parent(&dir, &relative, &name, auto_create)?;
+                let folder = resolve_parent(&dir, &relative, &name, auto_create)?;
                 // `inside` keeps only normal components and at least one.
                 let file_name = relative.file_name().unwrap_or(relative.as_os_str());
                 write(&folder.join(file_name), &bytes, file_exist, unique)

@@ -226,3 +226,31 @@ async fn recursive_followed_links_descend_inside_only_and_never_loop() {
     }
     assert!(!names.iter().any(|n| n.contains("loop")), "{names:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_move_folder_planted_as_a_link_cannot_carry_files_out() {
+    for (options, planted) in [("", ".camel"), ("move=done", "done")] {
+        let root = tempfile::tempdir().unwrap();
+        let (inbox, outside) = (root.path().join("in"), root.path().join("outside"));
+        write(&inbox, "a.txt", "a");
+        std::fs::create_dir_all(&outside).unwrap();
+        symlink(&outside, inbox.join(planted)).unwrap();
+        let (ctx, task, _seen) = consume(&inbox, options, never);
+        expect_taken(&ctx, 1).await;
+        stop(ctx, task).await;
+        assert!(!outside.join("a.txt").exists(), "{options}: moved outside");
+        assert!(inbox.join("a.txt").exists(), "{options}: the file stays");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_folder_outside_named_by_the_route_is_still_used() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = root.path().join("in");
+    write(&inbox, "sub/a.txt", "a");
+    let (ctx, task, _seen) = consume(&inbox, "move=../archive&recursive=true", never);
+    expect_taken(&ctx, 1).await;
+    stop(ctx, task).await;
+    let archived = root.path().join("archive/sub/a.txt");
+    assert_eq!(std::fs::read_to_string(archived).unwrap(), "a");
+}

@@ -1,12 +1,13 @@
-//! Finding the real folder a produced file goes in, so that no symbolic link inside the
-//! endpoint folder can carry a write outside it.
+//! Finding the real folder a file goes in — a produced file, or a consumed file moved
+//! away — so that no symbolic link inside the endpoint folder can carry it outside.
 //!
-//! `file_name` has already been checked for `..` and absolute paths, but a link already in
-//! `DIR` (`DIR/link -> ../elsewhere`) would still let `link/x.txt` land outside, and
-//! `create_dir_all` would even create folders there. So the folders of the name are walked
-//! one by one from the canonical `DIR`: a real folder is entered, a missing one is created
-//! (with `auto_create`), and a link is resolved and entered only if its target is inside
-//! `DIR`. Synchronous: the producer runs it with the write in one blocking task.
+//! A name has already been checked for `..` and absolute paths, but a link already in
+//! `DIR` (`DIR/link -> ../elsewhere`, or a planted `DIR/.camel -> /etc`) would still let
+//! `link/x.txt` land outside, and `create_dir_all` would even create folders there. So the
+//! folders of the name are walked one by one from the canonical `DIR`: a real folder is
+//! entered, a missing one is created (with `auto_create`), and a link is resolved and
+//! entered only if its target is inside `DIR`. Synchronous: callers run it with the write
+//! or rename in one blocking task.
 
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
@@ -14,7 +15,8 @@ use std::path::{Path, PathBuf};
 use super::super::FileError;
 
 /// The canonical folder, inside the canonical `dir`, that `relative`'s last component is
-/// written to. `name` is the message's file name, for errors.
+/// written to. `relative` holds only normal components; `name` is the message's file name,
+/// for errors.
 pub(super) fn resolve_parent(
     dir: &Path,
     relative: &Path,
