@@ -54,12 +54,13 @@ async fn expect_taken(ctx: &camel_api::ConsumerContext, count: u64) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_fifo_is_skipped_without_opening_it_and_the_rest_is_taken() {
+async fn a_fifo_or_a_socket_is_skipped_without_opening_it_and_the_rest_is_taken() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "a");
     let fifo = dir.path().join("b.pipe");
     mkfifo(&fifo);
     let writer = writer_for(&fifo);
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("b.sock")).unwrap();
     write(dir.path(), "c.txt", "c");
     let (ctx, task, seen) = consume(dir.path(), "", never);
     expect_taken(&ctx, 2).await;
@@ -68,6 +69,7 @@ async fn a_fifo_is_skipped_without_opening_it_and_the_rest_is_taken() {
     release(&fifo, writer);
     assert_eq!(names_in(&seen), ["a.txt", "c.txt"]);
     assert!(dir.path().join("b.pipe").exists(), "the FIFO stays");
+    assert!(dir.path().join("b.sock").exists(), "the socket stays");
 }
 
 #[tokio::test]
