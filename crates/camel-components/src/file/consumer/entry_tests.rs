@@ -100,7 +100,7 @@ async fn reading_an_entry_swapped_for_a_fifo_or_a_link_refuses_it_at_once() {
     let link = dir.path().join("link");
     symlink(dir.path().join("secret"), &link).unwrap();
     let outcome = read(&found(link)).await;
-    assert!(matches!(outcome, Err(Skip::Symlink)), "{outcome:?}");
+    assert!(matches!(outcome, Err(Skip::BecameSymlink)), "{outcome:?}");
 }
 
 #[tokio::test(start_paused = true)]
