@@ -3,12 +3,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use camel_api::{CamelError, Consumer, ConsumerContext};
 
+use super::folder::resolve_parent;
 use super::{AfterSuccess, ConsumerOptions, FileError};
 
 mod read;
@@ -100,7 +101,7 @@ impl FileConsumer {
                     tracing::warn!(uri = %self.uri, file = %file.name, exchange_id = %id, %error,
                         "route failed; the file stays for a later poll");
                     if let Some(target) = &self.options.move_failed {
-                        move_file(&file, target).await;
+                        move_file(&self.dir, &file, target).await;
                     }
                 }
             }
@@ -132,24 +133,38 @@ impl FileConsumer {
                     tracing::warn!(uri = %self.uri, file = %file.name, %error, "cannot delete a consumed file");
                 }
             }
-            AfterSuccess::MoveTo(target) => move_file(&file, target).await,
+            AfterSuccess::MoveTo(target) => move_file(&self.dir, &file, target).await,
         }
     }
 }
 
 /// Moves `file` under `target`, keeping its relative name. A failure is logged: the file
 /// then stays and is taken again by a later poll.
-async fn move_file(file: &Found, target: &Path) {
-    let to = target.join(&file.name);
-    let moved = async {
-        if let Some(parent) = to.parent() {
-            tokio::fs::create_dir_all(parent).await?;
+///
+/// A move folder inside `dir` (`.camel`, `move=done`) is resolved from `dir` like a
+/// produced file, so a link planted in its place cannot carry consumed files out of the
+/// folder; an absolute or `..` move folder is the route author's choice, and only the
+/// file's own sub-folders are resolved beneath it.
+async fn move_file(dir: &Path, file: &Found, target: &Path) {
+    let (base, relative) = match target.strip_prefix(dir) {
+        Ok(rest) if rest.components().all(|c| matches!(c, Component::Normal(_))) => {
+            (dir.to_path_buf(), rest.join(&file.name))
         }
-        tokio::fs::rename(&file.path, &to).await
+        _ => (target.to_path_buf(), PathBuf::from(&file.name)),
     };
-    if let Err(error) = moved.await {
-        tracing::warn!(file = %file.name, to = %to.display(), %error, "cannot move a consumed file");
-    }
+    let (from, name) = (file.path.clone(), file.name.clone());
+    let moved = tokio::task::spawn_blocking(move || {
+        let folder = resolve_parent(&base, &relative, &name, true)?;
+        let to = folder.join(relative.file_name().unwrap_or_default());
+        std::fs::rename(&from, &to).map_err(|source| FileError::Io { path: to, source })
+    })
+    .await;
+    let error = match moved {
+        Ok(Ok(())) => return,
+        Ok(Err(error)) => error.to_string(),
+        Err(panicked) => panicked.to_string(),
+    };
+    tracing::warn!(file = %file.name, to = %target.display(), %error, "cannot move a consumed file");
 }
 
 #[async_trait]

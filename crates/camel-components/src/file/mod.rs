@@ -65,6 +65,7 @@
 //! ```
 
 mod consumer;
+mod folder;
 mod path;
 mod producer;
 

@@ -54,12 +54,13 @@ async fn expect_taken(ctx: &camel_api::ConsumerContext, count: u64) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_fifo_is_skipped_without_opening_it_and_the_rest_is_taken() {
+async fn a_fifo_or_a_socket_is_skipped_without_opening_it_and_the_rest_is_taken() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "a");
     let fifo = dir.path().join("b.pipe");
     mkfifo(&fifo);
     let writer = writer_for(&fifo);
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("b.sock")).unwrap();
     write(dir.path(), "c.txt", "c");
     let (ctx, task, seen) = consume(dir.path(), "", never);
     expect_taken(&ctx, 2).await;
@@ -68,6 +69,7 @@ async fn a_fifo_is_skipped_without_opening_it_and_the_rest_is_taken() {
     release(&fifo, writer);
     assert_eq!(names_in(&seen), ["a.txt", "c.txt"]);
     assert!(dir.path().join("b.pipe").exists(), "the FIFO stays");
+    assert!(dir.path().join("b.sock").exists(), "the socket stays");
 }
 
 #[tokio::test]
@@ -98,7 +100,7 @@ async fn reading_an_entry_swapped_for_a_fifo_or_a_link_refuses_it_at_once() {
     let link = dir.path().join("link");
     symlink(dir.path().join("secret"), &link).unwrap();
     let outcome = read(&found(link)).await;
-    assert!(matches!(outcome, Err(Skip::Symlink)), "{outcome:?}");
+    assert!(matches!(outcome, Err(Skip::BecameSymlink)), "{outcome:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -225,4 +227,32 @@ async fn recursive_followed_links_descend_inside_only_and_never_loop() {
         assert!(names.contains(&name.to_string()), "{names:?}");
     }
     assert!(!names.iter().any(|n| n.contains("loop")), "{names:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_folder_planted_as_a_link_cannot_carry_files_out() {
+    for (options, planted) in [("", ".camel"), ("move=done", "done")] {
+        let root = tempfile::tempdir().unwrap();
+        let (inbox, outside) = (root.path().join("in"), root.path().join("outside"));
+        write(&inbox, "a.txt", "a");
+        std::fs::create_dir_all(&outside).unwrap();
+        symlink(&outside, inbox.join(planted)).unwrap();
+        let (ctx, task, _seen) = consume(&inbox, options, never);
+        expect_taken(&ctx, 1).await;
+        stop(ctx, task).await;
+        assert!(!outside.join("a.txt").exists(), "{options}: moved outside");
+        assert!(inbox.join("a.txt").exists(), "{options}: the file stays");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_folder_outside_named_by_the_route_is_still_used() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = root.path().join("in");
+    write(&inbox, "sub/a.txt", "a");
+    let (ctx, task, _seen) = consume(&inbox, "move=../archive&recursive=true", never);
+    expect_taken(&ctx, 1).await;
+    stop(ctx, task).await;
+    let archived = root.path().join("archive/sub/a.txt");
+    assert_eq!(std::fs::read_to_string(archived).unwrap(), "a");
 }

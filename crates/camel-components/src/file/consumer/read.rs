@@ -60,7 +60,7 @@ fn read_regular(path: &Path) -> Result<Option<(Metadata, Vec<u8>)>, Skip> {
     let mut file = match open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if is_link_refusal(&e) => return Err(Skip::Symlink),
+        Err(e) if is_link_refusal(&e) => return Err(Skip::BecameSymlink),
         Err(e) => return Err(Skip::Unreadable(e)),
     };
     let meta = file.metadata().map_err(Skip::Unreadable)?;

@@ -35,6 +35,8 @@ pub(super) enum Skip {
     Symlink,
     /// A symbolic link whose target is outside the endpoint folder.
     OutsideFolder(PathBuf),
+    /// A file when listed, a symbolic link when opened.
+    BecameSymlink,
     /// Not a regular file: a FIFO, a socket, a device.
     NotRegular(&'static str),
     /// Its type, target or contents could not be read.
@@ -50,6 +52,7 @@ impl fmt::Display for Skip {
                 "a symbolic link to `{}`, outside the endpoint folder",
                 target.display()
             ),
+            Skip::BecameSymlink => f.write_str("replaced by a symbolic link since the listing"),
             Skip::NotRegular(kind) => write!(f, "not a regular file but a {kind}"),
             Skip::Unreadable(error) => write!(f, "cannot be read: {error}"),
         }
