@@ -64,6 +64,22 @@ pub enum OutboxError {
         /// The partition count this process was started with.
         configured: u32,
     },
+    /// The stored partition count changed between this relay's start and its workers
+    /// taking their partitions (another process with another count, in that window).
+    #[error(
+        "outbox `{outbox}`: the stored partition count is {stored}, but this relay was \
+         started with partitions = {running} and another process changed it meanwhile; the \
+         relay stops rather than leave partitions undrained. Restart it with partitions = \
+         {stored} (or without `partitions`, to take the stored count)"
+    )]
+    PartitionsChangedUnderRelay {
+        /// The outbox name.
+        outbox: String,
+        /// The partition count now stored.
+        stored: u32,
+        /// The partition count the relay runs with.
+        running: u32,
+    },
     /// The worker lost ownership of its partition (its connection closed).
     #[error("partition {partition} of outbox `{outbox}`: ownership lost")]
     OwnershipLost {

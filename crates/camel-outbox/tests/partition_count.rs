@@ -82,3 +82,46 @@ async fn a_running_relay_keeps_its_partition_count() {
     assert!(err.is_ok(), "and back, while empty: {err:?}");
     common::drop_tables(&ds, &table).await;
 }
+
+#[tokio::test]
+async fn a_count_changed_before_the_workers_hold_their_partitions_stops_the_relay() {
+    // The window ADR 0033 names: this relay checked the count when it opened, then another
+    // process changed it before the workers took their locks. Simulated by changing the
+    // stored count between open and run.
+    let Some(ds) = common::postgres() else {
+        return;
+    };
+    let camel_outbox::Datasource::Postgres(pool) = ds.clone() else {
+        unreachable!()
+    };
+    let table = common::unique("ob_window");
+    let mut two = common::fast_config("window");
+    two.table = Some(table.clone());
+    two.partitions = 2;
+    let outbox = Outbox::open(ds.clone(), two).await.unwrap();
+    sqlx::query(&format!(
+        "UPDATE {table}_meta SET value = '8' WHERE key = 'partitions'"
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let relay = camel_outbox::Relay::new(outbox, |_| async { Ok(()) });
+    let run = relay.run(tokio_util::sync::CancellationToken::new());
+    let err = tokio::time::timeout(LIMIT, run)
+        .await
+        .expect("the relay stops by itself")
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            OutboxError::PartitionsChangedUnderRelay {
+                stored: 8,
+                running: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("partitions = 8"), "{err}");
+    common::drop_tables(&ds, &table).await;
+}

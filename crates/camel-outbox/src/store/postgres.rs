@@ -168,6 +168,21 @@ pub(crate) async fn insert(
     Ok(ids)
 }
 
+/// The partition count stored for the outbox, read on `conn` (a worker's locked
+/// connection).
+pub(crate) async fn stored_partitions(
+    conn: &mut PgConnection,
+    table: &TableName,
+) -> Result<Option<u32>> {
+    let value: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT value FROM {} WHERE key = 'partitions'",
+        table.meta()
+    ))
+    .fetch_optional(&mut *conn)
+    .await?;
+    value.map(|v| super::parse_partitions(&v)).transpose()
+}
+
 /// The payload of the notification an admin change sends on the outbox's channel (a
 /// publish sends a partition number).
 pub(crate) const ADMIN_NOTICE: &str = "admin";
