@@ -21,6 +21,7 @@ fn held() -> std::sync::MutexGuard<'static, Option<HashSet<PathBuf>>> {
 }
 
 /// True when a relay in another process holds the lock of outbox `table` on `database`.
+#[cfg(feature = "sqlite")]
 pub(crate) fn held_elsewhere(database: &Path, table: &TableName) -> Result<bool> {
     let path = RelayLock::path_for(database, table);
     if held().as_ref().is_some_and(|h| h.contains(&path)) {
