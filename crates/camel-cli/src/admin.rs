@@ -127,6 +127,15 @@ fn status_name(s: RouteStatus) -> &'static str {
     }
 }
 
+/// True when a PUT's change failed only because the route appeared or vanished under
+/// it: a swap of a route that is gone, an add of an id that is back.
+fn raced(errors: &[RouteError], swapping: bool) -> bool {
+    matches!(errors, [e] if matches!(
+        (&e.kind, swapping),
+        (RouteErrorKind::NoSuchRoute(_), true) | (RouteErrorKind::DuplicateRouteId { .. }, false)
+    ))
+}
+
 /// A JSON error body with the status that fits the error.
 fn failure(e: &RouteError) -> Response {
     let code = match e.kind {
@@ -320,39 +329,66 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         let id = id.clone();
         async move {
             let controller = ctx.route_controller();
-            if controller.route_ids().await.contains(&id) {
-                controller
-                    .swap(&id, definition)
-                    .await
-                    .map(|_| true)
-                    .map_err(|e| vec![e])
-            } else {
-                // Added to a started context, it starts unless `auto_startup: false`.
-                ctx.add_routes(vec![definition])
-                    .await
-                    .map(|_| false)
-                    .map_err(|errors| errors.0)
+            // A DELETE or another PUT can come between the look and the change: a swap
+            // that finds the route gone adds it, an add that finds it back swaps it. A
+            // route that keeps coming and going is a conflict (409).
+            let mut exists = controller.route_ids().await.contains(&id);
+            let mut last = Vec::new();
+            for _ in 0..3 {
+                let outcome = if exists {
+                    controller
+                        .swap(&id, definition.clone())
+                        .await
+                        .map(|_| true)
+                        .map_err(|e| vec![e])
+                } else {
+                    // Added to a started context, it starts unless `auto_startup: false`.
+                    ctx.add_routes(vec![definition.clone()])
+                        .await
+                        .map(|_| false)
+                        .map_err(|errors| errors.0)
+                };
+                match outcome {
+                    Err(errors) if raced(&errors, exists) => {
+                        exists = !exists;
+                        last = errors;
+                    }
+                    other => return other,
+                }
             }
+            Err(last)
         }
     };
     let existed = match detached(&admin, change).await {
         Ok(Ok(existed)) => existed,
+        // A PUT creates what is missing: "not found" here only means the route kept
+        // vanishing under concurrent DELETEs.
+        Ok(Err(errors)) if raced(&errors, true) => {
+            let body =
+                json!({ "error": format!("route `{id}` was changed concurrently; try again") });
+            return (StatusCode::CONFLICT, Json(body)).into_response();
+        }
         Ok(Err(errors)) if errors.len() == 1 => return failure(&errors[0]),
         Ok(Err(errors)) => return error_list(&errors),
         Err(response) => return response,
     };
     tracing::info!(route_id = %id, swapped = existed, "route replaced through the admin API");
+    let code = if existed {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
     match describe(&admin, &id, true).await {
         Ok(mut v) => {
             if let Some(m) = v.as_object_mut() {
                 m.insert("swapped".into(), Value::Bool(existed));
             }
-            let code = if existed {
-                StatusCode::OK
-            } else {
-                StatusCode::CREATED
-            };
             (code, Json(v)).into_response()
+        }
+        // Done, then removed by a DELETE that came right after: the PUT still succeeded.
+        Err(e) if matches!(e.kind, RouteErrorKind::NoSuchRoute(_)) => {
+            let body = json!({ "id": id, "swapped": existed, "removed_since": true });
+            (code, Json(body)).into_response()
         }
         Err(e) => failure(&e),
     }

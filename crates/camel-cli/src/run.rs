@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::file_routes::FileRoutes;
 use camel_core::{CamelContext, RouteDefinition, RouteError};
 
 /// Options of `camel run` (the names of Camel JBang's flags).
@@ -197,7 +198,7 @@ fn modified(files: &[PathBuf]) -> Vec<Option<(std::time::SystemTime, u64)>> {
 const SETTLE: Duration = Duration::from_millis(200);
 
 /// Polls the files' modification times once a second and reloads on a change.
-async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
+async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes) {
     let mut seen = modified(&files);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -236,14 +237,26 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
                 continue;
             }
         };
-        match ctx.reload(routes).await {
-            Ok(r) => tracing::info!(
-                added = ?r.added,
-                swapped = ?r.swapped,
-                removed = ?r.removed,
-                unchanged = r.unchanged.len(),
-                "routes reloaded"
-            ),
+        // Only what changed in the files since the last reading is applied: routes the
+        // admin API added or swapped since stay as they are.
+        let controller = ctx.route_controller();
+        let mut running = Vec::new();
+        for id in controller.route_ids().await {
+            if let Ok(definition) = controller.definition(&id).await {
+                running.push(definition);
+            }
+        }
+        match ctx.reload(applied.target(running, &routes)).await {
+            Ok(r) => {
+                applied.applied(&routes, &r);
+                tracing::info!(
+                    added = ?r.added,
+                    swapped = ?r.swapped,
+                    removed = ?r.removed,
+                    unchanged = r.unchanged.len(),
+                    "routes reloaded"
+                )
+            }
             Err(errors) => {
                 report(&errors.0);
                 tracing::warn!("reload refused; the running routes are unchanged");
@@ -285,10 +298,13 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     };
     let ctx = context();
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
-    if let Err(errors) = ctx.add_routes(routes).await {
-        report(&errors.0);
-        return ExitCode::FAILURE;
-    }
+    let file_routes = match ctx.add_routes(routes.clone()).await {
+        Ok(ids) => FileRoutes::new(&routes, &ids),
+        Err(errors) => {
+            report(&errors.0);
+            return ExitCode::FAILURE;
+        }
+    };
     if let Err(errors) = ctx.start().await {
         report(&errors.0);
         ctx.stop().await;
@@ -319,7 +335,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     }
     let watcher = args
         .watch
-        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone())));
+        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone(), file_routes)));
     let why = wait_until_done(&ctx, &args, &mut signals).await;
     if let Some(w) = watcher {
         w.abort();

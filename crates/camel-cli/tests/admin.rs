@@ -280,3 +280,80 @@ async fn deep_key_paths_are_refused_while_the_api_keeps_answering() {
     assert_eq!(code, 404, "nothing was added");
     camel.wait_for("tick").await;
 }
+
+fn timer_route(id: &str, word: &str) -> String {
+    format!(
+        "- route:\n    id: {id}\n    from: {{uri: 'timer:{id}', parameters: {{period: 3600000, delay: 3600000}}}}\n    steps:\n      - log: '{word}'\n"
+    )
+}
+
+#[tokio::test]
+async fn watch_applies_only_what_changed_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(
+        &file,
+        timer_route("a", "file-a") + &timer_route("b", "file-b"),
+    )
+    .unwrap();
+    let mut camel = Camel::start_with(&file, std::path::Path::new("."), &["--watch"]);
+    let base = camel.base_url().await;
+    let http = reqwest::Client::new();
+    // The admin API swaps `a` and adds `c`.
+    let put = |id: &str, word: &str| {
+        http.put(format!("{base}/routes/{id}"))
+            .body(timer_route(id, word))
+    };
+    assert_eq!(send(put("a", "admin-a")).await.0, 200);
+    assert_eq!(send(put("c", "admin-c")).await.0, 201);
+    // An edit of `b` alone.
+    std::fs::write(
+        &file,
+        timer_route("a", "file-a") + &timer_route("b", "file-b2"),
+    )
+    .unwrap();
+    camel.wait_for("routes reloaded").await;
+    let get = |id: &str| http.get(format!("{base}/routes/{id}"));
+    let (code, a) = send(get("a")).await;
+    assert!(code == 200 && a.to_string().contains("admin-a"), "{a}");
+    let (code, b) = send(get("b")).await;
+    assert!(code == 200 && b.to_string().contains("file-b2"), "{b}");
+    let (code, c) = send(get("c")).await;
+    assert!(code == 200 && c.to_string().contains("admin-c"), "{c}");
+    // An edit of `a` in the file wins over the admin's version; dropping `b` removes it.
+    std::fs::write(&file, timer_route("a", "file-a2")).unwrap();
+    camel.wait_for("routes reloaded").await;
+    let (_, a) = send(get("a")).await;
+    assert!(a.to_string().contains("file-a2"), "{a}");
+    assert_eq!(send(get("b")).await.0, 404);
+    assert_eq!(send(get("c")).await.0, 200, "the admin's route survives");
+}
+
+#[tokio::test]
+async fn a_put_racing_deletes_adds_swaps_or_answers_409() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, timer_route("base", "base")).unwrap();
+    let mut camel = Camel::start(&file);
+    let base = camel.base_url().await;
+    let http = reqwest::Client::new();
+    let mut puts = std::collections::BTreeMap::new();
+    for _ in 0..40 {
+        let put = http
+            .put(format!("{base}/routes/x"))
+            .body(timer_route("x", "x"))
+            .send();
+        let delete = http.delete(format!("{base}/routes/x")).send();
+        let (put, delete) = tokio::join!(put, delete);
+        *puts.entry(put.unwrap().status().as_u16()).or_insert(0) += 1;
+        let delete = delete.unwrap().status().as_u16();
+        assert!(
+            matches!(delete, 200 | 404 | 409),
+            "DELETE answered {delete}"
+        );
+    }
+    assert!(
+        puts.keys().all(|code| matches!(code, 200 | 201 | 409)),
+        "PUT answers: {puts:?}"
+    );
+}

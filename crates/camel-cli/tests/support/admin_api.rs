@@ -24,6 +24,11 @@ impl Camel {
 
     /// Like `start`, with `dir` as the working directory (where `camel-data/` goes).
     pub fn start_in(routes: &std::path::Path, dir: &Path) -> Camel {
+        Self::start_with(routes, dir, &[])
+    }
+
+    /// Like `start_in`, with more arguments for `camel run`.
+    pub fn start_with(routes: &std::path::Path, dir: &Path, more: &[&str]) -> Camel {
         let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
             .args([
                 "run",
@@ -31,6 +36,7 @@ impl Camel {
                 "--admin-addr",
                 "127.0.0.1:0",
             ])
+            .args(more)
             .current_dir(dir)
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
