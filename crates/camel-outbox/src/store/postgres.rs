@@ -231,12 +231,12 @@ impl PgPartition {
         let t = table.as_str();
         let base = format!("SELECT {PG_COLUMNS} FROM {t} WHERE partition_no = $1");
         PgPartition {
-            // The horizon comes from the statement's own snapshot: every row visible in it
-            // with an order key below the horizon is committed for good, and no row with
-            // such a key can still appear.
+            // The horizon comes from the statement's own snapshot (computed once, as an
+            // init plan): every row visible in it with an order key below the horizon is
+            // committed for good, and no row with such a key can still appear.
             scan_sql: format!(
                 "SELECT {PG_COLUMNS}, tx_order,
-                        pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon
+                        (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint) AS horizon
                  FROM {t} WHERE partition_no = $1 AND (tx_order, id) > ($2, $3)
                    AND (group_key IS NULL OR group_key <> ALL($5))
                  ORDER BY tx_order, id LIMIT $4"
