@@ -3,6 +3,7 @@
 //! telemetry have their own files.
 
 mod failures;
+mod hot_group;
 mod telemetry;
 
 use std::sync::Arc;
