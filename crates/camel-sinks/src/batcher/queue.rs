@@ -272,20 +272,46 @@ impl BatchQueue {
         dropped
     }
 
-    /// Removes everything (the batcher is going away).
-    pub(crate) fn drain(&mut self) -> Vec<Pending> {
-        let all = self
+    /// Empties the queue of a batcher that ended abnormally, splitting what it held
+    /// into entries a replacement may send (`.0`) and entries whose callers must fail
+    /// (`.1`): a group's queued entries fail while a request of the group was in flight
+    /// (its outcome is unknown, and sending them would overtake it), and all but the
+    /// oldest fail otherwise (their callers hand entries over concurrently, in no set
+    /// order). Entries without a group are always handed over.
+    pub(crate) fn split_after_death(&mut self) -> (Vec<Pending>, Vec<Pending>) {
+        let mut handed = Vec::new();
+        let mut failed = Vec::new();
+        let mut pending: Vec<Queued> = self
             .tenants
             .drain()
-            .flat_map(|(_, q)| q.into_iter().map(|i| i.pending))
+            .flat_map(|(_, q)| q.into_iter())
             .collect();
+        pending.sort_by_key(|q| q.seq);
+        for item in pending {
+            let safe = match &item.pending.entry.group {
+                None => true,
+                Some(g) => self.groups.get(g).is_none_or(|s| {
+                    !s.in_flight && s.queued.front().map(|q| q.0) == Some(item.seq)
+                }),
+            };
+            if safe {
+                handed.push(item.pending);
+            } else {
+                failed.push(item.pending);
+            }
+        }
+        self.reset();
+        (handed, failed)
+    }
+
+    fn reset(&mut self) {
+        self.tenants.clear();
         self.ring.clear();
         self.groups.clear();
         self.len = 0;
         self.bytes = 0;
         self.blocked = 0;
         self.blocked_bytes = 0;
-        all
     }
 }
 
@@ -432,6 +458,26 @@ mod tests {
             }
         );
         assert_eq!(q.sendable().entries, q.len());
+    }
+
+    #[test]
+    fn after_death_only_entries_that_cannot_overtake_their_group_are_handed_over() {
+        let (mut q, _rxs) = grouped(&[("g", "g1"), ("g", "g2"), ("h", "h1"), ("h", "h2")]);
+        let (p, _rx) = pending("t", None, "n1");
+        q.push(p, Instant::now());
+        assert_eq!(
+            keys(&q.take(Take {
+                max_entries: 1,
+                ..TEN
+            })),
+            ["g1"]
+        );
+        q.mark_in_flight(&["g".into()]);
+        let (handed, failed) = q.split_after_death();
+        assert_eq!(keys(&handed), ["h1", "n1"]);
+        assert_eq!(keys(&failed), ["g2", "h2"]);
+        assert!(q.is_empty());
+        assert_eq!(q.sendable().entries, 0);
     }
 
     #[test]

@@ -307,7 +307,8 @@ impl<C: BatchCodec> Worker<C> {
 
 impl<C: BatchCodec> Drop for Worker<C> {
     /// Runs on every exit, including an abnormal one (the runtime shutting down): queued
-    /// entries were in no request, so their callers take them to the replacement;
+    /// entries were in no request, so their callers take them to the replacement unless
+    /// that could reorder their group (then they fail, as the spec's exiting call does);
     /// in-flight callers see their reply channel close.
     fn drop(&mut self) {
         // Close intake and unregister first, so a caller handed its entry back finds
@@ -316,13 +317,21 @@ impl<C: BatchCodec> Drop for Worker<C> {
         if let Some(registry) = self.registration.registry.upgrade() {
             registry.forget(&self.registration.key, self.registration.generation);
         }
-        let mut left = self.queue.drain();
+        let now = Instant::now();
         while let Ok(p) = self.rx.try_recv() {
-            left.push(p);
+            self.queue.push(p, now);
         }
-        self.shared.release(&left);
-        for p in left {
+        let (handed, failed) = self.queue.split_after_death();
+        self.shared.release(handed.iter().chain(&failed));
+        for p in handed {
             let _ = p.reply.send(Answer::Requeue(p.entry));
+        }
+        for p in failed {
+            let error = SinkError::GroupInterrupted {
+                sink: self.shared.label.to_string(),
+                group: p.entry.group.as_deref().unwrap_or_default().to_string(),
+            };
+            let _ = p.reply.send(Answer::Done(Err(error.into())));
         }
         self.shared.finished.cancel();
     }
