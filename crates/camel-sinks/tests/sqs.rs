@@ -251,6 +251,31 @@ async fn a_refused_request_is_bisected_down_to_the_bad_entry() {
     assert_eq!(requests, 7);
 }
 
+#[tokio::test]
+async fn errors_no_entry_caused_fail_the_request_without_bisecting_it() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    for code in ["ExpiredToken", "KMS.DisabledException", "OverLimit"] {
+        let proxy = fault_proxy::start(upstream.clone(), Fault::RefuseAllWith(code)).await;
+        // Never reached (the proxy answers first), so its name is never resolved.
+        let url = format!("{endpoint}/123456789012/never-reached");
+        let p = producer(&url, &proxy.endpoint, 10);
+        let exchanges = (0..10).map(|i| Exchange::new(format!("m{i}"))).collect();
+        let results = deliver_all(&p, exchanges).await;
+        for r in &results {
+            let err = r.as_ref().expect_err(code).to_string();
+            assert!(err.contains(code), "{code}: {err}");
+        }
+        assert_eq!(
+            proxy.batch_requests.load(Ordering::SeqCst),
+            1,
+            "{code}: one request, no bisection"
+        );
+    }
+}
+
 #[test]
 fn component_reads_parameters_and_rejects_unknown_ones() {
     let component = SqsComponent::with_registry(BatcherRegistry::new());

@@ -23,19 +23,54 @@ const MAX_ATTRIBUTES: usize = 10;
 /// `MessageDeduplicationId` is at most 128 characters.
 const MAX_DEDUP_ID: usize = 128;
 
-/// Error codes that no entry caused: the request is failed, not bisected.
+/// Error codes of a refused `SendMessageBatch` that no entry caused: credentials and
+/// signing, permissions, throttling and account limits, the queue itself, and its KMS
+/// key. Splitting such a request cannot isolate a culprit (every half fails the same
+/// way), so the request fails whole. docs/sinks.md lists them.
 const NOT_ENTRY_CAUSED: &[&str] = &[
+    // Credentials, signing, permissions.
     "AccessDenied",
     "AccessDeniedException",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "IncompleteSignature",
     "InvalidClientTokenId",
+    "InvalidSecurity",
+    "MissingAuthenticationToken",
+    "OptInRequired",
+    "RequestExpired",
     "SignatureDoesNotMatch",
     "UnrecognizedClientException",
+    // Throttling and account limits.
+    "OverLimit",
     "RequestThrottled",
+    "Throttling",
     "ThrottlingException",
+    // The queue.
+    "InvalidAddress",
     "QueueDoesNotExist",
     "AWS.SimpleQueueService.NonExistentQueue",
-    "KmsThrottled",
+    "UnsupportedOperation",
+    "AWS.SimpleQueueService.UnsupportedOperation",
 ];
+
+/// Prefixes of codes that are all not entry-caused: the queue's KMS key (`KMS.*` as
+/// the query-compatible code, `Kms*` as the JSON error type).
+const NOT_ENTRY_CAUSED_PREFIXES: &[&str] = &["KMS.", "Kms"];
+
+/// Whether an error answer with `status` and `code` refused the request because of
+/// what it carried (bisect it) or failed it for a reason no entry caused.
+fn classify(status: u16, code: &str, error: CamelError) -> SendOutcome {
+    let not_entry_caused = NOT_ENTRY_CAUSED.contains(&code)
+        || NOT_ENTRY_CAUSED_PREFIXES
+            .iter()
+            .any(|p| code.starts_with(p));
+    if (400..500).contains(&status) && !not_entry_caused {
+        SendOutcome::Refused(error)
+    } else {
+        SendOutcome::Failed(error)
+    }
+}
 
 /// Static credentials for SQS.
 #[derive(Clone)]
@@ -205,12 +240,11 @@ impl SqsCodec {
             Err(SdkError::ServiceError(e)) => {
                 let code = e.err().code().unwrap_or("").to_string();
                 let status = e.raw().status().as_u16();
-                let error = describe("SendMessageBatch", SdkError::ServiceError(e));
-                if (400..500).contains(&status) && !NOT_ENTRY_CAUSED.contains(&code.as_str()) {
-                    SendOutcome::Refused(error)
-                } else {
-                    SendOutcome::Failed(error)
-                }
+                classify(
+                    status,
+                    &code,
+                    describe("SendMessageBatch", SdkError::ServiceError(e)),
+                )
             }
             Err(e) => SendOutcome::Failed(describe("SendMessageBatch", e)),
         }
@@ -355,6 +389,41 @@ impl BatchCodec for SqsCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refused(status: u16, code: &str) -> bool {
+        matches!(
+            classify(status, code, CamelError::processor("x")),
+            SendOutcome::Refused(_)
+        )
+    }
+
+    #[test]
+    fn only_errors_an_entry_can_cause_are_bisected() {
+        for code in [
+            "InvalidParameterValue",
+            "InvalidMessageContents",
+            "AWS.SimpleQueueService.BatchRequestTooLong",
+            "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+        ] {
+            assert!(refused(400, code), "{code}");
+        }
+        for code in [
+            "ExpiredToken",
+            "RequestExpired",
+            "InvalidSecurity",
+            "OverLimit",
+            "KMS.DisabledException",
+            "KMS.ThrottlingException",
+            "KmsAccessDenied",
+            "KmsThrottled",
+            "AccessDenied",
+            "AWS.SimpleQueueService.NonExistentQueue",
+        ] {
+            assert!(!refused(400, code), "{code}");
+            assert!(!refused(403, code), "{code}");
+        }
+        assert!(!refused(500, "InternalError"), "a server error fails whole");
+    }
 
     #[test]
     fn dedup_ids_are_valid_for_sqs() {
