@@ -2,6 +2,7 @@
 //! objects joined into one `publish` body.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine;
 use bytes::Bytes;
@@ -11,6 +12,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::pause::{Gate, PausedKeys};
 use crate::attributes::HeaderSelection;
+use crate::batcher::BatcherRegistry;
 use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
 
 /// Pub/Sub limits: 1000 messages and 10 MB per publish request.
@@ -26,7 +28,7 @@ pub struct PubSubCodec {
     token: Option<String>,
     headers: HeaderSelection,
     http: reqwest::Client,
-    paused: PausedKeys,
+    paused: Arc<PausedKeys>,
 }
 
 impl fmt::Debug for PubSubCodec {
@@ -48,8 +50,17 @@ impl PubSubCodec {
             token,
             headers: HeaderSelection::default(),
             http: reqwest::Client::new(),
-            paused: PausedKeys::default(),
+            paused: Arc::default(),
         }
+    }
+
+    /// Shares the topic's paused ordering keys kept in `registry` (what the component
+    /// does): a pause then holds for every route and codec instance publishing to the
+    /// topic through that registry, across idle stops and swaps. Without it the pause
+    /// is this codec's own.
+    pub fn with_registry(mut self, registry: &BatcherRegistry) -> Self {
+        self.paused = registry.destination_state::<PausedKeys>(&self.topic);
+        self
     }
 
     /// Copies these exchange headers into message attributes.
@@ -58,7 +69,7 @@ impl PubSubCodec {
         self
     }
 
-    /// Resumes a paused ordering key; true if it was paused.
+    /// Resumes a paused ordering key of this codec's topic; true if it was paused.
     pub fn resume(&self, ordering_key: &str) -> bool {
         self.paused.resume(ordering_key)
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
 use super::codec::PubSubCodec;
+use super::pause::{paused_ordering_keys, resume_ordering_key};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
@@ -34,6 +35,19 @@ fn is_topic_path(path: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic())
 }
 
+impl PubSubComponent {
+    /// Resumes `ordering_key` of `topic` (`projects/P/topics/T`) for every route of this
+    /// component's registry; true if it was paused.
+    pub fn resume(&self, topic: &str, ordering_key: &str) -> bool {
+        resume_ordering_key(&self.registry, topic, ordering_key)
+    }
+
+    /// The paused ordering keys of `topic`, sorted.
+    pub fn paused(&self, topic: &str) -> Vec<String> {
+        paused_ordering_keys(&self.registry, topic)
+    }
+}
+
 impl Component for PubSubComponent {
     fn scheme(&self) -> &str {
         "pubsub"
@@ -45,6 +59,7 @@ impl Component for PubSubComponent {
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let raw = uri.as_str().to_string();
+        let registry = self.registry.clone();
         SinkEndpoint::build(
             uri,
             ctx,
@@ -74,7 +89,9 @@ impl Component for PubSubComponent {
                         std::env::var(&token_env).ok().filter(|v| !v.is_empty()),
                     ),
                 };
-                Ok(PubSubCodec::new(path, &base, token).with_headers(headers))
+                Ok(PubSubCodec::new(path, &base, token)
+                    .with_headers(headers)
+                    .with_registry(&registry))
             },
         )
     }

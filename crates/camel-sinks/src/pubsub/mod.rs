@@ -6,7 +6,8 @@
 //! encoded JSON, because the emulator never answers a larger request. After a failed
 //! publish on an ordering key, later messages of that key fail fast — as Google's own
 //! clients do — until the key is resumed: by the retry of the message that failed
-//! (same idempotency key), or by [`PubSubCodec::resume`].
+//! (same idempotency key), or by [`resume_ordering_key`] / [`PubSubComponent::resume`].
+//! The pause belongs to the topic (kept in the batcher registry), not to one route.
 //!
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
@@ -25,3 +26,4 @@ mod pause;
 
 pub use codec::PubSubCodec;
 pub use component::{PubSubComponent, PUBSUB_PARAMETERS};
+pub use pause::{paused_ordering_keys, resume_ordering_key, PausedKeys};
