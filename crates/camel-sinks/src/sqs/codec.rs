@@ -22,6 +22,8 @@ const MAX_BYTES: usize = 1 << 20;
 const MAX_ATTRIBUTES: usize = 10;
 /// `MessageDeduplicationId` is at most 128 characters.
 const MAX_DEDUP_ID: usize = 128;
+/// `MessageGroupId` is 1 to 128 characters.
+const MAX_GROUP_ID: usize = 128;
 
 /// Error codes of a refused `SendMessageBatch` that no entry caused: credentials and
 /// signing, permissions, throttling and account limits, the queue itself, and its KMS
@@ -251,6 +253,27 @@ impl SqsCodec {
     }
 }
 
+/// Refuses a `MessageGroupId` SQS would refuse (1–128 ASCII letters, digits and
+/// punctuation), before it is queued: in a batch it would be a whole-request error.
+fn check_group_id(group: &str) -> Result<(), CamelError> {
+    let length = group.chars().count();
+    if length > MAX_GROUP_ID {
+        return Err(CamelError::processor(format!(
+            "SQS MessageGroupId `{}…` is {length} characters; at most {MAX_GROUP_ID} are allowed (check `group_key`)",
+            group.chars().take(16).collect::<String>()
+        )));
+    }
+    if let Some(bad) = group
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || c.is_ascii_punctuation()))
+    {
+        return Err(CamelError::processor(format!(
+            "SQS MessageGroupId `{group}` contains {bad:?}; only ASCII letters, digits and punctuation are allowed (check `group_key`)"
+        )));
+    }
+    Ok(())
+}
+
 /// A dedup id SQS accepts: the key itself when short enough, else its digest.
 fn dedup_id(key: &str) -> String {
     let fits = key.len() <= MAX_DEDUP_ID
@@ -360,10 +383,13 @@ impl BatchCodec for SqsCodec {
                 "the body is empty",
             ));
         }
-        if self.is_fifo() && meta.group.is_none() {
-            return Err(CamelError::processor(
-                "a FIFO queue needs a message group: set `group_key` on the endpoint",
-            ));
+        if self.is_fifo() {
+            let Some(group) = &meta.group else {
+                return Err(CamelError::processor(
+                    "a FIFO queue needs a message group: set `group_key` on the endpoint",
+                ));
+            };
+            check_group_id(group)?;
         }
         let attributes = self.headers.select(exchange);
         if attributes.len() > MAX_ATTRIBUTES {
@@ -423,6 +449,34 @@ mod tests {
             assert!(!refused(403, code), "{code}");
         }
         assert!(!refused(500, "InternalError"), "a server error fails whole");
+    }
+
+    #[test]
+    fn a_fifo_group_id_sqs_would_refuse_fails_before_queueing() {
+        let codec = SqsCodec::new(
+            "orders.fifo",
+            "us-east-1",
+            None,
+            SqsCredentials {
+                access_key_id: "a".into(),
+                secret_access_key: "s".into(),
+                session_token: None,
+            },
+        );
+        let encode = |group: &str| {
+            let meta = EntryMeta {
+                group: Some(group.into()),
+                idempotency_key: "k".into(),
+            };
+            codec.encode(&Exchange::new("body"), meta)
+        };
+        assert!(encode("customer-42_A.b:c").is_ok());
+        assert!(encode(&"g".repeat(128)).is_ok());
+        let long = encode(&"g".repeat(129)).unwrap_err().to_string();
+        assert!(long.contains("129 characters"), "{long}");
+        let space = encode("two words").unwrap_err().to_string();
+        assert!(space.contains("' '"), "{space}");
+        assert!(encode("café").is_err());
     }
 
     #[test]
