@@ -61,8 +61,9 @@ impl fmt::Debug for BatcherKey {
 type DestinationStates = HashMap<(TypeId, String), Arc<dyn Any + Send + Sync>>;
 
 /// The batchers of a process (or of one context), by destination.
-#[derive(Default)]
 pub struct BatcherRegistry {
+    /// The `instance` label of this registry's metrics and events.
+    instance: Arc<str>,
     batchers: Mutex<HashMap<BatcherKey, Arc<BatcherHandle>>>,
     /// Outlives batchers (idle stop) and codec instances (route swaps, several routes).
     destinations: Mutex<DestinationStates>,
@@ -73,15 +74,33 @@ pub struct BatcherRegistry {
 impl fmt::Debug for BatcherRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatcherRegistry")
+            .field("instance", &self.instance)
             .field("batchers", &self.len())
             .finish()
     }
 }
 
 impl BatcherRegistry {
-    /// A new, empty registry.
+    /// A new, empty registry; its metrics and events carry `instance="default"`.
     pub fn new() -> Arc<Self> {
-        Arc::new(BatcherRegistry::default())
+        BatcherRegistry::with_instance("default")
+    }
+
+    /// A new, empty registry whose metrics and events carry `instance` (a context or
+    /// process name), so several in one process can be told apart.
+    pub fn with_instance(instance: &str) -> Arc<Self> {
+        Arc::new(BatcherRegistry {
+            instance: instance.into(),
+            batchers: Mutex::default(),
+            destinations: Mutex::default(),
+            next_generation: AtomicU64::default(),
+            stop: CancellationToken::default(),
+        })
+    }
+
+    /// The `instance` label of this registry.
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// The process-wide registry the components use unless given another.
@@ -178,7 +197,11 @@ impl BatcherRegistry {
         }
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared::new(label.clone(), config.clone()));
+        let shared = Arc::new(Shared::new(
+            label.clone(),
+            self.instance.clone(),
+            config.clone(),
+        ));
         let handle = Arc::new(BatcherHandle::new(tx, shared.clone(), generation));
         let worker = Worker::new(
             codec.clone(),

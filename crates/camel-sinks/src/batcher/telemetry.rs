@@ -1,8 +1,8 @@
 //! The batcher's metrics and events, with handles resolved once per batcher.
 //!
 //! Metric names follow `camel_sink_batch_*`; the only labels are the sink label (codec,
-//! safe destination name, short identity digest) and the refusal reason — never a
-//! credential.
+//! safe destination name, short identity digest), the registry's `instance` and the
+//! refusal reason — never a credential.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use metrics::{Gauge, Histogram};
 #[derive(Debug)]
 pub(crate) struct Telemetry {
     sink: Arc<str>,
+    instance: Arc<str>,
     entries: Histogram,
     bytes: Histogram,
     requests: Histogram,
@@ -34,19 +35,23 @@ pub(crate) struct Flush {
 }
 
 impl Telemetry {
-    pub(crate) fn new(sink: Arc<str>) -> Self {
-        let label = sink.to_string();
+    pub(crate) fn new(sink: Arc<str>, instance: Arc<str>) -> Self {
         metrics::gauge!("camel_sink_batchers").increment(1.0);
-        tracing::debug!(sink = %sink, "batcher started");
+        tracing::debug!(sink = %sink, instance = %instance, "batcher started");
+        let labels = [
+            ("sink", sink.to_string()),
+            ("instance", instance.to_string()),
+        ];
         Telemetry {
-            entries: metrics::histogram!("camel_sink_batch_flush_entries", "sink" => label.clone()),
-            bytes: metrics::histogram!("camel_sink_batch_flush_bytes", "sink" => label.clone()),
-            requests: metrics::histogram!("camel_sink_batch_flush_requests", "sink" => label.clone()),
-            bisections: metrics::histogram!("camel_sink_batch_flush_bisections", "sink" => label.clone()),
-            duration: metrics::histogram!("camel_sink_batch_flush_duration_seconds", "sink" => label.clone()),
-            queued: metrics::gauge!("camel_sink_batch_queued_entries", "sink" => label.clone()),
-            queued_bytes: metrics::gauge!("camel_sink_batch_queued_bytes", "sink" => label),
+            entries: metrics::histogram!("camel_sink_batch_flush_entries", &labels),
+            bytes: metrics::histogram!("camel_sink_batch_flush_bytes", &labels),
+            requests: metrics::histogram!("camel_sink_batch_flush_requests", &labels),
+            bisections: metrics::histogram!("camel_sink_batch_flush_bisections", &labels),
+            duration: metrics::histogram!("camel_sink_batch_flush_duration_seconds", &labels),
+            queued: metrics::gauge!("camel_sink_batch_queued_entries", &labels),
+            queued_bytes: metrics::gauge!("camel_sink_batch_queued_bytes", &labels),
             sink,
+            instance,
         }
     }
 
@@ -58,6 +63,7 @@ impl Telemetry {
         self.duration.record(f.duration.as_secs_f64());
         tracing::debug!(
             sink = %self.sink,
+            instance = %self.instance,
             entries = f.entries,
             bytes = f.bytes,
             requests = f.requests,
@@ -78,6 +84,6 @@ impl Drop for Telemetry {
     fn drop(&mut self) {
         metrics::gauge!("camel_sink_batchers").decrement(1.0);
         self.state(0, 0);
-        tracing::debug!(sink = %self.sink, "batcher stopped");
+        tracing::debug!(sink = %self.sink, instance = %self.instance, "batcher stopped");
     }
 }

@@ -91,7 +91,7 @@ impl<C: BatchCodec> Worker<C> {
         let readiness = Readiness::new(take.max_entries, take.max_bytes, config.linger);
         let (linger, idle_timeout) = (config.linger, config.idle_timeout);
         Worker {
-            telemetry: Telemetry::new(shared.label.clone()),
+            telemetry: Telemetry::new(shared.label.clone(), shared.instance.clone()),
             codec,
             shared,
             rx,
