@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use camel_api::test_support::service_from_env;
-use camel_api::{Component, EndpointUri, Exchange};
-use camel_sinks::pubsub::{PubSubCodec, PubSubComponent};
+use camel_api::{Component, EndpointUri, Exchange, Process};
+use camel_sinks::pubsub::{PubSubCodec, PubSubComponent, MESSAGE_ID_HEADER};
 use camel_sinks::testing::{deliver_all, HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 use serde_json::{json, Value as Json};
@@ -157,6 +157,33 @@ async fn ordering_keys_keep_their_order() {
             assert!(prev < i, "key {g}: {i} after {prev}");
         }
     }
+}
+
+/// The route step sets the `messageId` Pub/Sub gave each message on its exchange, also
+/// when several share one publish request.
+#[tokio::test]
+async fn the_exchange_carries_its_message_id() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let p = producer(&host, &topic.topic, quick());
+    let calls: Vec<_> = (0..5)
+        .map(|i| {
+            let p = p.clone();
+            tokio::spawn(async move { p.process(Exchange::new(format!("m{i}"))).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for c in calls {
+        let out = c.await.unwrap().unwrap();
+        ids.push(out.header(MESSAGE_ID_HEADER).map(ToString::to_string));
+    }
+    topic.drain_and_delete(5).await;
+    let mut distinct: Vec<String> = ids.iter().flatten().cloned().collect();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
 }
 
 #[tokio::test]

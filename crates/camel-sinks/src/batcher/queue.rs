@@ -6,18 +6,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use camel_api::CamelError;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::ready::Sendable;
-use crate::codec::Entry;
+use crate::codec::{Entry, EntryResult};
 
 /// What a delivery's caller is told.
 #[derive(Debug)]
 pub(crate) enum Answer {
     /// The entry's result.
-    Done(Result<(), CamelError>),
+    Done(EntryResult),
     /// The batcher went away before the entry was in any request: hand it to the
     /// replacement (nothing was sent, so this cannot duplicate).
     Requeue(Entry),

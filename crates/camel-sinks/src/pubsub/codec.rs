@@ -13,13 +13,18 @@ use serde_json::{json, Map, Value as Json};
 use super::pause::{Gate, PausedKeys};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::codec::{
+    BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
+};
 
 /// Pub/Sub limits: 1000 messages and 10 MB per publish request.
 const MAX_MESSAGES: usize = 1000;
 const MAX_REQUEST_BYTES: usize = 10_000_000;
 /// Room for `{"messages":[` … `]}`.
 const ENVELOPE: usize = 32;
+
+/// Header set on the exchange: the `messageId` Pub/Sub gave the message.
+pub const MESSAGE_ID_HEADER: &str = "CamelGooglePubsubMessageId";
 
 /// Publishes batches to one topic.
 pub struct PubSubCodec {
@@ -101,15 +106,27 @@ impl PubSubCodec {
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if status.is_success() {
-            let ids = serde_json::from_str::<Json>(&text)
+            // The ids come in the order of the messages.
+            let ids: Vec<String> = serde_json::from_str::<Json>(&text)
                 .ok()
-                .and_then(|j| j["messageIds"].as_array().map(Vec::len))
-                .unwrap_or(0);
-            if ids == entries.len() {
-                return SendOutcome::Answered(vec![Ok(()); entries.len()]);
+                .and_then(|j| {
+                    j["messageIds"].as_array().map(|ids| {
+                        ids.iter()
+                            .map(|id| id.as_str().unwrap_or_default().to_string())
+                            .collect()
+                    })
+                })
+                .unwrap_or_default();
+            if ids.len() == entries.len() {
+                return SendOutcome::Answered(
+                    ids.into_iter()
+                        .map(|id| Ok(Receipt::default().with(MESSAGE_ID_HEADER, id)))
+                        .collect(),
+                );
             }
             return SendOutcome::Failed(CamelError::processor(format!(
-                "Pub/Sub publish answered {ids} ids for {} messages",
+                "Pub/Sub publish answered {} ids for {} messages",
+                ids.len(),
                 entries.len()
             )));
         }
@@ -142,7 +159,7 @@ impl PubSubCodec {
         if from == 0 {
             return outcome;
         }
-        let mut results: Vec<Result<(), CamelError>> = (0..from)
+        let mut results: Vec<EntryResult> = (0..from)
             .map(|_| Err(paused_error(key.as_deref())))
             .collect();
         match outcome {

@@ -24,6 +24,6 @@ mod codec;
 mod component;
 mod pause;
 
-pub use codec::PubSubCodec;
+pub use codec::{PubSubCodec, MESSAGE_ID_HEADER};
 pub use component::{PubSubComponent, PUBSUB_PARAMETERS};
 pub use pause::{paused_ordering_keys, resume_ordering_key, PausedKeys};

@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::attributes::HeaderSelection;
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::codec::{
+    BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
+};
 
 /// SQS limits: 10 entries per batch, 1 MiB per message and per request.
 const MAX_ENTRIES: usize = 10;
@@ -22,6 +24,11 @@ const MAX_BYTES: usize = 1 << 20;
 const MAX_ATTRIBUTES: usize = 10;
 /// `MessageDeduplicationId` is at most 128 characters.
 const MAX_DEDUP_ID: usize = 128;
+/// Header set on the exchange: the `MessageId` SQS gave the message.
+pub const MESSAGE_ID_HEADER: &str = "CamelAwsSqsMessageId";
+/// Header set on the exchange of a FIFO queue: the message's `SequenceNumber`.
+pub const SEQUENCE_NUMBER_HEADER: &str = "CamelAwsSqsSequenceNumber";
+
 /// `MessageGroupId` is 1 to 128 characters.
 const MAX_GROUP_ID: usize = 128;
 
@@ -307,11 +314,15 @@ where
 }
 
 /// Maps `Successful[]` and `Failed[]` back to entries by id (the entry's index).
-fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<Result<(), CamelError>> {
-    let mut results: Vec<Option<Result<(), CamelError>>> = vec![None; n];
+fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<EntryResult> {
+    let mut results: Vec<Option<EntryResult>> = vec![None; n];
     for ok in out.successful {
         if let Some(slot) = ok.id.parse::<usize>().ok().and_then(|i| results.get_mut(i)) {
-            *slot = Some(Ok(()));
+            let mut receipt = Receipt::default().with(MESSAGE_ID_HEADER, ok.message_id);
+            if let Some(sequence) = ok.sequence_number {
+                receipt = receipt.with(SEQUENCE_NUMBER_HEADER, sequence);
+            }
+            *slot = Some(Ok(receipt));
         }
     }
     for failed in out.failed {
