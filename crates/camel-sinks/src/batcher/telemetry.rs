@@ -21,6 +21,7 @@ pub(crate) struct Telemetry {
     duration: Histogram,
     queued: Gauge,
     queued_bytes: Gauge,
+    requests_in_flight: Gauge,
 }
 
 /// Measurements of one flushed batch.
@@ -50,6 +51,7 @@ impl Telemetry {
             duration: metrics::histogram!("camel_sink_batch_flush_duration_seconds", &labels),
             queued: metrics::gauge!("camel_sink_batch_queued_entries", &labels),
             queued_bytes: metrics::gauge!("camel_sink_batch_queued_bytes", &labels),
+            requests_in_flight: metrics::gauge!("camel_sink_batch_requests_in_flight", &labels),
             sink,
             instance,
         }
@@ -74,16 +76,17 @@ impl Telemetry {
         );
     }
 
-    pub(crate) fn state(&self, queued: usize, queued_bytes: usize) {
+    pub(crate) fn state(&self, queued: usize, queued_bytes: usize, requests_in_flight: usize) {
         self.queued.set(queued as f64);
         self.queued_bytes.set(queued_bytes as f64);
+        self.requests_in_flight.set(requests_in_flight as f64);
     }
 }
 
 impl Drop for Telemetry {
     fn drop(&mut self) {
         metrics::gauge!("camel_sink_batchers").decrement(1.0);
-        self.state(0, 0);
+        self.state(0, 0, 0);
         tracing::debug!(sink = %self.sink, instance = %self.instance, "batcher stopped");
     }
 }

@@ -151,8 +151,11 @@ impl<C: BatchCodec> Worker<C> {
                 break;
             }
             self.flush();
-            self.telemetry
-                .state(self.shared.queued(), self.shared.queued_bytes());
+            self.telemetry.state(
+                self.shared.queued(),
+                self.shared.queued_bytes(),
+                self.in_flight.len(),
+            );
         }
     }
 

@@ -148,8 +148,16 @@ fn flushes_refusals_and_state_are_measured_with_safe_labels() {
             );
             full.registry.shutdown().await;
             held.await.unwrap().unwrap();
-            let g = rig(MemoryCodec::new("other"), config(1, 0));
-            g.send("a", None, "t").await.unwrap().unwrap();
+            let g = rig(MemoryCodec::new("other").gated(), config(1, 0));
+            let held = g.send("a", None, "t");
+            g.log.wait_requests(1).await;
+            settle().await;
+            let in_flight = "camel_sink_batch_requests_in_flight{sink=memory:other";
+            assert_eq!(recorder.get(in_flight), 1.0);
+            g.log.release(1);
+            held.await.unwrap().unwrap();
+            settle().await;
+            assert_eq!(recorder.get(in_flight), 0.0);
             // "d" and "other" are running; "full" was shut down.
             assert_eq!(recorder.get("camel_sink_batchers"), 2.0);
             tokio::time::advance(Duration::from_secs(61)).await;
