@@ -301,6 +301,14 @@ fn component_checks_the_topic_path_and_parameters() {
     assert!(component.endpoint(ok, &ctx).is_ok());
     let bad = EndpointUri::parse("pubsub:orders").unwrap();
     assert!(component.endpoint(bad, &ctx).is_err());
+    let metadata = EndpointUri::parse(
+        "pubsub:projects/p/topics/orders?tokenSource=metadata&metadataHost=127.0.0.1:1",
+    )
+    .unwrap();
+    assert!(component.endpoint(metadata, &ctx).is_ok());
+    let bogus = EndpointUri::parse("pubsub:projects/p/topics/orders?token_source=file").unwrap();
+    let err = component.endpoint(bogus, &ctx).unwrap_err().to_string();
+    assert!(err.contains("token_source"), "{err}");
     let unknown = EndpointUri::parse("pubsub:projects/p/topics/orders?emulator=x").unwrap();
     let err = component.endpoint(unknown, &ctx).unwrap_err().to_string();
     assert!(err.contains("emulator_host"), "{err}");

@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::{json, Map, Value as Json};
 
 use super::pause::{Gate, PausedKeys};
+use super::token::{MetadataToken, TokenSource};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::codec::{
@@ -30,7 +31,7 @@ pub const MESSAGE_ID_HEADER: &str = "CamelGooglePubsubMessageId";
 pub struct PubSubCodec {
     topic: String,
     base_url: String,
-    token: Option<String>,
+    token: TokenSource,
     headers: HeaderSelection,
     http: reqwest::Client,
     paused: Arc<PausedKeys>,
@@ -52,7 +53,7 @@ impl PubSubCodec {
         PubSubCodec {
             topic: topic.to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
-            token,
+            token: token.map_or(TokenSource::None, TokenSource::Fixed),
             headers: HeaderSelection::default(),
             http: reqwest::Client::new(),
             paused: Arc::default(),
@@ -65,6 +66,14 @@ impl PubSubCodec {
     /// is this codec's own.
     pub fn with_registry(mut self, registry: &BatcherRegistry) -> Self {
         self.paused = registry.destination_state::<PausedKeys>(&self.topic);
+        self
+    }
+
+    /// Takes its bearer token from the metadata server at `host` (Google's runtimes:
+    /// `metadata.google.internal`) instead of a fixed one, and fetches a new one five
+    /// minutes before the one it holds expires.
+    pub fn with_metadata_token(mut self, host: &str) -> Self {
+        self.token = TokenSource::Metadata(MetadataToken::new(host));
         self
     }
 
@@ -96,8 +105,10 @@ impl PubSubCodec {
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
+        match self.token.bearer().await {
+            Ok(Some(token)) => request = request.bearer_auth(token),
+            Ok(None) => {}
+            Err(e) => return SendOutcome::Failed(e),
         }
         let response = match request.send().await {
             Ok(r) => r,
@@ -192,8 +203,14 @@ impl BatchCodec for PubSubCodec {
         identity
             .part("topic", &self.topic)
             .part("base_url", &self.base_url)
-            .part("headers", self.headers.joined())
-            .secret("token", self.token.as_deref().unwrap_or(""));
+            .part("headers", self.headers.joined());
+        match &self.token {
+            TokenSource::None => identity.secret("token", ""),
+            TokenSource::Fixed(t) => identity.secret("token", t),
+            TokenSource::Metadata(m) => {
+                identity.part("token_source", format!("metadata:{}", m.host))
+            }
+        };
     }
 
     fn limits(&self) -> Limits {

@@ -12,7 +12,8 @@
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
 //! `https://pubsub.googleapis.com` with a bearer token read from the environment
-//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`).
+//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`), or, with
+//! `token_source=metadata`, tokens from the metadata server, refreshed before they expire.
 //!
 //! ```
 //! use camel_api::Component;
@@ -23,6 +24,7 @@
 mod codec;
 mod component;
 mod pause;
+mod token;
 
 pub use codec::{PubSubCodec, MESSAGE_ID_HEADER};
 pub use component::{PubSubComponent, PUBSUB_PARAMETERS};
