@@ -236,6 +236,7 @@ struct ContextInner {
     stats: Arc<ExchangeStats>,
     exchanges: metrics::Counter,
     failures: metrics::Counter,
+    health: Arc<crate::ConsumerHealth>,
 }
 
 impl fmt::Debug for ConsumerContext {
@@ -268,6 +269,7 @@ impl ConsumerContext {
                 stats,
                 exchanges,
                 failures,
+                health: Arc::default(),
             }),
         }
     }
@@ -286,6 +288,12 @@ impl ConsumerContext {
     /// The route id.
     pub fn route_id(&self) -> &str {
         &self.inner.route_id
+    }
+
+    /// Where the consumer reports that its source is failing (and recovered); the route
+    /// controller reads it for `/health`.
+    pub fn health(&self) -> &Arc<crate::ConsumerHealth> {
+        &self.inner.health
     }
 
     /// Runs one exchange through the route's current pipeline. Waits while the route is

@@ -253,6 +253,10 @@ impl Parameters {
 ///     camel_api::redact_url("postgres://h/db?user=app&password=s3cret"),
 ///     "postgres://h/db?user=app&password=***"
 /// );
+/// assert_eq!(
+///     camel_api::redact_url("outbox:x?datasource=postgres://u:pw@h/db&partitions=2"),
+///     "outbox:x?datasource=postgres://***@h/db&partitions=2"
+/// );
 /// ```
 pub fn redact_url(url: &str) -> String {
     let (base, query) = match url.split_once('?') {
@@ -269,6 +273,9 @@ pub fn redact_url(url: &str) -> String {
             .split('&')
             .map(|pair| match pair.split_once('=') {
                 Some((k, _)) if is_secret_name(k) => format!("{k}=***"),
+                // A URL given as an option's value (`outbox:x?datasource=postgres://u:pw@h`)
+                // carries its own user information.
+                Some((k, v)) if v.contains("://") => format!("{k}={}", redact_url(v)),
                 _ => pair.to_string(),
             })
             .collect();

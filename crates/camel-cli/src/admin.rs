@@ -157,6 +157,9 @@ async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteErr
         "status": status_name(status),
         "from": camel_api::redact_url(&definition.from.uri),
     });
+    if let Some(reason) = routes.failure(id).await? {
+        out["failing"] = Value::String(reason.to_string());
+    }
     if full {
         let mut shown = serde_json::to_value(&definition).unwrap_or(Value::Null);
         redacted(&mut shown);
@@ -167,29 +170,49 @@ async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteErr
 
 async fn health(State(admin): State<Admin>) -> Response {
     let routes = admin.ctx.route_controller();
-    let counts = tokio::time::timeout(READ_WAIT, async {
+    let read = tokio::time::timeout(READ_WAIT, async {
         let (mut started, mut suspended, mut stopped) = (0, 0, 0);
+        let mut failing = Vec::new();
         for id in routes.route_ids().await {
             match routes.status(&id).await {
                 Ok(RouteStatus::Started) => started += 1,
                 Ok(RouteStatus::Suspended) => suspended += 1,
                 Ok(RouteStatus::Stopped) | Err(_) => stopped += 1,
             }
+            if let Ok(Some(reason)) = routes.failure(&id).await {
+                failing.push(json!({ "id": id, "reason": &*reason }));
+            }
         }
-        json!({ "started": started, "suspended": suspended, "stopped": stopped })
+        let counts = json!({
+            "started": started,
+            "suspended": suspended,
+            "stopped": stopped,
+            "failing": failing.len(),
+        });
+        (counts, failing)
     })
-    .await
+    .await;
     // The process answers, so it is up; the route table is busy with a long operation.
-    .unwrap_or_else(|_| json!("busy"));
-    let body = json!({
-        "status": "UP",
+    let (counts, failing) = read.unwrap_or_else(|_| (json!("busy"), Vec::new()));
+    // A started route whose source is unreachable takes nothing in: the process is not
+    // doing its job, so it is DOWN (503) until the consumer recovers.
+    let (status, code) = if failing.is_empty() {
+        ("UP", StatusCode::OK)
+    } else {
+        ("DOWN", StatusCode::SERVICE_UNAVAILABLE)
+    };
+    let mut body = json!({
+        "status": status,
         "routes": counts,
         "exchanges": {
             "completed": admin.ctx.stats().completed(),
             "failed": admin.ctx.stats().failed(),
         },
     });
-    Json(body).into_response()
+    if !failing.is_empty() {
+        body["failing"] = Value::Array(failing);
+    }
+    (code, Json(body)).into_response()
 }
 
 async fn render_metrics(State(admin): State<Admin>) -> Response {
@@ -259,6 +282,25 @@ async fn act(State(admin): State<Admin>, Path((id, action)): Path<(String, Strin
     }
 }
 
+/// Parses a YAML body on the blocking pool, one body at a time: a large document takes
+/// CPU time the routes' async workers must not lose, and two at once would double the
+/// memory a hostile body can claim.
+async fn parse_off_the_runtime(
+    text: String,
+    origin: String,
+) -> Result<Result<Vec<camel_core::RouteDefinition>, camel_core::RouteErrors>, Response> {
+    static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+    let _permit = ONE_AT_A_TIME.acquire().await.map_err(|_| internal())?;
+    tokio::task::spawn_blocking(move || camel_core::yaml::load_str(&text, &origin))
+        .await
+        .map_err(|_| internal())
+}
+
+fn internal() -> Response {
+    let body = json!({ "error": "the YAML parser failed" });
+    (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+}
+
 /// `PUT /routes/{id}` with a YAML body holding one route: swaps the running route (or adds
 /// and starts a new one). The new definition is compiled first; an error changes nothing.
 async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes) -> Response {
@@ -267,9 +309,10 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
     let origin = format!("PUT /routes/{id}");
-    let mut routes = match camel_core::yaml::load_str(text, &origin) {
-        Ok(r) => r,
-        Err(errors) => return error_list(&errors.0),
+    let mut routes = match parse_off_the_runtime(text.to_string(), origin).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(errors)) => return error_list(&errors.0),
+        Err(response) => return response,
     };
     if routes.len() != 1 {
         let body = json!({ "error": format!("expected one route, got {}", routes.len()) });

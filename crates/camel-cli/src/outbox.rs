@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use camel_outbox::admin::{DeadSelection, OutboxAdmin};
-use camel_outbox::Datasource;
+use camel_outbox::{Datasource, OutboxConfig};
 
 /// Options shared by every outbox subcommand.
 #[derive(Debug, clap::Args)]
@@ -15,6 +15,9 @@ pub(crate) struct OutboxArgs {
     /// The outbox name (as in `outbox:NAME`).
     #[arg(long, global = true, default_value = "default")]
     outbox: String,
+    /// The outbox's table, when its endpoints set `table` (default camel_outbox_NAME).
+    #[arg(long, global = true)]
+    table: Option<String>,
     #[command(subcommand)]
     action: Action,
 }
@@ -26,13 +29,13 @@ enum Action {
     /// Remove one message (pending or dead) for good.
     Discard {
         /// The message id.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         id: i64,
     },
     /// Make dead messages pending again, keeping their ids.
     RetryDead {
         /// The ids to revive (repeatable).
-        #[arg(long = "id", conflicts_with = "all")]
+        #[arg(long = "id", conflicts_with = "all", allow_hyphen_values = true)]
         ids: Vec<i64>,
         /// Revive every dead message.
         #[arg(long)]
@@ -52,7 +55,9 @@ pub(crate) async fn run(args: OutboxArgs) -> ExitCode {
 
 async fn execute(args: OutboxArgs) -> Result<(), camel_outbox::OutboxError> {
     let datasource = Datasource::connect(&args.db)?;
-    let admin = OutboxAdmin::new(datasource, &args.outbox)?;
+    let mut config = OutboxConfig::new(&args.outbox);
+    config.table = args.table;
+    let admin = OutboxAdmin::from_config(datasource, &config)?;
     match args.action {
         Action::Counts => println!("{}", admin.counts().await?),
         Action::Discard { id } => {

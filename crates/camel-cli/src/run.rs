@@ -178,12 +178,23 @@ async fn wait_until_done(
     }
 }
 
-fn modified(files: &[PathBuf]) -> Vec<Option<std::time::SystemTime>> {
+/// Each file's modification time and length: what tells a change (and a write still
+/// going on).
+fn modified(files: &[PathBuf]) -> Vec<Option<(std::time::SystemTime, u64)>> {
     files
         .iter()
-        .map(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok())
+        .map(|f| {
+            std::fs::metadata(f)
+                .and_then(|m| Ok((m.modified()?, m.len())))
+                .ok()
+        })
         .collect()
 }
+
+/// How long a changed file must stay unchanged before it is read: an editor or a
+/// `cp` that truncates then writes leaves a moment in which the file is empty or half
+/// written, and reading then would reload a wrong set of routes.
+const SETTLE: Duration = Duration::from_millis(200);
 
 /// Polls the files' modification times once a second and reloads on a change.
 async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
@@ -191,12 +202,31 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
-        let now = modified(&files);
+        let mut now = modified(&files);
         if now == seen {
             continue;
         }
+        loop {
+            tokio::time::sleep(SETTLE).await;
+            let again = modified(&files);
+            if again == now {
+                break;
+            }
+            now = again;
+        }
         seen = now;
-        let routes = match load(&files) {
+        // Parsing is CPU work of unbounded size: keep it off the routes' async workers.
+        let loaded = {
+            let files = files.clone();
+            tokio::task::spawn_blocking(move || load(&files)).await
+        };
+        let Ok(loaded) = loaded else {
+            tracing::warn!(
+                "reading the changed route files failed; the running routes are unchanged"
+            );
+            continue;
+        };
+        let routes = match loaded {
             Ok(r) => r,
             Err(errors) => {
                 report(&errors);

@@ -1,97 +1,11 @@
 //! The admin HTTP API of `camel run --admin-addr`, on the real binary: health, metrics,
 //! and route control including a hot swap from a YAML body.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod support;
 
-use serde_json::Value;
-use tokio::sync::mpsc;
+use std::process::Command;
 
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// The running binary and the lines of its log.
-struct Camel {
-    child: Child,
-    lines: mpsc::UnboundedReceiver<String>,
-    seen: Vec<String>,
-}
-
-impl Camel {
-    fn start(routes: &std::path::Path) -> Camel {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
-            .args([
-                "run",
-                routes.to_str().unwrap(),
-                "--admin-addr",
-                "127.0.0.1:0",
-            ])
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("the camel binary runs");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Camel {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// The admin API's address, read from its log line.
-    async fn base_url(&mut self) -> String {
-        let line = self.wait_for("admin API listening").await;
-        let addr = line
-            .split("addr=")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .expect("the log names the address");
-        format!("http://{addr}")
-    }
-
-    /// Waits for a log line containing `needle`; returns it.
-    async fn wait_for(&mut self, needle: &str) -> String {
-        let deadline = tokio::time::Instant::now() + LIMIT;
-        loop {
-            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                Ok(Some(line)) => {
-                    self.seen.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                _ => panic!(
-                    "no log line with `{needle}`; log so far:\n{}",
-                    self.seen.join("\n")
-                ),
-            }
-        }
-    }
-}
-
-impl Drop for Camel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
-    let resp = req.send().await.expect("the admin API answers");
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
-}
+use support::admin_api::{send, Camel, LIMIT};
 
 fn route(id: &str, message: &str) -> String {
     format!(
@@ -314,6 +228,59 @@ async fn a_long_stop_keeps_reads_answering_and_survives_a_client_hang_up() {
     assert_eq!(one["status"], "Stopped");
 }
 
+/// A body within the size limit whose key paths would take gigabytes to remember: 100
+/// nested 1,200-byte keys above 12,000 values.
+fn deep_path_document() -> String {
+    let mut doc = String::new();
+    for d in 0..100 {
+        doc.push_str(&format!("{{{}{d}: ", "k".repeat(1_200)));
+    }
+    let leaves: Vec<String> = (0..12_000).map(|i| format!("l{i}: 1")).collect();
+    doc.push_str(&format!("{{{}}}", leaves.join(", ")));
+    doc.push_str(&"}".repeat(100));
+    assert!(
+        doc.len() < 256 * 1024,
+        "within the body limit: {}",
+        doc.len()
+    );
+    doc
+}
+
+#[tokio::test]
+async fn deep_key_paths_are_refused_while_the_api_keeps_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(
+        &file,
+        "- route:\n    id: ticks\n    from: {uri: 'timer:t', parameters: {period: 10}}\n    steps:\n      - log: tick\n",
+    )
+    .unwrap();
+    let mut camel = Camel::start(&file);
+    let base = camel.base_url().await;
+    let http = reqwest::Client::new();
+    let body = deep_path_document();
+    let put = |name: &str| {
+        http.put(format!("{base}/routes/{name}"))
+            .body(body.clone())
+            .send()
+    };
+    let (a, b, health) = tokio::join!(
+        put("deep1"),
+        put("deep2"),
+        http.get(format!("{base}/health")).send()
+    );
+    assert_eq!(health.unwrap().status().as_u16(), 200);
+    for answer in [a, b] {
+        let answer = answer.unwrap();
+        assert_eq!(answer.status().as_u16(), 400);
+        let text = answer.text().await.unwrap();
+        assert!(text.contains("key paths"), "{text}");
+    }
+    let (code, _) = send(http.get(format!("{base}/routes/deep1"))).await;
+    assert_eq!(code, 404, "nothing was added");
+    camel.wait_for("tick").await;
+}
+
 /// A publish that fails pauses its ordering key for the topic; the admin API lists the
 /// key and resumes it.
 #[tokio::test]
@@ -346,7 +313,7 @@ async fn pubsub_paused_ordering_keys_are_listed_and_resumed_over_http() {
             tokio::time::Instant::now() < deadline,
             "k never paused: {body}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let (code, body) = send(http.post(format!("{paused}/k/resume"))).await;
     assert_eq!(code, 200);

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -82,4 +84,135 @@ fn sinks_example_keeps_each_customers_order() {
         let seen = numbers_after(&log, &format!("order={customer}-"));
         assert_ascending(&seen, customer, &log);
     }
+}
+
+/// Relayed events as `(id, order, event number)`, from `relayed #ID ORDER: ORDER event N`.
+fn relayed(line: &str) -> Option<(i64, String, u32)> {
+    let rest = line.split("relayed #").nth(1)?;
+    let (id, rest) = rest.split_once(' ')?;
+    let (order, rest) = rest.split_once(':')?;
+    let n = rest
+        .split("event ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some((id.parse().ok()?, order.to_string(), n))
+}
+
+/// Reads lines until `done` holds over those read so far, at most 60 s.
+fn read_until(
+    rx: &std::sync::mpsc::Receiver<String>,
+    lines: &mut Vec<String>,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done(lines) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(e) => panic!("{what}: {e}; lines so far:\n{}", lines.join("\n")),
+        }
+    }
+}
+
+/// A child process killed when the test ends, passed or failed.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn owned(lines: &[String]) -> usize {
+    lines
+        .iter()
+        .filter(|l| l.contains("outbox partition owned"))
+        .count()
+}
+
+#[test]
+fn outbox_postgres_example_moves_partitions_to_the_survivor_of_a_kill() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let name = format!("example_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["relay.yaml", "producer.yaml"] {
+        let text = std::fs::read_to_string(root().join("examples/outbox-postgres").join(file))
+            .unwrap()
+            .replace("postgres://postgres@127.0.0.1:5432/test", &url)
+            .replace("outbox:orders", &format!("outbox:{name}"));
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    let relay = dir.path().join("relay.yaml");
+    let producer = dir.path().join("producer.yaml");
+    let relay = relay.to_str().unwrap();
+
+    let (a, a_rx) = support::spawn(&["run", relay]);
+    let mut a = KillOnDrop(a);
+    let mut a_lines = Vec::new();
+    read_until(&a_rx, &mut a_lines, "A owns every partition", |l| {
+        owned(l) == 4
+    });
+    let (b, b_rx) = support::spawn(&["run", relay]);
+    let _b = KillOnDrop(b);
+    let mut b_lines = Vec::new();
+    read_until(&b_rx, &mut b_lines, "B is up", |l| {
+        l.iter().any(|l| l.contains("route started"))
+    });
+    let (publisher, _p_rx) = support::spawn(&[
+        "run",
+        producer.to_str().unwrap(),
+        "--max-messages",
+        "400",
+        "--max-seconds",
+        "60",
+    ]);
+    let mut publisher = KillOnDrop(publisher);
+    read_until(&a_rx, &mut a_lines, "A relays", |l| {
+        l.iter().filter_map(|l| relayed(l)).count() >= 40
+    });
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
+    // What A printed before it died.
+    a_lines.extend(a_rx.iter());
+    let from_a: Vec<_> = a_lines.iter().filter_map(|l| relayed(l)).collect();
+    let ids_a: std::collections::HashSet<i64> = from_a.iter().map(|r| r.0).collect();
+    read_until(
+        &b_rx,
+        &mut b_lines,
+        "B takes over and relays the rest",
+        |l| {
+            let ids: std::collections::HashSet<i64> = l
+                .iter()
+                .filter_map(|l| relayed(l))
+                .map(|r| r.0)
+                .chain(ids_a.iter().copied())
+                .collect();
+            owned(l) == 4 && ids.len() == 400
+        },
+    );
+    assert!(publisher.0.wait().unwrap().success());
+
+    // Per order, first deliveries across both processes in event order.
+    let mut seen = std::collections::HashSet::new();
+    let mut last: std::collections::HashMap<String, u32> = Default::default();
+    for (id, order, n) in from_a
+        .into_iter()
+        .chain(b_lines.iter().filter_map(|l| relayed(l)))
+    {
+        if seen.insert(id) {
+            if let Some(prev) = last.insert(order.clone(), n) {
+                assert!(prev < n, "{order}: event {n} relayed after {prev}");
+            }
+        }
+    }
+    assert_eq!(last.len(), 4);
+
+    support::drop_outbox_tables(&url, &name);
 }

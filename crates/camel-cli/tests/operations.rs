@@ -18,22 +18,11 @@ async fn outbox_subcommands_count_discard_and_revive() {
     let mut config = OutboxConfig::new("orders");
     config.max_attempts = MaxAttempts::Limit(1);
     let outbox = Outbox::open(ds.clone(), config.clone()).await.unwrap();
-    let ids = {
-        let Datasource::Sqlite(pool) = &ds else {
-            unreachable!()
-        };
-        let mut conn = pool.acquire().await.unwrap();
-        let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
-            .await
-            .unwrap();
-        let batch = ["a", "b", "poison"]
-            .iter()
-            .map(|b| NewMessage::text(*b).group(*b))
-            .collect();
-        let ids = outbox.publish_batch(&mut tx, batch).await.unwrap();
-        tx.commit().await.unwrap();
-        ids
-    };
+    let batch = ["a", "b", "poison"]
+        .iter()
+        .map(|b| NewMessage::text(*b).group(*b))
+        .collect();
+    let ids = support::publish_sqlite(&outbox, batch).await;
 
     let base = ["outbox", "--db", db.as_str(), "--outbox", "orders"];
     let run = |extra: &[&str]| {

@@ -20,12 +20,14 @@ async fn metrics_carry_the_documented_names_and_labels() {
         .await
         .unwrap();
     ctx.start().await.unwrap();
-    for seq in [2, 1, 1] {
-        // InOut: the resequencer answers at acceptance; each such exchange is counted
-        // (the log warning itself is limited to one per 30 s).
+    for (seq, accepted) in [(2, true), (1, true), (1, false)] {
+        // InOut: the resequencer answers at acceptance; each accepted such exchange is
+        // counted (the log warning itself is limited to one per 30 s). The second 1 is
+        // below the watermark under `reject_old`: refused, not acknowledged.
         let mut ex = Exchange::new("x").with_header("seq", seq);
         ex.pattern = ExchangePattern::InOut;
-        ctx.request("direct:in", ex).await.unwrap();
+        let answer = ctx.request("direct:in", ex).await;
+        assert_eq!(answer.is_ok(), accepted, "{seq}: {answer:?}");
     }
     // Without a sequence: skipped under `ignore_invalid`, counted as `invalid`.
     ctx.request("direct:in", Exchange::new("no sequence"))
@@ -36,13 +38,17 @@ async fn metrics_carry_the_documented_names_and_labels() {
     let text = handle.render();
     for expected in [
         "camel_resequencer_held{route=\"reseq_metrics\"}",
-        "camel_resequencer_inout_warnings_total{route=\"reseq_metrics\"} 3",
+        "camel_resequencer_inout_warnings_total{route=\"reseq_metrics\"} 2",
         "camel_resequencer_post_ack_failures_total{route=\"reseq_metrics\"} 0",
         "camel_resequencer_dropped_total{route=\"reseq_metrics\",reason=\"invalid\"} 1",
     ] {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }
-    // The second 1 arrives after 1 went out: `old` under `reject_old`.
-    let old = "camel_resequencer_dropped_total{route=\"reseq_metrics\",reason=\"old\"} 1";
-    assert!(text.contains(old), "missing `{old}` in:\n{text}");
+    // The refusal is counted as such, never as an acknowledged exchange dropped as old.
+    let rejected = "camel_resequencer_rejected_total{route=\"reseq_metrics\",reason=\"old\"} 1";
+    assert!(text.contains(rejected), "missing `{rejected}` in:\n{text}");
+    assert!(
+        !text.contains("camel_resequencer_dropped_total{route=\"reseq_metrics\",reason=\"old\"}"),
+        "{text}"
+    );
 }

@@ -14,8 +14,9 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::config::{OutboxConfig, TableName};
-use crate::error::Result;
+use crate::error::{OutboxError, Result};
 use crate::message::{now_ms, partition_of};
+use crate::outbox::Outbox;
 use crate::store::Datasource;
 
 /// The state of an outbox's backlog.
@@ -61,6 +62,9 @@ pub struct OutboxAdmin {
     datasource: Datasource,
     table: TableName,
     name: String,
+    /// The handle whose workers are woken at once after a change (see
+    /// [`Outbox::admin`]); without it they notice at their next poll.
+    local: Option<Outbox>,
 }
 
 impl OutboxAdmin {
@@ -75,12 +79,61 @@ impl OutboxAdmin {
             table: config.validate()?,
             name: config.name.clone(),
             datasource,
+            local: None,
+        })
+    }
+
+    /// Admin of `outbox`, waking its workers in this process at once after a change.
+    pub(crate) fn of(outbox: &Outbox) -> Self {
+        OutboxAdmin {
+            datasource: outbox.datasource().clone(),
+            table: outbox.table().clone(),
+            name: outbox.config().name.clone(),
+            local: Some(outbox.clone()),
+        }
+    }
+
+    /// Tells the relays that messages changed under them. Every worker compares the
+    /// outbox's admin change count at each poll; PostgreSQL relays with `listen_notify`
+    /// hear a notification at once, and this process's workers of the handle this admin
+    /// was made from are woken directly.
+    async fn announce_change(&self) -> Result<()> {
+        self.datasource
+            .bump_meta(&self.table, crate::store::ADMIN_EPOCH)
+            .await?;
+        #[cfg(feature = "postgres")]
+        #[cfg_attr(not(feature = "sqlite"), allow(irrefutable_let_patterns))]
+        if let Datasource::Postgres(pool) = &self.datasource {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(crate::store::postgres::channel(&self.table))
+                .bind(crate::store::postgres::ADMIN_NOTICE)
+                .execute(pool)
+                .await?;
+        }
+        if let Some(outbox) = &self.local {
+            outbox.admin_changed();
+        }
+        Ok(())
+    }
+
+    /// Fails with [`OutboxError::NoSuchOutbox`] when the outbox's table is missing (a
+    /// mistyped name or table), or [`OutboxError::Unreachable`] naming the database, rather
+    /// than with the database's raw error.
+    async fn check(&self) -> Result<()> {
+        if self.datasource.has_table(&self.table).await? {
+            return Ok(());
+        }
+        Err(OutboxError::NoSuchOutbox {
+            outbox: self.name.clone(),
+            table: self.table.to_string(),
+            database: self.datasource.describe(),
         })
     }
 
     /// Pending, in backoff, dead, and the age of the oldest pending message. Also
     /// refreshes the `camel_outbox_pending` and `…_oldest_pending_age_seconds` gauges.
     pub async fn counts(&self) -> Result<Counts> {
+        self.check().await?;
         let now = now_ms();
         let (pending, in_backoff, oldest, dead) = match &self.datasource {
             #[cfg(feature = "postgres")]
@@ -107,21 +160,41 @@ impl OutboxAdmin {
 
     /// Removes message `id`, pending or dead. True when it existed.
     ///
-    /// A worker holding the message in backoff notices at its retry time and moves on.
+    /// A worker holding the message in backoff (its group blocked behind it) lets the
+    /// group go on at once in this process (an admin from [`Outbox::admin`]) or with
+    /// `listen_notify` on PostgreSQL, else at its next poll (`poll_interval`).
     pub async fn discard(&self, id: i64) -> Result<bool> {
-        match &self.datasource {
+        self.check().await?;
+        let found = match &self.datasource {
             #[cfg(feature = "postgres")]
             Datasource::Postgres(p) => {
-                crate::store::postgres_admin::discard(p, &self.table, id).await
+                crate::store::postgres_admin::discard(p, &self.table, id).await?
             }
             #[cfg(feature = "sqlite")]
-            Datasource::Sqlite(p) => crate::store::sqlite_admin::discard(p, &self.table, id).await,
+            Datasource::Sqlite(p) => {
+                crate::store::sqlite_admin::discard(p, &self.table, id).await?
+            }
+        };
+        if found {
+            self.announce_change().await?;
         }
+        Ok(found)
     }
 
     /// Moves dead messages back to pending with their original ids and zero attempts.
-    /// Returns how many were revived. They are relayed at the workers' next sweep.
+    /// Returns how many were revived. They are relayed as soon as the workers hear of the
+    /// change: at once in this process (an admin from [`Outbox::admin`]) or with
+    /// `listen_notify` on PostgreSQL, else at their next poll (`poll_interval`).
     pub async fn retry_dead(&self, selection: DeadSelection) -> Result<u64> {
+        self.check().await?;
+        let revived = self.revive(selection).await?;
+        if revived > 0 {
+            self.announce_change().await?;
+        }
+        Ok(revived)
+    }
+
+    async fn revive(&self, selection: DeadSelection) -> Result<u64> {
         let partitions = self
             .datasource
             .meta(&self.table, "partitions")
@@ -143,15 +216,4 @@ impl OutboxAdmin {
             }
         }
     }
-}
-
-/// Pending messages (used by the partition-count check).
-pub(crate) async fn pending(ds: &Datasource, table: &TableName) -> Result<u64> {
-    let (pending, ..) = match ds {
-        #[cfg(feature = "postgres")]
-        Datasource::Postgres(p) => crate::store::postgres_admin::counts(p, table, now_ms()).await?,
-        #[cfg(feature = "sqlite")]
-        Datasource::Sqlite(p) => crate::store::sqlite_admin::counts(p, table, now_ms()).await?,
-    };
-    Ok(pending)
 }

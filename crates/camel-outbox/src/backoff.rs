@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use rand::Rng;
 
-/// Exponential backoff with full jitter in the upper half of each step.
+/// Exponential backoff with jitter in the upper half of each step, never outside
+/// `[min, max]`.
 ///
-/// Attempt 1 waits about `min`, attempt 2 about `2 × min`, … never more than `max`.
-/// With `jitter` the delay is drawn uniformly from `[d / 2, d]`, where `d` is the
-/// exponential step; without it the delay is exactly `d`.
+/// Attempt 1 waits `min`, attempt 2 about `2 × min`, … never more than `max`. With
+/// `jitter` the delay is drawn uniformly from `[max(d / 2, min), d]`, where `d` is the
+/// exponential step; without it the delay is exactly `d`. So the first retry is never
+/// earlier than `min`, whatever the draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backoff {
     /// Delay after the first failure (default 1 s).
@@ -45,9 +47,9 @@ impl Backoff {
         if !self.jitter || step.is_zero() {
             return step;
         }
-        let half = step / 2;
-        let spread = (step - half).as_micros() as u64;
-        half + Duration::from_micros(rand::thread_rng().gen_range(0..=spread))
+        let floor = (step / 2).max(self.min);
+        let spread = (step - floor).as_micros() as u64;
+        floor + Duration::from_micros(rand::thread_rng().gen_range(0..=spread))
     }
 }
 
@@ -75,8 +77,32 @@ mod tests {
             let step = Backoff { jitter: false, ..b }.delay(attempt);
             let d = b.delay(attempt);
             assert!(
-                d <= step && d >= step / 2,
+                d <= step && d >= step / 2 && d >= b.min && d <= b.max,
                 "attempt {attempt}: {d:?} vs {step:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn jitter_never_retries_before_the_floor() {
+        // The spec's bounds are the delays' bounds: with a 300 ms floor a first retry
+        // came after 280 ms when jitter drew from [d/2, d].
+        let b = Backoff {
+            min: Duration::from_millis(300),
+            max: Duration::from_secs(2),
+            jitter: true,
+        };
+        for _ in 0..2_000 {
+            let d = b.delay(1);
+            assert_eq!(
+                d,
+                Duration::from_millis(300),
+                "attempt 1 has no room to jitter"
+            );
+            let d = b.delay(2);
+            assert!(
+                d >= Duration::from_millis(300) && d <= Duration::from_millis(600),
+                "{d:?}"
             );
         }
     }

@@ -23,8 +23,8 @@ pub enum OutboxError {
     #[error(
         "outbox `{outbox}` was published with partitions = {stored} and still holds {pending} \
          pending message(s); starting with partitions = {configured} could reorder or orphan \
-         them. Start with partitions = {stored} until `camel outbox counts` shows pending 0, \
-         then change it"
+         them. Start with partitions = {stored} (or without `partitions`, to take the stored \
+         count) until `camel outbox counts` shows pending 0, then change it"
     )]
     PartitionsChanged {
         /// The outbox name.
@@ -35,6 +35,50 @@ pub enum OutboxError {
         configured: u32,
         /// Pending messages at the time of the check.
         pending: u64,
+    },
+    /// Another relay already relays this outbox of this SQLite file.
+    #[error(
+        "another relay is already running for outbox table `{table}` on this SQLite file \
+         (it holds `{lock_file}`); SQLite outboxes are relayed by one process: stop the other \
+         `camel run`, or use PostgreSQL to relay from several processes"
+    )]
+    RelayRunning {
+        /// The outbox table.
+        table: String,
+        /// The lock file the other relay holds.
+        lock_file: String,
+    },
+    /// A running relay drains the outbox with another partition count.
+    #[error(
+        "outbox `{outbox}` is relayed with partitions = {stored} by a running relay; this \
+         process was started with partitions = {configured}. Start it with partitions = \
+         {stored} (or without `partitions`, to take the stored count); to change the count, \
+         stop every relay, wait until `camel outbox counts` shows pending 0, then start with \
+         the new count"
+    )]
+    PartitionsInUse {
+        /// The outbox name.
+        outbox: String,
+        /// The partition count the running relay uses.
+        stored: u32,
+        /// The partition count this process was started with.
+        configured: u32,
+    },
+    /// The stored partition count changed between this relay's start and its workers
+    /// taking their partitions (another process with another count, in that window).
+    #[error(
+        "outbox `{outbox}`: the stored partition count is {stored}, but this relay was \
+         started with partitions = {running} and another process changed it meanwhile; the \
+         relay stops rather than leave partitions undrained. Restart it with partitions = \
+         {stored} (or without `partitions`, to take the stored count)"
+    )]
+    PartitionsChangedUnderRelay {
+        /// The outbox name.
+        outbox: String,
+        /// The partition count now stored.
+        stored: u32,
+        /// The partition count the relay runs with.
+        running: u32,
     },
     /// The worker lost ownership of its partition (its connection closed).
     #[error("partition {partition} of outbox `{outbox}`: ownership lost")]
@@ -51,6 +95,24 @@ pub enum OutboxError {
         id: i64,
         /// Why.
         reason: String,
+    },
+    /// The database cannot be reached.
+    #[error("cannot reach the outbox database {database}: {reason}")]
+    Unreachable {
+        /// The database, without credentials.
+        database: String,
+        /// Why (a timeout, a refused connection).
+        reason: String,
+    },
+    /// The admin was pointed at an outbox whose tables do not exist.
+    #[error("no outbox named `{outbox}` (table `{table}`) in {database}; check --outbox, --table and --db")]
+    NoSuchOutbox {
+        /// The outbox name.
+        outbox: String,
+        /// The table looked for.
+        table: String,
+        /// The database, without credentials.
+        database: String,
     },
     /// The database reported an error.
     #[error("outbox database: {0}")]

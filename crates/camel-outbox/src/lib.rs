@@ -42,7 +42,7 @@ pub use error::{OutboxError, Result};
 pub use message::{NewMessage, PayloadKind, StoredMessage};
 pub use outbox::Outbox;
 pub use publish::{OutboxTransaction, TransactionTarget};
-pub use store::Datasource;
+pub use store::{Datasource, RelayLock};
 pub use worker::{Relay, RelayHandle};
 
 /// Header names the relay sets on each exchange it hands to a route.

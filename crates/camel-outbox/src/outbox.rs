@@ -2,7 +2,7 @@
 //! that lets a local publish reach the relay without waiting for a poll.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -38,6 +38,8 @@ struct Inner {
     datasource: Datasource,
     wake: Box<[Notify]>,
     round_robin: AtomicU32,
+    /// Admin changes announced in this process (see [`Outbox::admin`]).
+    admin_changes: AtomicU64,
     published: metrics::Counter,
 }
 
@@ -56,8 +58,10 @@ impl Outbox {
     /// [`OutboxError::PartitionsChanged`]).
     pub async fn open(datasource: Datasource, config: OutboxConfig) -> Result<Self> {
         let table = config.validate()?;
-        datasource.migrate(&table).await?;
-        check_partitions(&datasource, &table, &config).await?;
+        migrate(&datasource, &table).await?;
+        datasource
+            .settle_partitions(&table, &config.name, config.partitions)
+            .await?;
         let wake = (0..config.partitions).map(|_| Notify::new()).collect();
         Ok(Outbox {
             inner: Arc::new(Inner {
@@ -67,8 +71,24 @@ impl Outbox {
                 datasource,
                 wake,
                 round_robin: AtomicU32::new(0),
+                admin_changes: AtomicU64::new(0),
             }),
         })
+    }
+
+    /// Like [`Outbox::open`], with the partition count the outbox already stores, when it
+    /// stores one (else `config.partitions`). For a process that does not state a count:
+    /// it follows the relays instead of contradicting them.
+    pub async fn open_with_stored_partitions(
+        datasource: Datasource,
+        mut config: OutboxConfig,
+    ) -> Result<Self> {
+        let table = config.validate()?;
+        migrate(&datasource, &table).await?;
+        if let Some(stored) = datasource.meta(&table, "partitions").await? {
+            config.partitions = crate::store::parse_partitions(&stored)?;
+        }
+        Self::open(datasource, config).await
     }
 
     /// The configuration.
@@ -100,6 +120,27 @@ impl Outbox {
         }
     }
 
+    /// Admin operations on this outbox whose changes reach this process's workers at
+    /// once (a blocked group whose head is discarded goes on, a revived message goes
+    /// out, without waiting for a retry time or a poll).
+    pub fn admin(&self) -> crate::admin::OutboxAdmin {
+        crate::admin::OutboxAdmin::of(self)
+    }
+
+    /// Messages changed under the workers (an admin operation): they re-read what they
+    /// hold back.
+    pub(crate) fn admin_changed(&self) {
+        self.inner
+            .admin_changes
+            .fetch_add(1, AtomicOrdering::Release);
+        self.wake();
+    }
+
+    /// How many admin changes this process announced so far.
+    pub(crate) fn admin_changes(&self) -> u64 {
+        self.inner.admin_changes.load(AtomicOrdering::Acquire)
+    }
+
     pub(crate) fn waker(&self, partition: u32) -> &Notify {
         &self.inner.wake[partition as usize % self.inner.wake.len()]
     }
@@ -113,32 +154,10 @@ impl Outbox {
     }
 }
 
-/// Refuses a partition count that differs from the one the backlog was published with;
-/// records the count when the outbox is empty. See ADR 0012.
-async fn check_partitions(ds: &Datasource, table: &TableName, config: &OutboxConfig) -> Result<()> {
-    let configured = config.partitions;
-    let stored = ds
-        .meta(table, "partitions")
-        .await?
-        .and_then(|v| v.parse::<u32>().ok());
-    match stored {
-        Some(s) if s == configured => Ok(()),
-        Some(s) => {
-            let pending = crate::admin::pending(ds, table).await?;
-            if pending > 0 {
-                return Err(OutboxError::PartitionsChanged {
-                    outbox: config.name.clone(),
-                    stored: s,
-                    configured,
-                    pending,
-                });
-            }
-            ds.set_meta(table, "partitions", &configured.to_string())
-                .await
-        }
-        None => {
-            ds.set_meta(table, "partitions", &configured.to_string())
-                .await
-        }
-    }
+/// Creates the tables when missing; a database that cannot be reached is named.
+async fn migrate(datasource: &Datasource, table: &TableName) -> Result<()> {
+    datasource.migrate(table).await.map_err(|e| match e {
+        OutboxError::Database(e) => datasource.explain(e),
+        other => other,
+    })
 }

@@ -208,3 +208,194 @@ fn endpoint_errors_are_clear() {
         .unwrap_err();
     assert!(err.to_string().contains("unsupported datasource"), "{err}");
 }
+
+#[test]
+fn group_key_on_a_consumer_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = OutboxComponent::with_data_dir(dir.path());
+    let endpoint = c
+        .endpoint(
+            uri("outbox:o", &[("group_key", "${header.order_id}")]),
+            &TestContext,
+        )
+        .unwrap();
+    let err = endpoint.consumer().unwrap_err();
+    assert!(err.to_string().contains("belongs on the producer"), "{err}");
+}
+
+#[test]
+fn a_second_relay_on_one_sqlite_file_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two components stand for two processes: each has its own handles on the file.
+    let first = OutboxComponent::with_data_dir(dir.path());
+    let second = OutboxComponent::with_data_dir(dir.path());
+    let relay = first
+        .endpoint(uri("outbox:o", &[]), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    let other = second.endpoint(uri("outbox:o", &[]), &TestContext).unwrap();
+    let err = other.consumer().unwrap_err().to_string();
+    assert!(err.contains("another relay is already running"), "{err}");
+    assert!(err.contains("outbox.db-camel_outbox_o.relay-lock"), "{err}");
+    // A producer of the same outbox is welcome; so is a relay of another outbox.
+    other.producer().unwrap();
+    second
+        .endpoint(uri("outbox:audit", &[]), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    drop(relay);
+    other
+        .consumer()
+        .expect("the lock went with the first relay");
+}
+
+/// A database name of `url` replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let cut = base.rfind('/').expect("a database URL has a path");
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        format!("?{query}")
+    };
+    format!("{}/{name}{query}", &base[..cut])
+}
+
+#[tokio::test]
+async fn a_relay_retries_until_its_database_exists_and_says_so_meanwhile() {
+    let Some(base) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let name = common::unique("ob_late_db");
+    let url = with_database(&base, &name);
+    let c = OutboxComponent::new();
+    let params = [("datasource", url.as_str()), ("poll_interval", "20ms")];
+    let (ctx, running, mut rx) = run_into_channel(&c, "outbox:late", &params);
+    let reason = failing_reason(&ctx).await;
+    assert!(reason.contains("does not exist"), "{reason}");
+
+    let admin = camel_outbox::Datasource::connect(&base).unwrap();
+    let camel_outbox::Datasource::Postgres(admin_pool) = &admin else {
+        unreachable!()
+    };
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(admin_pool)
+        .await
+        .unwrap();
+    let ds = camel_outbox::Datasource::connect(&url).unwrap();
+    let outbox = camel_outbox::Outbox::open(ds.clone(), camel_outbox::OutboxConfig::new("late"))
+        .await
+        .unwrap();
+    common::publish(&outbox, vec![camel_outbox::NewMessage::text("hello")]).await;
+    let got = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .expect("relayed once the database exists");
+    assert_eq!(got.as_deref(), Some("hello"));
+    assert_eq!(ctx.health().failing(), None, "healthy again");
+
+    ctx.cancellation().cancel();
+    running.await.unwrap().unwrap();
+    drop((outbox, ds, c));
+    sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .execute(admin_pool)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_relay_refused_a_partition_change_retries_until_the_backlog_is_drained() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("outbox.db");
+    // A backlog published with one partition.
+    let ds = camel_outbox::Datasource::sqlite_file(&file).unwrap();
+    let old = camel_outbox::Outbox::open(ds.clone(), common::fast_config("o"))
+        .await
+        .unwrap();
+    let backlog = (0..3)
+        .map(|i| camel_outbox::NewMessage::text(format!("old {i}")))
+        .collect();
+    common::publish(&old, backlog).await;
+
+    let c = OutboxComponent::with_data_dir(dir.path());
+    let params = [("partitions", "2"), ("poll_interval", "20ms")];
+    let (ctx, running, mut rx) = run_into_channel(&c, "outbox:o", &params);
+    let reason = failing_reason(&ctx).await;
+    assert!(reason.contains("partitions = 1"), "{reason}");
+
+    // The old count's relay drains the backlog (a bare `Relay` takes no lock file, so it
+    // may run beside the component's); then the new relay opens by itself.
+    let rec = common::Recorder::new();
+    let drain = rec.spawn(old);
+    rec.wait_for(Duration::from_secs(20), "the backlog drained", |l| {
+        l.len() >= 3
+    })
+    .await;
+    drain.shutdown().await.unwrap();
+    wait_for_health(&ctx, |f| f.is_none()).await;
+    let producer = c
+        .endpoint(uri("outbox:o", &[]), &TestContext)
+        .unwrap()
+        .producer()
+        .unwrap();
+    producer.process(Exchange::new("new")).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .expect("relayed with the new count");
+    assert_eq!(got.as_deref(), Some("new"));
+    ctx.cancellation().cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// Runs the consumer of `endpoint` with a pipeline that sends each body to the returned
+/// channel.
+fn run_into_channel(
+    c: &OutboxComponent,
+    endpoint: &str,
+    params: &[(&str, &str)],
+) -> (
+    ConsumerContext,
+    tokio::task::JoinHandle<Result<(), CamelError>>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let consumer = c
+        .endpoint(uri(endpoint, params), &TestContext)
+        .unwrap()
+        .consumer()
+        .unwrap();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+        let _ = tx.send(ex.message.body.as_text().unwrap_or_default().to_string());
+        Ok(ex)
+    });
+    let ctx = ConsumerContext::for_pipeline("relay", pipeline);
+    let running = tokio::spawn(consumer.run(ctx.clone()));
+    (ctx, running, rx)
+}
+
+/// Waits until the consumer reports failing; returns why.
+async fn failing_reason(ctx: &ConsumerContext) -> String {
+    wait_for_health(ctx, |f| f.is_some())
+        .await
+        .unwrap_or_default()
+}
+
+/// Polls the consumer's health until `cond` holds (at most 20 s); returns the reason.
+async fn wait_for_health(
+    ctx: &ConsumerContext,
+    cond: impl Fn(Option<&str>) -> bool,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let failing = ctx.health().failing();
+        if cond(failing.as_deref()) {
+            return failing.map(|f| f.to_string());
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "health never changed: {failing:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -211,30 +211,39 @@ async fn total_mode_stops_everything_behind_a_failure() {
 }
 
 #[tokio::test]
-async fn retry_after_sets_the_retry_time_without_killing() {
+async fn refusals_are_not_attempts() {
+    // RetryAfter is back-pressure (a full queue downstream), not a failure: it must not
+    // use up max_attempts. Two refusals then one real failure, with max_attempts 2: the
+    // message is not dead, and its next try is its second attempt.
     let (_dir, ds) = sqlite();
     let mut cfg = fast_config("retryafter");
-    cfg.max_attempts = MaxAttempts::Limit(1);
+    cfg.max_attempts = MaxAttempts::Limit(2);
     let outbox = Outbox::open(ds, cfg).await.unwrap();
     publish(&outbox, msgs(&["g"], 1)).await;
     let rec = Recorder::new();
-    rec.set_policy(|m| {
-        if m.attempts < 2 {
-            Err(CamelError::RetryAfter {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    rec.set_policy(
+        move |_| match calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 | 1 => Err(CamelError::RetryAfter {
                 ms: 5,
                 reason: camel_api::RetryReason::Entries,
-            })
-        } else {
-            Ok(())
-        }
-    });
+            }),
+            2 => Err(CamelError::processor("a real failure")),
+            _ => Ok(()),
+        },
+    );
     let relay = rec.spawn(outbox.clone());
-    rec.wait_for(LIMIT, "delivery after two refusals", |l| {
+    rec.wait_for(LIMIT, "delivery after two refusals and a failure", |l| {
         l.iter().any(|d| d.ok)
     })
     .await;
     relay.shutdown().await.unwrap();
-    assert_eq!(rec.snapshot().len(), 3, "refused twice, never dead");
+    let attempts: Vec<u32> = rec.snapshot().iter().map(|d| d.attempt).collect();
+    assert_eq!(
+        attempts,
+        vec![1, 1, 1, 2],
+        "refusals leave the attempt count alone"
+    );
 }
 
 #[tokio::test]

@@ -101,20 +101,35 @@ async fn two_processes_share_partitions_and_survive_sigkill() {
     .await;
     let (mut b, mut b_rx) = spawn_probe(&url, &name, "B");
 
-    // Keep publishing while A is killed and B takes over.
+    // Keep publishing while A is killed and B takes over: four publishers, each the one
+    // writer of its ten groups, so their transactions commit out of id order all along.
     let running = Arc::new(AtomicBool::new(true));
     let publisher = {
         let (outbox, groups, running) = (outbox.clone(), groups.clone(), running.clone());
         tokio::spawn(async move {
+            let mut writers = tokio::task::JoinSet::new();
+            for w in 0..4 {
+                let mine: Vec<String> = groups.iter().skip(w).step_by(4).cloned().collect();
+                let (outbox, running) = (outbox.clone(), running.clone());
+                writers.spawn(async move {
+                    let mut ids = Vec::new();
+                    let mut i = 0usize;
+                    while running.load(AtomicOrdering::Relaxed) {
+                        let batch = (0..2)
+                            .map(|k| {
+                                NewMessage::text("live").group(&mine[(i + k * 3) % mine.len()])
+                            })
+                            .collect();
+                        ids.extend(publish(&outbox, batch).await);
+                        i += 1;
+                        tokio::task::yield_now().await;
+                    }
+                    ids
+                });
+            }
             let mut ids = Vec::new();
-            let mut i = 0usize;
-            while running.load(AtomicOrdering::Relaxed) {
-                let batch = (0..4)
-                    .map(|k| NewMessage::text("live").group(&groups[(i + k * 11) % groups.len()]))
-                    .collect();
-                ids.extend(publish(&outbox, batch).await);
-                i += 1;
-                tokio::task::yield_now().await;
+            while let Some(done) = writers.join_next().await {
+                ids.extend(done.expect("a publisher"));
             }
             ids
         })

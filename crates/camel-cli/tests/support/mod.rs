@@ -1,6 +1,8 @@
 //! Running the `camel` binary from the tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod admin_api;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -58,4 +60,35 @@ pub fn wait_line(rx: &Receiver<String>, needle: &str) -> String {
             Err(e) => panic!("no line with `{needle}`: {e}"),
         }
     }
+}
+
+/// Drops the tables of outbox `name` (default table name) on the PostgreSQL at `url`.
+pub fn drop_outbox_tables(url: &str, name: &str) {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    rt.block_on(async {
+        let pool = sqlx::PgPool::connect(url).await.expect("connect");
+        for suffix in ["", "_dead", "_meta"] {
+            sqlx::query(&format!("DROP TABLE IF EXISTS camel_outbox_{name}{suffix}"))
+                .execute(&pool)
+                .await
+                .expect("drop table");
+        }
+    });
+}
+
+/// Publishes `messages` in one transaction on the outbox's SQLite database.
+pub async fn publish_sqlite(
+    outbox: &camel_outbox::Outbox,
+    messages: Vec<camel_outbox::NewMessage>,
+) -> Vec<i64> {
+    let camel_outbox::Datasource::Sqlite(pool) = outbox.datasource() else {
+        panic!("a SQLite outbox")
+    };
+    let mut conn = pool.acquire().await.unwrap();
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
+        .await
+        .unwrap();
+    let ids = outbox.publish_batch(&mut tx, messages).await.unwrap();
+    tx.commit().await.unwrap();
+    ids
 }

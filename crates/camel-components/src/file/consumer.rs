@@ -3,23 +3,21 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use async_trait::async_trait;
-use camel_api::{names, CamelError, Consumer, ConsumerContext, Exchange};
+use camel_api::{CamelError, Consumer, ConsumerContext};
 
-use super::path::{is_hidden, relative_name};
-use super::{headers, AfterSuccess, ConsumerOptions, FileError};
+use super::folder::resolve_parent;
+use super::{AfterSuccess, ConsumerOptions, FileError};
 
-/// One file found by a poll.
-#[derive(Debug)]
-struct Found {
-    /// `/`-separated, relative to the endpoint folder; also the sort key.
-    name: String,
-    path: PathBuf,
-}
+mod read;
+mod scan;
+mod skip_log;
+
+use scan::{Found, Skip};
+use skip_log::SkipLog;
 
 pub(super) struct FileConsumer {
     uri: Arc<str>,
@@ -28,6 +26,7 @@ pub(super) struct FileConsumer {
     auto_create: bool,
     /// With `noop`: files already handled successfully in this run.
     done: HashSet<String>,
+    skips: SkipLog,
 }
 
 impl fmt::Debug for FileConsumer {
@@ -59,88 +58,69 @@ impl FileConsumer {
             options,
             auto_create,
             done: HashSet::new(),
+            skips: SkipLog::default(),
         }
-    }
-
-    /// Files to take in this poll, sorted by name.
-    async fn scan(&self) -> Result<Vec<Found>, FileError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| FileError::Io { path, source }
-        };
-        let skip_dir = match &self.options.after_success {
-            AfterSuccess::MoveTo(target) => Some(target.as_path()),
-            _ => None,
-        };
-        let mut found = Vec::new();
-        let mut folders = vec![self.dir.clone()];
-        while let Some(folder) = folders.pop() {
-            let mut entries = tokio::fs::read_dir(&folder).await.map_err(io(&folder))?;
-            while let Some(entry) = entries.next_entry().await.map_err(io(&folder))? {
-                let file_name = entry.file_name().to_string_lossy().into_owned();
-                if is_hidden(&file_name) {
-                    continue;
-                }
-                let path = entry.path();
-                let kind = entry.file_type().await.map_err(io(&path))?;
-                if kind.is_dir() {
-                    let moved_here = skip_dir.is_some_and(|d| d == path);
-                    let failed_here = self.options.move_failed.as_deref() == Some(&path);
-                    if self.options.recursive && !moved_here && !failed_here {
-                        folders.push(path);
-                    }
-                    continue;
-                }
-                if !self.wanted(&file_name) {
-                    continue;
-                }
-                let name = relative_name(&self.dir, &path);
-                if !self.done.contains(&name) {
-                    found.push(Found { name, path });
-                }
-            }
-        }
-        found.sort_by(|a, b| a.name.cmp(&b.name));
-        if self.options.max_per_poll > 0 {
-            found.truncate(self.options.max_per_poll);
-        }
-        Ok(found)
-    }
-
-    fn wanted(&self, file_name: &str) -> bool {
-        self.options
-            .include
-            .as_ref()
-            .is_none_or(|p| p.matches(file_name))
-            && !self
-                .options
-                .exclude
-                .as_ref()
-                .is_some_and(|p| p.matches(file_name))
     }
 
     async fn poll(&mut self, ctx: &ConsumerContext) -> Result<Poll, FileError> {
-        for file in self.scan().await? {
-            if ctx.is_cancelled() {
+        let listing = scan::list(&self.dir, &self.options, &self.done).await?;
+        let mut skipped = listing.skipped;
+        let outcome = self.take(listing.files, ctx, &mut skipped).await;
+        self.report(&skipped);
+        Ok(outcome)
+    }
+
+    /// Sends one exchange per file, up to `max_messages_per_poll`; a file that cannot be
+    /// read joins `skipped` and the rest are still taken.
+    async fn take(
+        &mut self,
+        files: Vec<Found>,
+        ctx: &ConsumerContext,
+        skipped: &mut Vec<(String, Skip)>,
+    ) -> Poll {
+        let mut sent = 0;
+        for file in files {
+            let full = self.options.max_per_poll > 0 && sent == self.options.max_per_poll;
+            if full || ctx.is_cancelled() {
                 break;
             }
-            let Some(exchange) = read(&file).await? else {
-                continue; // Gone since the listing (another consumer took it).
+            let exchange = match read::read(&file).await {
+                Ok(Some(exchange)) => exchange,
+                Ok(None) => continue, // Gone since the listing (another consumer took it).
+                Err(skip) => {
+                    skipped.push((file.name, skip));
+                    continue;
+                }
             };
             let id = exchange.id;
+            sent += 1;
             match ctx.send(exchange).await {
                 Ok(_) => self.succeeded(file).await,
-                Err(CamelError::Stopping(_)) => return Ok(Poll::Stopped),
+                Err(CamelError::Stopping(_)) => return Poll::Stopped,
                 Err(error) => {
                     tracing::warn!(uri = %self.uri, file = %file.name, exchange_id = %id, %error,
                         "route failed; the file stays for a later poll");
                     if let Some(target) = &self.options.move_failed {
-                        move_file(&file, target).await;
+                        move_file(&self.dir, &file, target).await;
                     }
                 }
             }
         }
-        Ok(Poll::Done)
+        Poll::Done
+    }
+
+    /// Warns about skipped entries, each at most once per `skip_log::REPEAT_AFTER`.
+    fn report(&mut self, skipped: &[(String, Skip)]) {
+        let now = tokio::time::Instant::now();
+        let due: HashSet<&str> = self
+            .skips
+            .due(skipped.iter().map(|(name, _)| name.as_str()), now)
+            .into_iter()
+            .collect();
+        for (name, reason) in skipped.iter().filter(|(n, _)| due.contains(n.as_str())) {
+            tracing::warn!(uri = %self.uri, file = %name, reason = %reason,
+                "file skipped; the rest of the folder is still taken");
+        }
     }
 
     async fn succeeded(&mut self, file: Found) {
@@ -153,62 +133,38 @@ impl FileConsumer {
                     tracing::warn!(uri = %self.uri, file = %file.name, %error, "cannot delete a consumed file");
                 }
             }
-            AfterSuccess::MoveTo(target) => move_file(&file, target).await,
+            AfterSuccess::MoveTo(target) => move_file(&self.dir, &file, target).await,
         }
     }
-}
-
-/// The exchange for `file`, or `None` when it disappeared.
-async fn read(file: &Found) -> Result<Option<Exchange>, FileError> {
-    let io = |source| FileError::Io {
-        path: file.path.clone(),
-        source,
-    };
-    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
-    let (meta, bytes) =
-        match tokio::join!(tokio::fs::metadata(&file.path), tokio::fs::read(&file.path)) {
-            (Ok(meta), Ok(bytes)) => (meta, bytes),
-            (Err(e), _) | (_, Err(e)) if not_found(&e) => return Ok(None),
-            (Err(e), _) | (_, Err(e)) => return Err(io(e)),
-        };
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let only = file
-        .name
-        .rsplit('/')
-        .next()
-        .unwrap_or(&file.name)
-        .to_string();
-    let absolute = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
-    Ok(Some(
-        Exchange::new(bytes)
-            .with_header(names::FILE_NAME, file.name.as_str())
-            .with_header(headers::FILE_NAME_ONLY, only)
-            .with_header(headers::FILE_LENGTH, meta.len())
-            .with_header(headers::FILE_LAST_MODIFIED, modified)
-            .with_header(
-                headers::FILE_ABSOLUTE_PATH,
-                absolute.to_string_lossy().into_owned(),
-            ),
-    ))
 }
 
 /// Moves `file` under `target`, keeping its relative name. A failure is logged: the file
 /// then stays and is taken again by a later poll.
-async fn move_file(file: &Found, target: &Path) {
-    let to = target.join(&file.name);
-    let moved = async {
-        if let Some(parent) = to.parent() {
-            tokio::fs::create_dir_all(parent).await?;
+///
+/// A move folder inside `dir` (`.camel`, `move=done`) is resolved from `dir` like a
+/// produced file, so a link planted in its place cannot carry consumed files out of the
+/// folder; an absolute or `..` move folder is the route author's choice, and only the
+/// file's own sub-folders are resolved beneath it.
+async fn move_file(dir: &Path, file: &Found, target: &Path) {
+    let (base, relative) = match target.strip_prefix(dir) {
+        Ok(rest) if rest.components().all(|c| matches!(c, Component::Normal(_))) => {
+            (dir.to_path_buf(), rest.join(&file.name))
         }
-        tokio::fs::rename(&file.path, &to).await
+        _ => (target.to_path_buf(), PathBuf::from(&file.name)),
     };
-    if let Err(error) = moved.await {
-        tracing::warn!(file = %file.name, to = %to.display(), %error, "cannot move a consumed file");
-    }
+    let (from, name) = (file.path.clone(), file.name.clone());
+    let moved = tokio::task::spawn_blocking(move || {
+        let folder = resolve_parent(&base, &relative, &name, true)?;
+        let to = folder.join(relative.file_name().unwrap_or_default());
+        std::fs::rename(&from, &to).map_err(|source| FileError::Io { path: to, source })
+    })
+    .await;
+    let error = match moved {
+        Ok(Ok(())) => return,
+        Ok(Err(error)) => error.to_string(),
+        Err(panicked) => panicked.to_string(),
+    };
+    tracing::warn!(file = %file.name, to = %target.display(), %error, "cannot move a consumed file");
 }
 
 #[async_trait]
@@ -240,5 +196,7 @@ impl Consumer for FileConsumer {
     }
 }
 
+#[cfg(test)]
+mod entry_tests;
 #[cfg(test)]
 mod tests;

@@ -5,13 +5,18 @@
 //! succeeds the file is moved to `DIR/.camel/` (or `move`), deleted (`delete`), or left
 //! where it is and never taken again by this consumer (`noop`). When the route fails the
 //! file stays and is tried again on a later poll. Dot-files and dot-folders (so `.camel`
-//! itself) are never taken.
+//! itself) are never taken. Only regular files are taken: FIFOs, sockets and devices are
+//! skipped unopened, symbolic links are skipped unless `follow_symlinks` is set and then
+//! taken only when they resolve inside `DIR`; a skipped entry is logged (at most once a
+//! minute) and never keeps the rest of the folder from being taken.
 //!
 //! The producer writes the body to `DIR/NAME`, where NAME is the `file_name` expression
 //! (simple language), else the `CamelFileName` header, else the exchange id. NAME may
-//! contain sub-folders, which are created, but never `..` or an absolute path: a message
-//! cannot write outside `DIR`. An `Override` write goes to a hidden temporary file first
-//! and is renamed into place, so a consumer of `DIR` never reads half a file.
+//! contain sub-folders, which are created, but never `..` or an absolute path, and a
+//! symbolic link on the way must resolve inside `DIR`: a message cannot write outside
+//! `DIR`. `Append` refuses a name that is a link. An `Override` write goes to a hidden,
+//! short temporary file first and is renamed into place, so a consumer of `DIR` never
+//! reads half a file.
 //!
 //! # URI options
 //!
@@ -29,6 +34,7 @@
 //! | `delay` | `500` (ms) | Time between polls. |
 //! | `recursive` | `false` | Also read sub-folders (except dot-folders and the `move` folder). |
 //! | `max_messages_per_poll` | `0` | At most this many files per poll; `0` takes all. |
+//! | `follow_symlinks` | `false` | Take links whose target resolves inside `DIR`. |
 //!
 //! Producer:
 //!
@@ -59,6 +65,7 @@
 //! ```
 
 mod consumer;
+mod folder;
 mod path;
 mod producer;
 
@@ -97,6 +104,7 @@ const OPTIONS: &[&str] = &[
     "delay",
     "recursive",
     "max_messages_per_poll",
+    "follow_symlinks",
     "file_name",
     "file_exist",
     "auto_create",
@@ -127,6 +135,8 @@ struct ConsumerOptions {
     recursive: bool,
     /// 0 = no limit.
     max_per_poll: usize,
+    /// Take symbolic links whose target stays inside the folder.
+    follow_symlinks: bool,
 }
 
 /// What the producer does when the target file exists.
@@ -145,6 +155,20 @@ pub enum FileError {
     /// The file name would leave the endpoint's folder (`..`, an absolute path).
     #[error("file name `{0}` must stay inside the endpoint folder (no `..`, no absolute path)")]
     OutsideFolder(String),
+    /// A folder of the file name is a symbolic link that resolves outside the endpoint
+    /// folder.
+    #[error("file name `{name}` goes through the link `{link}` to `{target}`, outside the endpoint folder")]
+    LinkOutside {
+        /// The message's file name.
+        name: String,
+        /// The link met on the way.
+        link: PathBuf,
+        /// Where it resolves.
+        target: PathBuf,
+    },
+    /// `file_exist=Append` and the file is a symbolic link.
+    #[error("`{0}` is a symbolic link; file_exist=Append does not write through links")]
+    AppendToLink(PathBuf),
     /// The file name is empty.
     #[error("the file name is empty")]
     EmptyName,
@@ -215,6 +239,7 @@ impl Component for FileComponent {
                 .unwrap_or(Duration::from_millis(500)),
             recursive: p.take_bool("recursive")?.unwrap_or(false),
             max_per_poll: p.take::<usize>("max_messages_per_poll")?.unwrap_or(0),
+            follow_symlinks: p.take_bool("follow_symlinks")?.unwrap_or(false),
         };
         let file_name = p
             .take_str("file_name")

@@ -39,6 +39,29 @@ pub(super) fn is_hidden(name: &str) -> bool {
     name.starts_with('.')
 }
 
+/// True when an open refused a final symbolic link: `O_NOFOLLOW` fails with `ELOOP`.
+pub(super) fn is_link_refusal(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        error.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        error.get_ref().is_some_and(|e| e.is::<LinkRefused>())
+    }
+}
+
+/// Where `O_NOFOLLOW` does not exist, the error a checked open returns for a link.
+#[cfg(not(unix))]
+pub(super) fn link_refused() -> std::io::Error {
+    std::io::Error::other(LinkRefused)
+}
+
+#[cfg(not(unix))]
+#[derive(Debug, thiserror::Error)]
+#[error("a symbolic link")]
+struct LinkRefused;
+
 #[cfg(test)]
 mod tests {
     use super::*;

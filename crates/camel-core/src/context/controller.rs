@@ -48,6 +48,12 @@ impl RouteController {
         self.with_route(id, async |rt, _| rt.status).await
     }
 
+    /// Why a started route's consumer takes nothing in (its source is unreachable, or it
+    /// ended with an error); `None` when it is healthy or the route is not running.
+    pub async fn failure(&self, id: &str) -> Result<Option<Arc<str>>, RouteError> {
+        self.with_route(id, async |rt, _| rt.failing()).await
+    }
+
     /// The definition a route runs.
     pub async fn definition(&self, id: &str) -> Result<RouteDefinition, RouteError> {
         self.with_route(id, async |rt, _| rt.definition.clone())

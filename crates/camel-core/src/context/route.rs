@@ -35,6 +35,9 @@ const LIFECYCLE_DRAIN_GRACE: Duration = Duration::from_secs(10);
 struct RunningConsumer {
     cancel: CancellationToken,
     task: JoinHandle<()>,
+    /// What the consumer reports about its source; a consumer that ended with an error
+    /// is failing too (the route is started but takes nothing in).
+    health: Arc<camel_api::ConsumerHealth>,
 }
 
 pub(crate) struct RouteRuntime {
@@ -76,6 +79,11 @@ impl RouteRuntime {
         &self.compiled.id
     }
 
+    /// Why the running consumer takes nothing in, or `None` (healthy or not running).
+    pub(crate) fn failing(&self) -> Option<Arc<str>> {
+        self.consumer.as_ref().and_then(|c| c.health.failing())
+    }
+
     /// Starts lifecycles (in route order), then the consumer.
     pub(crate) async fn start(&mut self, stats: &Arc<ExchangeStats>) -> Result<(), RouteError> {
         if self.status != RouteStatus::Stopped {
@@ -98,14 +106,22 @@ impl RouteRuntime {
             stats.clone(),
         );
         let route_id = self.id().to_string();
+        let health = ctx.health().clone();
+        let reported = health.clone();
         let task = tokio::spawn(async move {
             if let Err(error) = consumer.run(ctx).await {
                 tracing::error!(route_id = %route_id, %error, "the route's consumer failed");
+                reported.set_failing(format_args!("the consumer stopped: {error}"));
             }
         });
-        self.consumer = Some(RunningConsumer { cancel, task });
+        self.consumer = Some(RunningConsumer {
+            cancel,
+            task,
+            health,
+        });
         self.status = RouteStatus::Started;
-        tracing::info!(route_id = %self.id(), from = %self.definition.from.uri, "route started");
+        let from = camel_api::redact_url(&self.definition.from.uri);
+        tracing::info!(route_id = %self.id(), %from, "route started");
         Ok(())
     }
 

@@ -37,10 +37,14 @@ enum Frame {
 }
 
 /// Route files are small; these bounds stop a hostile document (aliases that expand
-/// exponentially, long strings repeated through aliases, nesting that exhausts the stack)
-/// long before memory runs out. The size counts every value at a fixed cost plus the
-/// bytes of its text (keys included), aliases at their full expansion.
+/// exponentially, long strings repeated through aliases, nesting that exhausts the stack,
+/// long keys nested deep above many values) long before memory or time runs out. The size
+/// counts every value at a fixed cost plus the bytes of its text (keys included), aliases
+/// at their full expansion.
 const MAX_SIZE: usize = 64 << 20;
+/// The bytes of the key paths remembered for error positions (one per key and value; a
+/// path grows with the keys above it). Ordinary files need well under a megabyte.
+const MAX_PATH_BYTES: usize = 16 << 20;
 const MAX_DEPTH: usize = 128;
 /// What one value costs in [`MAX_SIZE`] besides its text.
 const VALUE_COST: usize = 16;
@@ -55,6 +59,8 @@ struct Builder {
     anchor_stack: Vec<usize>,
     /// Size built so far (see [`MAX_SIZE`]).
     size: usize,
+    /// Key path bytes remembered so far (see [`MAX_PATH_BYTES`]), frames' copies included.
+    path_bytes: usize,
     error: Option<SyntaxError>,
 }
 
@@ -153,6 +159,25 @@ impl Builder {
         true
     }
 
+    /// Remembers where the value at `pointer` was written, counting the pointer's bytes
+    /// (see [`MAX_PATH_BYTES`]); false (and an error) past the bound.
+    fn remember(&mut self, pointer: String, mark: &Marker) -> bool {
+        self.path_bytes = self.path_bytes.saturating_add(pointer.len());
+        if self.path_bytes > MAX_PATH_BYTES {
+            self.fail(
+                format!(
+                    "the key paths of the document's values add up to more than {} MiB \
+                     (very long keys nested above many values)",
+                    MAX_PATH_BYTES >> 20
+                ),
+                mark,
+            );
+            return false;
+        }
+        self.positions.entry(pointer).or_insert(pos(mark));
+        true
+    }
+
     fn push_value(&mut self, value: Json, anchor: usize, mark: &Marker) {
         if anchor > 0 {
             let (size, depth) = measure(&value);
@@ -195,8 +220,8 @@ impl Builder {
             return;
         }
         let p = format!("{pointer}/{}", escape(&k));
-        self.positions.entry(p).or_insert(pos(mark));
         *key = Some(k);
+        self.remember(p, mark);
     }
 }
 
@@ -216,7 +241,9 @@ impl MarkedEventReceiver for Builder {
                     Json::String(text)
                 };
                 if let Some(p) = self.next_pointer() {
-                    self.positions.entry(p).or_insert(pos(&mark));
+                    if !self.remember(p, &mark) {
+                        return;
+                    }
                 }
                 self.push_value(value, anchor, &mark);
             }
@@ -229,10 +256,11 @@ impl MarkedEventReceiver for Builder {
                     self.fail(format!("nested deeper than {MAX_DEPTH} levels"), &mark);
                     return;
                 }
-                if !self.grow(VALUE_COST, &mark) {
+                // The frame keeps its own copy of the pointer: counted twice.
+                self.path_bytes = self.path_bytes.saturating_add(pointer.len());
+                if !self.grow(VALUE_COST, &mark) || !self.remember(pointer.clone(), &mark) {
                     return;
                 }
-                self.positions.entry(pointer.clone()).or_insert(pos(&mark));
                 self.anchor_stack.push(anchor);
                 self.stack.push(if matches!(ev, Event::SequenceStart(..)) {
                     Frame::Seq {
@@ -364,6 +392,31 @@ mod tests {
         // An ordinary anchor still works.
         let ok = parse("base: &b {x: 1}\nuse: *b\n").unwrap().unwrap();
         assert_eq!(ok.value["use"]["x"], 1);
+    }
+
+    #[test]
+    fn long_keys_nested_above_many_values_are_bounded() {
+        // 100 nested 2,000-byte keys above 15,000 leaves: a 320 KB document whose position
+        // table held a 200 KB path per leaf (3.7 GB and 10 s before the path was counted).
+        let nest = |depth: usize, leaves: usize| {
+            let mut doc = String::new();
+            for d in 0..depth {
+                doc.push_str(&format!("{{{}{d}: ", "k".repeat(2_000)));
+            }
+            let leaves: Vec<String> = (0..leaves).map(|i| format!("l{i}: 1")).collect();
+            doc.push_str(&format!("{{{}}}", leaves.join(", ")));
+            doc.push_str(&"}".repeat(depth));
+            doc
+        };
+        let hostile = nest(100, 15_000);
+        let Err(err) = parse(&hostile) else {
+            panic!("the deep-path document was accepted")
+        };
+        assert!(err.message.contains("key paths"), "{}", err.message);
+        assert!(err.message.contains("more than 16 MiB"), "{}", err.message);
+        // Long keys nested less deep, with a few leaves, make an ordinary document.
+        let fine = parse(&nest(20, 10)).unwrap().unwrap();
+        assert!(fine.positions.len() > 20);
     }
 
     #[test]

@@ -10,11 +10,12 @@ use std::future::pending;
 use std::sync::Arc;
 
 use camel_api::Exchange;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
+use super::error::ResequenceError;
 use super::policy::{Release, ResequencePolicy};
 use super::shared::Shared;
 
@@ -22,8 +23,46 @@ use super::shared::Shared;
 /// clock read without letting one burst starve the timer.
 const INTAKE_BATCH: usize = 256;
 
-/// An accepted exchange with its precomputed key.
-pub(crate) type Input<K> = (Exchange, K);
+/// An exchange on its way to the policy, with its precomputed key.
+pub(crate) struct Input<K> {
+    pub(crate) exchange: Exchange,
+    pub(crate) key: K,
+    /// Present when the caller waits for the actor's verdict before its acknowledgement
+    /// (`reject_old`): the actor answers after the policy took the exchange, or with the
+    /// refusal instead. Absent, the exchange was acknowledged when it entered the channel.
+    pub(crate) verdict: Option<oneshot::Sender<Result<(), ResequenceError>>>,
+}
+
+/// Hands one input to the policy, or refuses it when the policy says so and its caller
+/// is waiting for a verdict. An exchange without a verdict was already acknowledged and
+/// is always accepted.
+fn take<P: ResequencePolicy>(
+    policy: &mut P,
+    input: Input<P::Key>,
+    now: Instant,
+    out: &mut Vec<Release>,
+    shared: &Shared,
+) {
+    let Input {
+        exchange,
+        key,
+        verdict,
+    } = input;
+    let Some(verdict) = verdict else {
+        return policy.accept(exchange, key, now, out);
+    };
+    match policy.admit(&key) {
+        Ok(()) => {
+            policy.accept(exchange, key, now, out);
+            // A caller that gave up waiting still had its exchange accepted: nothing to undo.
+            let _ = verdict.send(Ok(()));
+        }
+        Err(refusal) => {
+            shared.rejected(&refusal);
+            let _ = verdict.send(Err(refusal));
+        }
+    }
+}
 
 /// What the actor returns when it stops: the policy and the post-driver sender it owned.
 pub(crate) struct ActorParts<P> {
@@ -62,8 +101,8 @@ pub(crate) async fn run_actor<P: ResequencePolicy>(
                 // Zero means every intake handle is gone: keep serving the timer.
                 intake_open = n > 0;
                 let now = Instant::now();
-                for (exchange, key) in buf.drain(..) {
-                    policy.accept(exchange, key, now, &mut out);
+                for item in buf.drain(..) {
+                    take(&mut policy, item, now, &mut out, &shared);
                 }
             }
             _ = async { if armed.is_some() { (&mut timer).await } else { pending().await } } => {
@@ -77,8 +116,8 @@ pub(crate) async fn run_actor<P: ResequencePolicy>(
     input.close();
     // After `close` no new sender gets in, and `recv` still waits for one that already
     // holds a permit, so nothing acknowledged is left behind.
-    while let Some((exchange, key)) = input.recv().await {
-        policy.accept(exchange, key, Instant::now(), &mut out);
+    while let Some(item) = input.recv().await {
+        take(&mut policy, item, Instant::now(), &mut out, &shared);
     }
     forward(&post_tx, &mut out, &shared).await;
     shared.set_held(policy.held());

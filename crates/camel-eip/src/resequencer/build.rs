@@ -1,7 +1,6 @@
 //! Assembling a resequencer from its configuration: validation, expression compilation,
 //! channel, policy, intake and lifecycle.
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use camel_api::{BoxExpression, BoxProcessor, CamelError, StepLifecycle};
@@ -99,17 +98,14 @@ impl ResequencerService {
         };
         match &config.mode {
             ResequenceMode::Stream(s) => {
-                let settled_below = Arc::new(AtomicU64::new(0));
                 let has_dead_letter = parts.outlets.dead_letter.is_some();
-                let policy = StreamPolicy::new(s, has_dead_letter, settled_below.clone());
+                let policy = StreamPolicy::new(s, has_dead_letter);
                 let keying = StreamKeying {
                     expression: expressions.key,
                     text: s.sequence.clone(),
-                    reject_old: s.reject_old,
                     ignore_invalid: s.ignore_invalid,
-                    settled_below,
                 };
-                Ok(parts.assemble(policy, keying))
+                Ok(parts.assemble(policy, keying, s.reject_old))
             }
             ResequenceMode::Batch(b) => {
                 let keying = BatchKeying {
@@ -118,7 +114,7 @@ impl ResequencerService {
                     correlation: expressions.correlation,
                     ignore_invalid: b.ignore_invalid,
                 };
-                Ok(parts.assemble(BatchPolicy::new(b), keying))
+                Ok(parts.assemble(BatchPolicy::new(b), keying, false))
             }
         }
     }
@@ -131,7 +127,9 @@ struct Parts<'a> {
 }
 
 impl Parts<'_> {
-    fn assemble<P, K>(self, policy: P, keying: K) -> Resequencer
+    /// `await_verdict`: callers wait for the actor's verdict before their acknowledgement
+    /// (see [`Intake::await_verdict`]).
+    fn assemble<P, K>(self, policy: P, keying: K, await_verdict: bool) -> Resequencer
     where
         P: ResequencePolicy,
         K: Keying<Key = P::Key>,
@@ -140,6 +138,7 @@ impl Parts<'_> {
         let intake = Intake {
             keying,
             input: tx,
+            await_verdict,
             allow_inout: self.config.allow_inout,
             shared: self.shared.clone(),
         };

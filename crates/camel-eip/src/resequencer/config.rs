@@ -64,7 +64,8 @@ pub struct StreamConfig {
         alias = "timeout_ms"
     )]
     pub gap_timeout_ms: u64,
-    /// What a gap timeout does. Default [`GapPolicy::EmitPartial`].
+    /// What a gap timeout does. Default [`GapPolicy::EmitPartial`], Camel's behaviour
+    /// (the spec's sketch drops instead; see ADR 0030).
     #[serde(default, alias = "onGap")]
     pub on_gap: GapPolicy,
     /// What happens to an exchange that arrives while `capacity` exchanges are held.
@@ -75,7 +76,8 @@ pub struct StreamConfig {
     #[serde(default)]
     pub dedup: bool,
     /// Refuse, with a typed error, an exchange whose number is at or below the last
-    /// delivered one.
+    /// delivered one. The actor decides before the caller's acknowledgement, so each call
+    /// is either refused or accepted, never acknowledged and then dropped as old.
     #[serde(default, alias = "rejectOld")]
     pub reject_old: bool,
     /// The first number to deliver. Absent: the smallest number seen within the first

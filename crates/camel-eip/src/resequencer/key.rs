@@ -4,7 +4,6 @@
 //! expression fails is refused with a typed error instead of vanishing inside the actor.
 
 use std::cmp::Ordering;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use camel_api::{BoxExpression, CamelError, Exchange, Value};
@@ -24,7 +23,8 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    /// The key of a value; `None` for null, which has no place in an order.
+    /// The key of a value; `None` for null, which has no place in an order. Bytes that
+    /// are UTF-8 (a file's body) count as their text.
     pub fn from_value(value: &Value) -> Option<SortKey> {
         let number = |x: f64| {
             if x.fract() == 0.0 && x.abs() < 9.0e15 {
@@ -33,21 +33,23 @@ impl SortKey {
                 SortKey::Float(x)
             }
         };
+        if let Some(text) = text_of(value) {
+            let t = text.trim();
+            return Some(if let Ok(i) = t.parse::<i64>() {
+                SortKey::Int(i)
+            } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                number(x)
+            } else if let Value::Text(s) = value {
+                SortKey::Text(s.clone())
+            } else {
+                SortKey::Text(text.into())
+            });
+        }
         match value {
             Value::Null => None,
             Value::Int(i) => Some(SortKey::Int(*i)),
             Value::Float(x) if x.is_nan() => None,
             Value::Float(x) => Some(number(*x)),
-            Value::Text(s) => {
-                let t = s.trim();
-                if let Ok(i) = t.parse::<i64>() {
-                    Some(SortKey::Int(i))
-                } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
-                    Some(number(x))
-                } else {
-                    Some(SortKey::Text(s.clone()))
-                }
-            }
             other => match other.as_f64() {
                 Some(x) if x.is_finite() => Some(number(x)),
                 _ => Some(SortKey::Text(other.to_string().into())),
@@ -105,21 +107,31 @@ pub(crate) trait Keying: Send + Sync + 'static {
     fn key(&self, exchange: &Exchange) -> Result<Option<Self::Key>, CamelError>;
 }
 
-/// Stream mode: an unsigned sequence number, checked against `reject_old` early.
+/// Stream mode: an unsigned sequence number. Whether it is too old (`reject_old`) is
+/// the actor's decision, not the key's: only the actor knows the current watermark.
 #[derive(Debug)]
 pub(crate) struct StreamKeying {
     pub(crate) expression: BoxExpression,
     pub(crate) text: String,
-    pub(crate) reject_old: bool,
     pub(crate) ignore_invalid: bool,
-    /// Every number below this one is settled; written by the policy, read here.
-    pub(crate) settled_below: Arc<AtomicU64>,
 }
 
-/// Reads an unsigned sequence number from a value.
-pub(crate) fn sequence_of(value: &Value) -> Result<u64, String> {
+/// The text a value holds: text, or bytes that are valid UTF-8 — a file's body is bytes,
+/// and Camel's type converter reads such a body as its text.
+fn text_of(value: &Value) -> Option<&str> {
     match value {
-        Value::Text(s) => s.trim().parse::<u64>().map_err(|e| format!("`{s}`: {e}")),
+        Value::Text(s) => Some(s),
+        Value::Bytes(b) => std::str::from_utf8(b).ok(),
+        _ => None,
+    }
+}
+
+/// Reads an unsigned sequence number from a value (text and UTF-8 bytes are parsed).
+pub(crate) fn sequence_of(value: &Value) -> Result<u64, String> {
+    if let Some(s) = text_of(value) {
+        return s.trim().parse::<u64>().map_err(|e| format!("`{s}`: {e}"));
+    }
+    match value {
         Value::Null => Err("no value".into()),
         other => other
             .as_i64()
@@ -141,22 +153,11 @@ impl Keying for StreamKeying {
                 .into()
             })
         });
-        let seq = match evaluated {
-            Ok(seq) => seq,
-            Err(_) if self.ignore_invalid => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if self.reject_old {
-            let settled = self.settled_below.load(AtomicOrdering::Acquire);
-            if seq < settled {
-                return Err(ResequenceError::RejectedOld {
-                    sequence: seq,
-                    last_delivered: settled - 1,
-                }
-                .into());
-            }
+        match evaluated {
+            Ok(seq) => Ok(Some(seq)),
+            Err(_) if self.ignore_invalid => Ok(None),
+            Err(e) => Err(e),
         }
-        Ok(Some(seq))
     }
 }
 
@@ -239,5 +240,18 @@ mod tests {
         assert!(sequence_of(&Value::from(-3)).is_err());
         assert!(sequence_of(&Value::from("x")).is_err());
         assert!(sequence_of(&Value::Null).is_err());
+    }
+
+    #[test]
+    fn a_utf8_bytes_value_counts_as_its_text() {
+        // A file consumer's body: `Body::Bytes`, seen by `${body}` as `Value::Bytes`.
+        let bytes = |b: &[u8]| Exchange::new(b.to_vec()).message.body.to_value();
+        assert_eq!(sequence_of(&bytes(b"264\n")), Ok(264));
+        assert!(sequence_of(&bytes(b"x")).is_err());
+        assert!(sequence_of(&bytes(&[0xff, 0x31])).is_err());
+        assert_eq!(SortKey::from_value(&bytes(b" 10")), Some(SortKey::Int(10)));
+        assert!(SortKey::from_value(&bytes(b"9")) < SortKey::from_value(&bytes(b"10")));
+        assert_eq!(SortKey::from_value(&bytes(b"2.5")), Some(key(2.5)));
+        assert_eq!(SortKey::from_value(&bytes(b"abc")), Some(key("abc")));
     }
 }

@@ -12,6 +12,7 @@ use camel_api::Exchange;
 use tokio::time::Instant;
 
 use super::batch::BatchState;
+use super::error::ResequenceError;
 use super::stream::StreamState;
 
 /// Why an accepted exchange was not delivered.
@@ -25,8 +26,9 @@ pub enum DropReason {
     /// A sequence number that is held or was already delivered, under `dedup`; or a batch
     /// entry replaced by a later one with the same sort key.
     Duplicate,
-    /// Under `reject_old`, a number that fell behind the delivered ones after it was
-    /// accepted (the early check in the service passed, a gap timeout overtook it).
+    /// Under `reject_old`, a number below the watermark that was accepted without a
+    /// verdict: only exchanges carried over a hot swap into a resequencer that had
+    /// already moved past them (callers are refused with `RejectedOld` instead).
     Old,
     /// A batch exchange whose sort key could not be evaluated, under `ignore_invalid`.
     Invalid,
@@ -82,6 +84,13 @@ pub trait ResequencePolicy: Send + 'static {
 
     /// A short name for logs (`stream`, `batch`).
     fn name(&self) -> &'static str;
+
+    /// Whether an exchange with `key` may be accepted now. Asked by the actor, before the
+    /// caller's acknowledgement, only for callers that wait for a verdict; a refusal goes
+    /// back to that caller as its error and the exchange never enters the policy.
+    fn admit(&self, _key: &Self::Key) -> Result<(), ResequenceError> {
+        Ok(())
+    }
 
     /// Takes one exchange; pushes whatever it releases now onto `out`, in order.
     fn accept(&mut self, exchange: Exchange, key: Self::Key, now: Instant, out: &mut Vec<Release>);

@@ -5,11 +5,20 @@
 //! consumer — and answers with an acknowledgement: an empty body and the property
 //! `CamelResequencerAccepted = true`. The reordered exchange continues later, on the
 //! post-driver.
+//!
+//! Under `reject_old` the acknowledgement waits for the actor's verdict: only the actor
+//! knows the watermark, so only it can say whether a number is old. A stale number is
+//! then always a `RejectedOld` error to its caller, never an acknowledgement followed by a
+//! silent drop. This costs a round-trip to the actor per call, and only under
+//! `reject_old`.
 
 use std::sync::{Arc, LazyLock};
 
-use camel_api::{Body, CamelError, Exchange, ExchangePattern, Process, ProcessorFuture};
+use camel_api::{
+    Body, CamelError, Exchange, ExchangeId, ExchangePattern, Process, ProcessorFuture,
+};
 use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::warn;
 
@@ -24,6 +33,9 @@ use super::shared::{Shared, Stat};
 pub(crate) struct Intake<K: Keying> {
     pub(crate) keying: K,
     pub(crate) input: mpsc::Sender<Input<K::Key>>,
+    /// Callers wait for the actor to accept (or refuse) the exchange before they are
+    /// acknowledged; otherwise entering the channel is acceptance.
+    pub(crate) await_verdict: bool,
     pub(crate) allow_inout: bool,
     pub(crate) shared: Arc<Shared>,
 }
@@ -35,23 +47,66 @@ static INOUT_WARN: LazyLock<Arc<str>> = LazyLock::new(|| names::INOUT_WARN.into(
 
 impl<K: Keying> Intake<K> {
     fn ack(&self, exchange: &Exchange, accepted: bool) -> Exchange {
-        let mut ack = Exchange::new(Body::Empty);
-        ack.id = exchange.id;
-        ack.pattern = exchange.pattern;
-        ack.properties.insert(ACCEPTED.clone(), accepted);
-        if exchange.pattern == ExchangePattern::InOut && !self.allow_inout {
-            self.shared.inout_warnings.increment(1);
-            if self.shared.inout_warning_due(Instant::now()) {
-                warn!(
-                    route_id = %self.shared.route_id,
-                    step = %self.shared.step_name,
-                    "request-reply exchange reached a resequencer: the caller gets an acknowledgement, not the route's reply (set allow_inout to silence)"
-                );
-            }
-            ack.properties.insert(INOUT_WARN.clone(), true);
-        }
-        ack
+        let to = (exchange.id, exchange.pattern);
+        acknowledge(to, accepted, self.allow_inout, &self.shared)
     }
+
+    /// Sends the exchange with a verdict channel and answers with the acknowledgement once
+    /// the actor accepted it, or with the actor's refusal (a refused request-reply
+    /// exchange is not counted as an InOut warning: it was not accepted).
+    fn after_verdict(&self, exchange: Exchange, key: K::Key) -> ProcessorFuture {
+        let to = (exchange.id, exchange.pattern);
+        let allow_inout = self.allow_inout;
+        let shared = self.shared.clone();
+        let (verdict, answer) = oneshot::channel();
+        let input = Input {
+            exchange,
+            key,
+            verdict: Some(verdict),
+        };
+        // Short-lived, as above: dropped before the verdict is awaited.
+        let sender = self.input.clone();
+        ProcessorFuture::boxed(async move {
+            sender.send(input).await.map_err(|_| stopped())?;
+            drop(sender);
+            match answer.await {
+                Ok(Ok(())) => {
+                    shared.count(Stat::Accepted, 1);
+                    Ok(acknowledge(to, true, allow_inout, &shared))
+                }
+                Ok(Err(refusal)) => Err(refusal.into()),
+                // The actor answers as soon as it takes an exchange; gone without an
+                // answer, it never took this one.
+                Err(_) => Err(stopped()),
+            }
+        })
+    }
+}
+
+/// The acknowledgement for the exchange `to` (id and pattern): built from these alone so
+/// it can also be built after the exchange moved into the channel.
+fn acknowledge(
+    (id, pattern): (ExchangeId, ExchangePattern),
+    accepted: bool,
+    allow_inout: bool,
+    shared: &Shared,
+) -> Exchange {
+    let mut ack = Exchange::new(Body::Empty);
+    ack.id = id;
+    ack.pattern = pattern;
+    ack.properties.insert(ACCEPTED.clone(), accepted);
+    if pattern == ExchangePattern::InOut && !allow_inout {
+        shared.inout_warnings.increment(1);
+        if shared.inout_warning_due(Instant::now()) {
+            warn!(
+                route_id = %shared.route_id,
+                step = %shared.step_name,
+                "request-reply exchange reached a resequencer: the caller gets an acknowledgement, not the route's reply (set allow_inout to silence)"
+            );
+        }
+        ack.properties.insert(INOUT_WARN.clone(), true);
+    }
+    ack
 }
 
 impl<K: Keying> Process for Intake<K> {
@@ -64,8 +119,16 @@ impl<K: Keying> Process for Intake<K> {
             }
             Err(e) => return ProcessorFuture::ready(Err(e)),
         };
+        if self.await_verdict {
+            return self.after_verdict(exchange, key);
+        }
         let ack = self.ack(&exchange, true);
-        match self.input.try_send((exchange, key)) {
+        let input = Input {
+            exchange,
+            key,
+            verdict: None,
+        };
+        match self.input.try_send(input) {
             Ok(()) => {
                 self.shared.count(Stat::Accepted, 1);
                 ProcessorFuture::ready(Ok(ack))

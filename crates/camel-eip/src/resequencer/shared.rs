@@ -9,6 +9,7 @@ use std::time::Duration;
 use metrics::{Counter, Gauge};
 use tokio::time::Instant;
 
+use super::error::ResequenceError;
 use super::policy::DropReason;
 
 /// The InOut warning is logged at most once per this interval per route.
@@ -23,6 +24,7 @@ pub struct ResequencerStats {
     skipped_stopped: AtomicU64,
     dropped: AtomicU64,
     dead_lettered: AtomicU64,
+    rejected_old: AtomicU64,
     held: AtomicU64,
     inout_warnings_logged: AtomicU64,
 }
@@ -48,6 +50,9 @@ getters!(
     dropped,
     /// Exchanges the dead-letter processor took successfully.
     dead_lettered,
+    /// Calls refused with `RejectedOld` under `reject_old` (never accepted, so not
+    /// counted as dropped).
+    rejected_old,
     /// Exchanges held by the policy right now.
     held,
     /// InOut warnings actually logged (after rate limiting).
@@ -63,6 +68,7 @@ pub(crate) struct Shared {
     pub(crate) held_gauge: Gauge,
     pub(crate) inout_warnings: Counter,
     pub(crate) post_ack_failures: Counter,
+    pub(crate) rejected_old: Counter,
 }
 
 /// When each route last logged the InOut warning. Keyed by route rather than held per
@@ -84,7 +90,12 @@ impl Shared {
             ),
             post_ack_failures: metrics::counter!(
                 "camel_resequencer_post_ack_failures_total",
-                "route" => route
+                "route" => route.clone()
+            ),
+            rejected_old: metrics::counter!(
+                "camel_resequencer_rejected_total",
+                "route" => route,
+                "reason" => "old"
             ),
         }
     }
@@ -114,6 +125,14 @@ impl Shared {
             "reason" => reason.as_str()
         )
         .increment(1);
+    }
+
+    /// Counts a call the actor refused.
+    pub(crate) fn rejected(&self, refusal: &ResequenceError) {
+        if matches!(refusal, ResequenceError::RejectedOld { .. }) {
+            self.stats.rejected_old.fetch_add(1, Ordering::Relaxed);
+            self.rejected_old.increment(1);
+        }
     }
 
     /// Whether an InOut warning may be logged now (at most once per interval per route,

@@ -6,14 +6,13 @@
 //! run after the gap is released as `on_gap` says and the timer re-arms for the next gap.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::Exchange;
 use tokio::time::Instant;
 
 use super::config::{CapacityPolicy, GapPolicy, StreamConfig};
+use super::error::ResequenceError;
 use super::policy::{DropReason, PolicyState, PolicyStateKind, Release, ResequencePolicy};
 use super::skipped::SkippedRanges;
 
@@ -42,8 +41,6 @@ pub struct StreamPolicy {
     arrivals: u64,
     deadline: Option<Instant>,
     skipped: SkippedRanges,
-    /// Published copy of `next` for the service's early `reject_old` check.
-    settled_below: Arc<AtomicU64>,
 }
 
 /// How a run of held exchanges leaves the policy.
@@ -57,14 +54,9 @@ enum Outlet {
 }
 
 impl StreamPolicy {
-    /// A policy for `config`; `has_dead_letter` says whether a dead-letter processor exists,
-    /// `settled_below` is where the watermark is published.
-    pub(crate) fn new(
-        config: &StreamConfig,
-        has_dead_letter: bool,
-        settled_below: Arc<AtomicU64>,
-    ) -> Self {
-        let policy = StreamPolicy {
+    /// A policy for `config`; `has_dead_letter` says whether a dead-letter processor exists.
+    pub(crate) fn new(config: &StreamConfig, has_dead_letter: bool) -> Self {
+        StreamPolicy {
             capacity: config.capacity.max(1),
             gap: Duration::from_millis(config.gap_timeout_ms),
             on_gap: config.on_gap,
@@ -77,15 +69,7 @@ impl StreamPolicy {
             arrivals: 0,
             deadline: None,
             skipped: SkippedRanges::default(),
-            settled_below,
-        };
-        policy.publish();
-        policy
-    }
-
-    fn publish(&self) {
-        self.settled_below
-            .store(self.next.unwrap_or(0), Ordering::Release);
+        }
     }
 
     /// Gives up on `from..to` (remembered for late arrivals) and moves the watermark to `to`.
@@ -126,7 +110,6 @@ impl StreamPolicy {
     /// After the watermark moved: the gap timer restarts for whatever gap remains.
     fn rearm(&mut self, now: Instant) {
         self.deadline = (!self.held.is_empty()).then(|| now + self.gap);
-        self.publish();
     }
 
     fn late(&mut self, exchange: Exchange, seq: u64, out: &mut Vec<Release>) {
@@ -239,6 +222,18 @@ impl ResequencePolicy for StreamPolicy {
         "stream"
     }
 
+    /// Under `reject_old`, a number below the watermark is refused: the watermark only
+    /// moves forward, so the same number would be refused again on any later call.
+    fn admit(&self, &seq: &u64) -> Result<(), ResequenceError> {
+        match self.next {
+            Some(next) if self.reject_old && seq < next => Err(ResequenceError::RejectedOld {
+                sequence: seq,
+                last_delivered: next - 1,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn accept(&mut self, exchange: Exchange, seq: u64, now: Instant, out: &mut Vec<Release>) {
         match self.next {
             None => self.hold(exchange, seq, now, out),
@@ -292,7 +287,6 @@ impl ResequencePolicy for StreamPolicy {
             self.release_run(Outlet::Deliver, out);
         }
         self.deadline = None;
-        self.publish();
     }
 
     fn held(&self) -> usize {
@@ -324,7 +318,6 @@ impl ResequencePolicy for StreamPolicy {
             self.next = Some(self.next.map_or(carried, |n| n.max(carried)));
         }
         self.skipped.merge(state.skipped);
-        self.publish();
         for (seq, exchange) in state.held {
             self.accept(exchange, seq, now, out);
         }

@@ -20,7 +20,7 @@ fn config() -> StreamConfig {
 }
 
 fn policy(cfg: &StreamConfig) -> StreamPolicy {
-    StreamPolicy::new(cfg, true, Arc::new(AtomicU64::new(0)))
+    StreamPolicy::new(cfg, true)
 }
 
 fn ex(seq: u64) -> Exchange {
@@ -136,8 +136,17 @@ fn reject_old_and_dedup() {
         ..config()
     });
     let now = Instant::now();
+    assert_eq!(p.admit(&2), Ok(()), "2 is not below the watermark yet");
     feed(&mut p, &[1, 2], now);
-    assert_eq!(p.settled_below.load(Ordering::Acquire), 3);
+    assert_eq!(
+        p.admit(&2),
+        Err(ResequenceError::RejectedOld {
+            sequence: 2,
+            last_delivered: 2
+        })
+    );
+    assert_eq!(p.admit(&3), Ok(()));
+    // Accepted without a verdict (carried over a swap): dropped as old, never delivered.
     let (_, dropped) = split(feed(&mut p, &[2], now));
     assert_eq!(dropped, [(2, DropReason::Old)]);
 

@@ -229,7 +229,7 @@ pub(crate) enum Condition {
 impl Condition {
     fn holds(&self, exchange: &Exchange) -> Result<bool, CamelError> {
         match self {
-            Condition::Test(operand) => Ok(operand.value(exchange)?.is_truthy()),
+            Condition::Test(operand) => Ok(compare::truthy(&*operand.value(exchange)?)),
             Condition::Compare { left, op, right } => {
                 Ok(op.holds(&*left.value(exchange)?, &*right.value(exchange)?))
             }
@@ -302,7 +302,7 @@ impl Node {
     /// The expression as a predicate: a condition's result, or a value's truthiness.
     pub(crate) fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
         match self {
-            Node::Value(operand) => Ok(operand.value(exchange)?.is_truthy()),
+            Node::Value(operand) => Ok(compare::truthy(&*operand.value(exchange)?)),
             Node::Logic(any) => {
                 for all in any.iter() {
                     let mut holds = true;

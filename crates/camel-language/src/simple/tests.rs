@@ -212,6 +212,26 @@ fn predicates_without_operators_test_truthiness() {
         .unwrap());
 }
 
+/// A file's body is bytes; where they are UTF-8 they read as their text, as Camel's type
+/// converter reads them.
+#[test]
+fn a_utf8_bytes_body_compares_and_tests_as_its_text() {
+    let file = |content: &[u8]| Exchange::new(content.to_vec());
+    let holds_on = |text: &str, ex: &Exchange| simple_predicate(text).unwrap().matches(ex).unwrap();
+    let number = file(b"264");
+    assert_eq!(
+        simple("${body}").unwrap().evaluate(&number).unwrap(),
+        number.message.body.to_value()
+    );
+    assert!(holds_on("${body} == 264", &number));
+    assert!(holds_on("${body} > 99", &number));
+    assert!(holds_on("${body} in '1,264'", &number));
+    assert!(holds_on("${body}", &file(b"true")));
+    assert!(holds_on("${body} == true", &file(b"TRUE")));
+    assert!(!holds_on("${body}", &file(b"false")));
+    assert!(!holds_on("${body}", &file(&[0xff, b't'])));
+}
+
 #[test]
 fn predicates_accept_bare_words_and_templates_as_operands() {
     assert!(holds("${header.x} == gold"));

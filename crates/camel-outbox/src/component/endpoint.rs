@@ -14,6 +14,8 @@ pub(crate) struct OutboxEndpoint {
     uri: Arc<str>,
     shared: Arc<SharedOutbox>,
     group_key: Option<BoxExpression>,
+    /// The route the endpoint was made for (named in the producer's warnings).
+    route_id: Option<String>,
 }
 
 impl OutboxEndpoint {
@@ -21,11 +23,13 @@ impl OutboxEndpoint {
         uri: Arc<str>,
         shared: Arc<SharedOutbox>,
         group_key: Option<BoxExpression>,
+        route_id: Option<String>,
     ) -> Self {
         OutboxEndpoint {
             uri,
             shared,
             group_key,
+            route_id,
         }
     }
 }
@@ -39,6 +43,7 @@ impl Endpoint for OutboxEndpoint {
         Ok(producer::processor(
             self.shared.clone(),
             self.group_key.clone(),
+            self.route_id.clone(),
         ))
     }
 
@@ -49,6 +54,9 @@ impl Endpoint for OutboxEndpoint {
                 "`group_key` belongs on the producer (`to`); the relay reads the key stored with each message",
             ));
         }
-        Ok(Box::new(OutboxConsumer::new(self.shared.clone())))
+        // Taken here, as the route starts, so a second relay on a SQLite file fails the
+        // start itself rather than running beside the first.
+        let lock = self.shared.relay_lock()?;
+        Ok(Box::new(OutboxConsumer::new(self.shared.clone(), lock)))
     }
 }

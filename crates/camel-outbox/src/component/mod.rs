@@ -133,6 +133,13 @@ impl OutboxComponent {
 /// The key of a SQLite file URL: `sqlite:` + absolute path (+ `?options`); `None` for
 /// other URLs and for in-memory databases.
 fn sqlite_key(url: &str) -> Option<String> {
+    let (path, query) = sqlite_file(url)?;
+    Some(file_key(std::path::Path::new(path), query))
+}
+
+/// The file path and options of a SQLite file URL; `None` for other URLs and in-memory
+/// databases.
+fn sqlite_file(url: &str) -> Option<(&str, &str)> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;
@@ -140,10 +147,10 @@ fn sqlite_key(url: &str) -> Option<String> {
         Some((p, q)) => (p, q),
         None => (rest, ""),
     };
-    if path.is_empty() || path.contains(":memory:") {
+    if path.is_empty() || path.contains(":memory:") || query.contains("mode=memory") {
         return None;
     }
-    Some(file_key(std::path::Path::new(path), query))
+    Some((path, query))
 }
 
 fn file_key(path: &std::path::Path, query: &str) -> String {
@@ -253,8 +260,9 @@ impl Component for OutboxComponent {
                 .clone()
         };
         shared.add_settings(&raw, explicit)?;
+        let route_id = ctx.route_id().map(str::to_string);
         Ok(Arc::new(endpoint::OutboxEndpoint::new(
-            raw, shared, group_key,
+            raw, shared, group_key, route_id,
         )))
     }
 
@@ -290,6 +298,23 @@ pub(crate) struct SharedSource {
 }
 
 impl SharedSource {
+    /// The database file when this is a SQLite file (not in memory), for the relay lock.
+    pub(crate) fn sqlite_file(&self) -> Option<PathBuf> {
+        match &self.source {
+            Source::Url(u) => sqlite_file(u).map(|(path, _)| PathBuf::from(path)),
+            Source::EmbeddedFile(dir) => Some(dir.join("outbox.db")),
+            #[cfg(feature = "sqlite")]
+            Source::Ready(Datasource::Sqlite(pool)) => {
+                let path = pool.connect_options().get_filename().to_path_buf();
+                let name = path.to_string_lossy();
+                let in_memory = name.starts_with("file:sqlx-in-memory") || name == ":memory:";
+                (!in_memory).then_some(path)
+            }
+            #[allow(unreachable_patterns)]
+            Source::Ready(_) => None,
+        }
+    }
+
     pub(crate) async fn datasource(&self) -> Result<&Datasource, CamelError> {
         self.datasource.get_or_try_init(|| self.source.open()).await
     }
@@ -319,19 +344,44 @@ impl SharedOutbox {
         Ok(())
     }
 
+    /// The outbox's configuration from the merged settings of its endpoints.
+    pub(crate) fn config(&self) -> Result<crate::OutboxConfig, CamelError> {
+        let merged = self
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        settings::config(&format!("outbox:{}", self.name), &self.name, &merged)
+    }
+
+    /// SQLite file: the relay lock of this outbox (see [`crate::store::RelayLock`]);
+    /// `None` on PostgreSQL and in memory, where nothing needs it.
+    pub(crate) fn relay_lock(&self) -> Result<Option<crate::store::RelayLock>, CamelError> {
+        let Some(file) = self.source.sqlite_file() else {
+            return Ok(None);
+        };
+        let table = self.config()?.validate()?;
+        Ok(Some(crate::store::RelayLock::acquire(&file, &table)?))
+    }
+
     /// The opened outbox (tables created, partition count checked).
     pub(crate) async fn outbox(&self) -> Result<&Outbox, CamelError> {
         self.outbox
             .get_or_try_init(|| async {
-                let merged = self
+                let stated = self
                     .settings
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .clone();
-                let config =
-                    settings::config(&format!("outbox:{}", self.name), &self.name, &merged)?;
+                    .contains_key("partitions");
+                let config = self.config()?;
                 let datasource = self.source.datasource().await?.clone();
-                Ok(Outbox::open(datasource, config).await?)
+                // No endpoint of this outbox states a count: follow the stored one rather
+                // than contradict the relays (ADR 0033).
+                Ok(if stated {
+                    Outbox::open(datasource, config).await?
+                } else {
+                    Outbox::open_with_stored_partitions(datasource, config).await?
+                })
             })
             .await
     }

@@ -2,6 +2,7 @@
 //! local relay; inside a `transacted` step on the same database, publishes in the step's
 //! transaction instead.
 
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use camel_api::{BoxExpression, BoxProcessor, CamelError, Exchange};
@@ -18,15 +19,26 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub(crate) fn processor(
     shared: Arc<SharedOutbox>,
     group_key: Option<BoxExpression>,
+    route_id: Option<String>,
 ) -> BoxProcessor {
+    let ungrouped = Arc::new(Ungrouped {
+        counter: crate::metrics::ungrouped(shared.name()),
+        warned: AtomicBool::new(false),
+        route_id: route_id.unwrap_or_default(),
+    });
     BoxProcessor::from_fn(move |mut exchange: Exchange| {
         let shared = shared.clone();
         let group_key = group_key.clone();
+        let ungrouped = ungrouped.clone();
         async move {
             let key = match &group_key {
                 Some(expr) => {
                     let v = expr.evaluate(&exchange)?;
-                    Some(v.to_string()).filter(|s| !v.is_null() && !s.is_empty())
+                    let key = Some(v.to_string()).filter(|s| !v.is_null() && !s.is_empty());
+                    if key.is_none() {
+                        ungrouped.record(shared.name());
+                    }
+                    key
                 }
                 None => None,
             };
@@ -84,6 +96,30 @@ pub(crate) fn processor(
         }
     })
     .named("outbox-producer")
+}
+
+/// A `group_key` that evaluated to nothing makes the message unordered: that must not
+/// pass silently, yet a log line per message would flood. So: a metric per message, one
+/// warning per producer (one `to:` step of one route).
+struct Ungrouped {
+    counter: metrics::Counter,
+    warned: AtomicBool,
+    route_id: String,
+}
+
+impl Ungrouped {
+    fn record(&self, outbox: &str) {
+        self.counter.increment(1);
+        if !self.warned.swap(true, AtomicOrdering::Relaxed) {
+            tracing::warn!(
+                route_id = %self.route_id,
+                outbox,
+                "`group_key` evaluated to null or empty: the message is published without a \
+                 group and relayed unordered (counted in camel_outbox_ungrouped_total; this \
+                 warning is shown once per route step)"
+            );
+        }
+    }
 }
 
 fn db(e: sqlx::Error) -> CamelError {

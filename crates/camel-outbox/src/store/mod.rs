@@ -10,10 +10,15 @@ use crate::config::TableName;
 use crate::error::{OutboxError, Result};
 use crate::message::{PayloadKind, StoredMessage};
 
+pub use relay_lock::RelayLock;
+
+#[cfg(feature = "postgres")]
+pub(crate) mod connect_timeout;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres_admin;
+pub(crate) mod relay_lock;
 pub(crate) mod schema;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
@@ -75,6 +80,94 @@ impl Datasource {
         sqlite::pool_for_path(path.as_ref()).map(Datasource::Sqlite)
     }
 
+    /// The database, named without credentials: `postgres://HOST:PORT/DATABASE` or
+    /// `sqlite:PATH`. For messages.
+    pub fn describe(&self) -> String {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                let o = p.connect_options();
+                format!(
+                    "postgres://{}:{}/{}",
+                    o.get_host(),
+                    o.get_port(),
+                    o.get_database().unwrap_or("")
+                )
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                format!("sqlite:{}", p.connect_options().get_filename().display())
+            }
+        }
+    }
+
+    /// `e`, saying which database could not be reached when it is a connection failure.
+    pub(crate) fn explain(&self, e: sqlx::Error) -> OutboxError {
+        match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => OutboxError::Unreachable {
+                database: self.describe(),
+                reason: match e {
+                    sqlx::Error::Io(io) => io.to_string(),
+                    _ => format!(
+                        "no connection within {:?} (the URL's connect_timeout, default 30 s)",
+                        self.connect_timeout()
+                    ),
+                },
+            },
+            other => OutboxError::Database(other),
+        }
+    }
+
+    fn connect_timeout(&self) -> std::time::Duration {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => p.options().get_acquire_timeout(),
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => p.options().get_acquire_timeout(),
+        }
+    }
+
+    /// True when the outbox table `table` exists.
+    pub(crate) async fn has_table(&self, table: &TableName) -> Result<bool> {
+        let found =
+            match self {
+                #[cfg(feature = "postgres")]
+                Datasource::Postgres(p) => {
+                    sqlx::query_scalar::<_, bool>("SELECT to_regclass($1) IS NOT NULL")
+                        .bind(table.as_str())
+                        .fetch_one(p)
+                        .await
+                }
+                #[cfg(feature = "sqlite")]
+                Datasource::Sqlite(p) => sqlx::query_scalar::<_, bool>(
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)",
+                )
+                .bind(table.as_str())
+                .fetch_one(p)
+                .await,
+            };
+        found.map_err(|e| self.explain(e))
+    }
+
+    /// Records or checks the outbox's partition count (see ADR 0033).
+    pub(crate) async fn settle_partitions(
+        &self,
+        table: &TableName,
+        outbox: &str,
+        configured: u32,
+    ) -> Result<()> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                postgres_admin::settle_partitions(p, table, outbox, configured).await
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => {
+                sqlite_admin::settle_partitions(p, table, outbox, configured).await
+            }
+        }
+    }
+
     /// True for PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         #[cfg(feature = "postgres")]
@@ -104,16 +197,57 @@ impl Datasource {
         }
     }
 
-    /// Writes a setting to `<t>_meta`.
-    pub(crate) async fn set_meta(&self, table: &TableName, key: &str, value: &str) -> Result<()> {
+    /// Adds one to the number stored under `key` in `<t>_meta`; returns the new value.
+    pub(crate) async fn bump_meta(&self, table: &TableName, key: &str) -> Result<i64> {
         match self {
             #[cfg(feature = "postgres")]
-            Datasource::Postgres(p) => postgres::set_meta(p, table, key, value).await,
+            Datasource::Postgres(p) => postgres::bump_meta(p, table, key).await,
             #[cfg(feature = "sqlite")]
-            Datasource::Sqlite(p) => sqlite::set_meta(p, table, key, value).await,
+            Datasource::Sqlite(p) => sqlite::bump_meta(p, table, key).await,
         }
     }
 }
+
+/// The stored partition count of an outbox (its `_meta` row).
+pub(crate) fn parse_partitions(value: &str) -> Result<u32> {
+    value.trim().parse().map_err(|_| {
+        OutboxError::Config(format!(
+            "the stored partition count `{value}` is not a number; fix the `partitions` row \
+             of the outbox's _meta table"
+        ))
+    })
+}
+
+/// Refuses to change the stored partition count `stored` into `configured` while a relay
+/// runs or messages are pending (ADR 0033); both backends decide alike.
+pub(crate) fn refuse_change(
+    outbox: &str,
+    stored: u32,
+    configured: u32,
+    relay_running: bool,
+    pending: i64,
+) -> Result<()> {
+    if relay_running {
+        return Err(OutboxError::PartitionsInUse {
+            outbox: outbox.to_string(),
+            stored,
+            configured,
+        });
+    }
+    if pending > 0 {
+        return Err(OutboxError::PartitionsChanged {
+            outbox: outbox.to_string(),
+            stored,
+            configured,
+            pending: pending as u64,
+        });
+    }
+    Ok(())
+}
+
+/// The `<t>_meta` key counting admin changes (`discard`, `retry_dead`): a worker that
+/// sees it change re-reads its held messages at once instead of at their retry times.
+pub(crate) const ADMIN_EPOCH: &str = "admin_epoch";
 
 /// A row ready to insert.
 #[derive(Debug)]
@@ -166,22 +300,65 @@ impl RawRow {
     }
 }
 
+/// Where a row stands in the order a worker reads its partition: its *order key*, then
+/// its id.
+///
+/// On PostgreSQL the order key is the inserting transaction's place in the visibility
+/// horizon (ADR 0032): a row is read only once every transaction that could still insert
+/// a row before it has ended, so the reading position never passes a row that commits
+/// later. On SQLite, whose single writer commits in id order, the key is always 0 and the
+/// position is the id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Position {
+    pub(crate) order: i64,
+    pub(crate) id: i64,
+}
+
+/// A row with its reading position.
+#[derive(Debug)]
+pub(crate) struct Positioned {
+    pub(crate) at: Position,
+    pub(crate) message: StoredMessage,
+}
+
+/// One page of a partition read in position order.
+#[derive(Debug, Default)]
+pub(crate) struct Page {
+    /// The rows that may be read, in position order.
+    pub(crate) rows: Vec<Positioned>,
+    /// True when the page stopped at a committed row that is still behind the horizon:
+    /// an older transaction is still running, and rows after it wait for it to end.
+    pub(crate) held_back: bool,
+    /// The horizon the page was read at (PostgreSQL: the oldest transaction id still
+    /// running), for the stall warning; 0 on SQLite.
+    pub(crate) horizon: i64,
+}
+
+impl Page {
+    /// True when a page asked for `limit` rows came back full and nothing was held back:
+    /// more rows may be read at once.
+    pub(crate) fn full(&self, limit: u32) -> bool {
+        !self.held_back && self.rows.len() as u32 >= limit
+    }
+}
+
 /// What a partition worker may do to its partition. On PostgreSQL every call runs on the
 /// connection that holds the partition's advisory lock, so a worker that lost the lock
 /// (its connection closed) cannot change a row: ownership and the right to write are the
 /// same thing.
 #[async_trait]
 pub(crate) trait PartitionStore: Send {
-    /// Up to `limit` rows with id > `after`, in id order, leaving out the groups in `skip`.
-    async fn scan(&mut self, after: i64, limit: u32, skip: &[String])
-        -> Result<Vec<StoredMessage>>;
+    /// Up to `limit` rows positioned after `after`, in position order, leaving out the
+    /// groups in `skip` and stopping before the first row still behind the horizon.
+    async fn scan(&mut self, after: Position, limit: u32, skip: &[String]) -> Result<Page>;
 
-    /// Up to `limit` rows of `group` (all rows when `None`) with `from` ≤ id ≤ `up_to`.
+    /// Up to `limit` rows of `group` (all rows when `None`) with id ≥ `from` and a
+    /// position ≤ `up_to`, in id order.
     async fn scan_group(
         &mut self,
         group: Option<&str>,
         from: i64,
-        up_to: i64,
+        up_to: Position,
         limit: u32,
     ) -> Result<Vec<StoredMessage>>;
 
@@ -193,6 +370,15 @@ pub(crate) trait PartitionStore: Send {
 
     /// Moves a row to the dead table; false when the row is gone.
     async fn bury(&mut self, id: i64, attempts: u32, error: &str) -> Result<bool>;
+
+    /// The admin change count of the outbox ([`ADMIN_EPOCH`]).
+    async fn admin_epoch(&mut self) -> Result<i64>;
+
+    /// Who is behind `horizon` (the oldest transaction still running), for a warning:
+    /// process id, database and how long the transaction has been open, if known.
+    async fn describe_horizon(&mut self, _horizon: i64) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

@@ -7,23 +7,24 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Row};
 
-use super::schema::{self, PG_COLUMNS};
-use super::{PartitionStore, PreparedRow, RawRow};
+use super::schema::{self, PG_COLUMNS, PG_ORDER_KEY};
+use super::{Page, PartitionStore, Position, Positioned, PreparedRow, RawRow};
 use crate::config::TableName;
 use crate::error::Result;
 use crate::message::{stable_hash, StoredMessage};
 
 pub(crate) fn pool(url: &str) -> Result<PgPool> {
+    let (url, connect_timeout) = super::connect_timeout::take(url)?;
     let options: PgConnectOptions = url.parse()?;
     Ok(PgPoolOptions::new()
         .max_connections(16)
-        .acquire_timeout(Duration::from_secs(30))
+        .acquire_timeout(connect_timeout.unwrap_or(Duration::from_secs(30)))
         .connect_lazy_with(options.log_statements(tracing::log::LevelFilter::Trace)))
 }
 
 /// Advisory-lock key of a partition: (hash of the table, partition). The two-int4 key
 /// space is separate from the bigint one `serialize_writes` uses.
-fn partition_lock(table: &TableName, partition: u32) -> (i32, i32) {
+pub(crate) fn partition_lock(table: &TableName, partition: u32) -> (i32, i32) {
     (stable_hash(table.as_str()) as u32 as i32, partition as i32)
 }
 
@@ -41,9 +42,24 @@ pub(crate) async fn migrate(pool: &PgPool, table: &TableName) -> Result<()> {
     for ddl in schema::postgres(table) {
         sqlx::query(&ddl).execute(&mut *tx).await?;
     }
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO NOTHING",
+    let version: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT value FROM {} WHERE key = 'schema_version'",
         table.meta()
+    ))
+    .fetch_optional(&mut *tx)
+    .await?;
+    if version.as_deref() == Some("1") {
+        for ddl in schema::postgres_upgrade_v1(table) {
+            sqlx::query(&ddl).execute(&mut *tx).await?;
+        }
+    }
+    sqlx::query(&schema::postgres_index(table))
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(&format!(
+        "INSERT INTO {meta} AS m (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = $1 WHERE m.value = '1'",
+        meta = table.meta()
     ))
     .bind(schema::SCHEMA_VERSION)
     .execute(&mut *tx)
@@ -62,21 +78,17 @@ pub(crate) async fn meta(pool: &PgPool, table: &TableName, key: &str) -> Result<
     .await?)
 }
 
-pub(crate) async fn set_meta(
-    pool: &PgPool,
-    table: &TableName,
-    key: &str,
-    value: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2",
-        table.meta()
+/// Adds one to the number stored under `key` (0 when missing) and returns it.
+pub(crate) async fn bump_meta(pool: &PgPool, table: &TableName, key: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar(&format!(
+        "INSERT INTO {meta} AS m (key, value) VALUES ($1, '1')
+         ON CONFLICT (key) DO UPDATE SET value = (m.value::bigint + 1)::text
+         RETURNING value::bigint",
+        meta = table.meta()
     ))
     .bind(key)
-    .bind(value)
-    .execute(pool)
-    .await?;
-    Ok(())
+    .fetch_one(pool)
+    .await?)
 }
 
 /// Inserts `rows` with one statement and returns their ids in input order.
@@ -123,9 +135,12 @@ pub(crate) async fn insert(
         kinds.push(r.kind);
         created.push(r.created_at);
     }
+    // The order key is computed once for the statement (the column default would compute
+    // it per row) and after any group lock above, so a serialised publisher's key is
+    // above the key of the publisher it waited for.
     let mut ids: Vec<i64> = sqlx::query_scalar(&format!(
-        "INSERT INTO {table} (partition_no, group_key, headers, payload, kind, created_at)
-         SELECT p, g, h::jsonb, b, k, c
+        "INSERT INTO {table} (partition_no, group_key, headers, payload, kind, created_at, tx_order)
+         SELECT p, g, h::jsonb, b, k, c, (SELECT {PG_ORDER_KEY})
          FROM unnest($1::int[], $2::text[], $3::text[], $4::bytea[], $5::smallint[], $6::bigint[])
               AS u(p, g, h, b, k, c)
          RETURNING id"
@@ -152,6 +167,25 @@ pub(crate) async fn insert(
     }
     Ok(ids)
 }
+
+/// The partition count stored for the outbox, read on `conn` (a worker's locked
+/// connection).
+pub(crate) async fn stored_partitions(
+    conn: &mut PgConnection,
+    table: &TableName,
+) -> Result<Option<u32>> {
+    let value: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT value FROM {} WHERE key = 'partitions'",
+        table.meta()
+    ))
+    .fetch_optional(&mut *conn)
+    .await?;
+    value.map(|v| super::parse_partitions(&v)).transpose()
+}
+
+/// The payload of the notification an admin change sends on the outbox's channel (a
+/// publish sends a partition number).
+pub(crate) const ADMIN_NOTICE: &str = "admin";
 
 /// The `LISTEN/NOTIFY` channel of an outbox.
 pub(crate) fn channel(table: &TableName) -> String {
@@ -197,13 +231,23 @@ impl PgPartition {
         let t = table.as_str();
         let base = format!("SELECT {PG_COLUMNS} FROM {t} WHERE partition_no = $1");
         PgPartition {
+            // The horizon comes from the statement's own snapshot: every row visible in it
+            // with an order key below the horizon is committed for good, and no row with
+            // such a key can still appear.
             scan_sql: format!(
-                "{base} AND id > $2 AND (group_key IS NULL OR group_key <> ALL($4)) ORDER BY id LIMIT $3"
+                "SELECT {PG_COLUMNS}, tx_order,
+                        pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon
+                 FROM {t} WHERE partition_no = $1 AND (tx_order, id) > ($2, $3)
+                   AND (group_key IS NULL OR group_key <> ALL($5))
+                 ORDER BY tx_order, id LIMIT $4"
             ),
             group_sql: format!(
-                "{base} AND group_key = $2 AND id >= $3 AND id <= $4 ORDER BY id LIMIT $5"
+                "{base} AND group_key = $2 AND id >= $3 AND (tx_order, id) <= ($4, $5)
+                 ORDER BY id LIMIT $6"
             ),
-            all_sql: format!("{base} AND id >= $2 AND id <= $3 ORDER BY id LIMIT $4"),
+            all_sql: format!(
+                "{base} AND id >= $2 AND (tx_order, id) <= ($3, $4) ORDER BY id LIMIT $5"
+            ),
             conn,
             table,
             partition: partition as i32,
@@ -216,48 +260,65 @@ impl PgPartition {
     }
 }
 
+fn decode_row(r: &PgRow) -> Result<StoredMessage> {
+    RawRow {
+        id: r.try_get("id")?,
+        partition: i64::from(r.try_get::<i32, _>("partition_no")?),
+        group_key: r.try_get("group_key")?,
+        headers: r.try_get("headers")?,
+        payload: r.try_get("payload")?,
+        kind: i64::from(r.try_get::<i16, _>("kind")?),
+        attempts: i64::from(r.try_get::<i32, _>("attempts")?),
+        retry_at: r.try_get("retry_at")?,
+        created_at: r.try_get("created_at")?,
+    }
+    .decode()
+}
+
 fn decode(rows: Vec<PgRow>) -> Result<Vec<StoredMessage>> {
-    rows.into_iter()
-        .map(|r| {
-            RawRow {
+    rows.iter().map(decode_row).collect()
+}
+
+/// Keeps the rows of a scan up to the first one still behind the horizon.
+fn decode_page(rows: Vec<PgRow>) -> Result<Page> {
+    let mut page = Page::default();
+    for r in &rows {
+        let order: i64 = r.try_get("tx_order")?;
+        page.horizon = r.try_get("horizon")?;
+        if order >= page.horizon {
+            page.held_back = true;
+            break;
+        }
+        page.rows.push(Positioned {
+            at: Position {
+                order,
                 id: r.try_get("id")?,
-                partition: i64::from(r.try_get::<i32, _>("partition_no")?),
-                group_key: r.try_get("group_key")?,
-                headers: r.try_get("headers")?,
-                payload: r.try_get("payload")?,
-                kind: i64::from(r.try_get::<i16, _>("kind")?),
-                attempts: i64::from(r.try_get::<i32, _>("attempts")?),
-                retry_at: r.try_get("retry_at")?,
-                created_at: r.try_get("created_at")?,
-            }
-            .decode()
-        })
-        .collect()
+            },
+            message: decode_row(r)?,
+        });
+    }
+    Ok(page)
 }
 
 #[async_trait]
 impl PartitionStore for PgPartition {
-    async fn scan(
-        &mut self,
-        after: i64,
-        limit: u32,
-        skip: &[String],
-    ) -> Result<Vec<StoredMessage>> {
+    async fn scan(&mut self, after: Position, limit: u32, skip: &[String]) -> Result<Page> {
         let rows = sqlx::query(&self.scan_sql)
             .bind(self.partition)
-            .bind(after)
+            .bind(after.order)
+            .bind(after.id)
             .bind(i64::from(limit))
             .bind(skip)
             .fetch_all(&mut self.conn)
             .await?;
-        decode(rows)
+        decode_page(rows)
     }
 
     async fn scan_group(
         &mut self,
         group: Option<&str>,
         from: i64,
-        up_to: i64,
+        up_to: Position,
         limit: u32,
     ) -> Result<Vec<StoredMessage>> {
         let q = match group {
@@ -266,7 +327,8 @@ impl PartitionStore for PgPartition {
         };
         let rows = q
             .bind(from)
-            .bind(up_to)
+            .bind(up_to.order)
+            .bind(up_to.id)
             .bind(i64::from(limit))
             .fetch_all(&mut self.conn)
             .await?;
@@ -318,4 +380,39 @@ impl PartitionStore for PgPartition {
         .await?;
         Ok(done.rows_affected() == 1)
     }
+
+    async fn admin_epoch(&mut self) -> Result<i64> {
+        let value: Option<String> = sqlx::query_scalar(&format!(
+            "SELECT value FROM {} WHERE key = $1",
+            self.table.meta()
+        ))
+        .bind(super::ADMIN_EPOCH)
+        .fetch_optional(&mut self.conn)
+        .await?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    async fn describe_horizon(&mut self, horizon: i64) -> Result<Option<String>> {
+        // pg_stat_activity shows 32-bit transaction ids; the horizon is epoch-qualified.
+        let row: Option<(i32, Option<String>, Option<String>, Option<f64>)> = sqlx::query_as(
+            "SELECT pid, datname::text, state,
+                    EXTRACT(EPOCH FROM now() - xact_start)::float8
+             FROM pg_stat_activity WHERE backend_xid = ($1 % 4294967296)::text::xid",
+        )
+        .bind(horizon)
+        .fetch_optional(&mut self.conn)
+        .await?;
+        Ok(row.map(|(pid, db, state, age)| {
+            format!(
+                "pid {pid} in database {}, {}, open for {:.0} s",
+                db.as_deref().unwrap_or("?"),
+                state.as_deref().unwrap_or("state unknown"),
+                age.unwrap_or(0.0)
+            )
+        }))
+    }
 }
+
+#[cfg(test)]
+#[path = "postgres_tests.rs"]
+mod tests;

@@ -82,3 +82,59 @@ pub(crate) async fn retry_dead(
     tx.commit().await?;
     Ok(moved.rows_affected())
 }
+
+/// Records `configured` as the outbox's partition count, or checks that it is the stored
+/// one. A different stored count is replaced only when no relay holds any partition (the
+/// partition locks are taken for the transaction: a running worker keeps them, so its
+/// count cannot change under it) and nothing is pending. See ADR 0033.
+pub(crate) async fn settle_partitions(
+    pool: &PgPool,
+    table: &TableName,
+    outbox: &str,
+    configured: u32,
+) -> Result<()> {
+    let meta = table.meta();
+    let mut tx = pool.begin().await?;
+    let inserted: Option<String> = sqlx::query_scalar(&format!(
+        "INSERT INTO {meta} (key, value) VALUES ('partitions', $1)
+         ON CONFLICT (key) DO NOTHING RETURNING value"
+    ))
+    .bind(configured.to_string())
+    .fetch_optional(&mut *tx)
+    .await?;
+    if inserted.is_some() {
+        tx.commit().await?;
+        return Ok(());
+    }
+    // Changers of one outbox queue up on its row.
+    let stored: String = sqlx::query_scalar(&format!(
+        "SELECT value FROM {meta} WHERE key = 'partitions' FOR UPDATE"
+    ))
+    .fetch_one(&mut *tx)
+    .await?;
+    let stored = crate::store::parse_partitions(&stored)?;
+    if stored == configured {
+        return Ok(());
+    }
+    let (table_key, _) = crate::store::postgres::partition_lock(table, 0);
+    let free: bool = sqlx::query_scalar(
+        "SELECT coalesce(bool_and(pg_try_advisory_xact_lock($1, p)), true)
+         FROM generate_series(0, $2 - 1) AS p",
+    )
+    .bind(table_key)
+    .bind(stored.max(configured) as i32)
+    .fetch_one(&mut *tx)
+    .await?;
+    let pending: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+        .fetch_one(&mut *tx)
+        .await?;
+    crate::store::refuse_change(outbox, stored, configured, !free, pending)?;
+    sqlx::query(&format!(
+        "UPDATE {meta} SET value = $1 WHERE key = 'partitions'"
+    ))
+    .bind(configured.to_string())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

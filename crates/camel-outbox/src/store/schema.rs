@@ -16,7 +16,16 @@
 use crate::config::TableName;
 
 /// Version of the schema below, stored in `<t>_meta` under `schema_version`.
-pub(crate) const SCHEMA_VERSION: &str = "1";
+pub(crate) const SCHEMA_VERSION: &str = "2";
+
+/// The order key of a row inserted now (PostgreSQL, ADR 0032): at least the inserting
+/// transaction's id (`pg_current_xact_id()` assigns one if it has none yet) and at least
+/// the first id not yet handed out when the statement's snapshot was taken. So a row's key
+/// is never below the id of a transaction that may still be running, and keys grow with
+/// the time rows are inserted.
+#[cfg(feature = "postgres")]
+pub(crate) const PG_ORDER_KEY: &str =
+    "GREATEST(pg_current_xact_id(), pg_snapshot_xmax(pg_current_snapshot()))::text::bigint";
 
 /// PostgreSQL DDL for `table`.
 #[cfg(feature = "postgres")]
@@ -36,6 +45,7 @@ pub(crate) fn postgres(table: &TableName) -> Vec<String> {
                 attempts INTEGER NOT NULL DEFAULT 0,
                 retry_at BIGINT,
                 created_at BIGINT NOT NULL,
+                tx_order BIGINT NOT NULL DEFAULT ({PG_ORDER_KEY}),
                 PRIMARY KEY (partition_no, id)
             ) WITH (autovacuum_vacuum_scale_factor = 0.0,
                     autovacuum_vacuum_threshold = 2000,
@@ -57,6 +67,25 @@ pub(crate) fn postgres(table: &TableName) -> Vec<String> {
         ),
         format!("CREATE TABLE IF NOT EXISTS {meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
     ]
+}
+
+/// Brings a version-1 PostgreSQL table (read by id) to version 2 (read by order key).
+/// Rows already there get key 0: they were committed before the upgrade, so they are
+/// read first, in id order.
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres_upgrade_v1(table: &TableName) -> Vec<String> {
+    let t = table.as_str();
+    vec![
+        format!("ALTER TABLE {t} ADD COLUMN IF NOT EXISTS tx_order BIGINT NOT NULL DEFAULT 0"),
+        format!("ALTER TABLE {t} ALTER COLUMN tx_order SET DEFAULT ({PG_ORDER_KEY})"),
+    ]
+}
+
+/// The index the workers read by, made after the tables (and any upgrade).
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres_index(table: &TableName) -> String {
+    let t = table.as_str();
+    format!("CREATE INDEX IF NOT EXISTS {t}_order ON {t} (partition_no, tx_order, id)")
 }
 
 /// SQLite DDL for `table`.

@@ -13,7 +13,7 @@ use sqlx::sqlite::{
 use sqlx::{Row, SqliteConnection, SqlitePool};
 
 use super::schema::{self, COLUMNS};
-use super::{PartitionStore, PreparedRow, RawRow};
+use super::{Page, PartitionStore, Position, Positioned, PreparedRow, RawRow};
 use crate::config::TableName;
 use crate::error::Result;
 use crate::message::StoredMessage;
@@ -70,21 +70,17 @@ pub(crate) async fn meta(
     )
 }
 
-pub(crate) async fn set_meta(
-    pool: &SqlitePool,
-    table: &TableName,
-    key: &str,
-    value: &str,
-) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+/// Adds one to the number stored under `key` (0 when missing) and returns it.
+pub(crate) async fn bump_meta(pool: &SqlitePool, table: &TableName, key: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar(&format!(
+        "INSERT INTO {} (key, value) VALUES (?1, '1')
+         ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+         RETURNING CAST(value AS INTEGER)",
         table.meta()
     ))
     .bind(key)
-    .bind(value)
-    .execute(pool)
-    .await?;
-    Ok(())
+    .fetch_one(pool)
+    .await?)
 }
 
 /// Rows per statement: six parameters a row stays well under SQLite's variable limit.
@@ -159,12 +155,9 @@ pub(crate) fn decode(rows: Vec<SqliteRow>) -> Result<Vec<StoredMessage>> {
 
 #[async_trait]
 impl PartitionStore for SqlitePartition {
-    async fn scan(
-        &mut self,
-        after: i64,
-        limit: u32,
-        skip: &[String],
-    ) -> Result<Vec<StoredMessage>> {
+    /// SQLite's one writer commits in id order, so the id alone is the position and
+    /// nothing is ever held back.
+    async fn scan(&mut self, after: Position, limit: u32, skip: &[String]) -> Result<Page> {
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM {} WHERE partition_no = ? AND id > ?
                AND (group_key IS NULL OR group_key NOT IN (SELECT value FROM json_each(?)))
@@ -172,19 +165,33 @@ impl PartitionStore for SqlitePartition {
             self.table
         ))
         .bind(self.partition)
-        .bind(after)
+        .bind(after.id)
         .bind(serde_json::Value::from(skip.to_vec()).to_string())
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        decode(rows)
+        let rows = decode(rows)?
+            .into_iter()
+            .map(|message| Positioned {
+                at: Position {
+                    order: 0,
+                    id: message.id,
+                },
+                message,
+            })
+            .collect();
+        Ok(Page {
+            rows,
+            held_back: false,
+            horizon: 0,
+        })
     }
 
     async fn scan_group(
         &mut self,
         group: Option<&str>,
         from: i64,
-        up_to: i64,
+        up_to: Position,
         limit: u32,
     ) -> Result<Vec<StoredMessage>> {
         let filter = if group.is_some() {
@@ -203,7 +210,7 @@ impl PartitionStore for SqlitePartition {
         }
         let rows = q
             .bind(from)
-            .bind(up_to)
+            .bind(up_to.id)
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -233,6 +240,13 @@ impl PartitionStore for SqlitePartition {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    async fn admin_epoch(&mut self) -> Result<i64> {
+        Ok(meta(&self.pool, &self.table, super::ADMIN_EPOCH)
+            .await?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     async fn bury(&mut self, id: i64, attempts: u32, error: &str) -> Result<bool> {

@@ -83,3 +83,44 @@ pub(crate) async fn retry_dead(
     tx.commit().await?;
     Ok(moved)
 }
+
+/// Records `configured` as the outbox's partition count, or checks that it is the stored
+/// one. A different stored count is replaced only when no relay of another process holds
+/// the outbox's relay lock and nothing is pending (one write transaction: SQLite has one
+/// writer at a time). See ADR 0033.
+pub(crate) async fn settle_partitions(
+    pool: &SqlitePool,
+    table: &TableName,
+    outbox: &str,
+    configured: u32,
+) -> Result<()> {
+    let meta = table.meta();
+    let mut conn = pool.acquire().await?;
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
+    let stored: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT value FROM {meta} WHERE key = 'partitions'"
+    ))
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(stored) = stored {
+        let stored = crate::store::parse_partitions(&stored)?;
+        if stored == configured {
+            return Ok(());
+        }
+        let file = pool.connect_options().get_filename().to_path_buf();
+        let relay_running = crate::store::relay_lock::held_elsewhere(&file, table)?;
+        let pending: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+            .fetch_one(&mut *tx)
+            .await?;
+        crate::store::refuse_change(outbox, stored, configured, relay_running, pending)?;
+    }
+    sqlx::query(&format!(
+        "INSERT INTO {meta} (key, value) VALUES ('partitions', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = ?1"
+    ))
+    .bind(configured.to_string())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

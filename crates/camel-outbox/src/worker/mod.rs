@@ -14,6 +14,7 @@
 //! # }
 //! ```
 
+mod horizon;
 mod ownership;
 mod partition;
 mod scheduler;
@@ -192,6 +193,9 @@ async fn listen(outbox: Outbox, cancel: CancellationToken) -> Result<()> {
                 n = listener.recv() => match n {
                     Ok(n) => match n.payload().parse::<u32>() {
                         Ok(p) => outbox.waker(p).notify_one(),
+                        Err(_) if n.payload() == crate::store::postgres::ADMIN_NOTICE => {
+                            outbox.admin_changed()
+                        }
                         Err(_) => outbox.wake(),
                     },
                     Err(_) => break,

@@ -76,7 +76,27 @@ async fn drive_postgres(
                 continue;
             }
         }
-        let Some(conn) = conn else { continue };
+        let Some(mut conn) = conn else { continue };
+        // The count may only change while no relay holds a partition (ADR 0033); this
+        // relay checked it at open, but another process could have changed it before this
+        // lock was taken. Now that it is held, the count cannot change: check once more.
+        let running = outbox.config().partitions;
+        match crate::store::postgres::stored_partitions(&mut conn, outbox.table()).await {
+            Ok(Some(stored)) if stored != running => {
+                let _ = sqlx::Connection::close(conn).await;
+                return Err(crate::error::OutboxError::PartitionsChangedUnderRelay {
+                    outbox: name,
+                    stored,
+                    running,
+                });
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(outbox = %name, partition, error = %e, "cannot reach the outbox database");
+                pause(&outbox, &cancel).await;
+                continue;
+            }
+        }
         tracing::info!(outbox = %name, partition, "outbox partition owned");
         let store = PgPartition::new(conn, outbox.table().clone(), partition);
         let worker = PartitionWorker::new(store, outbox.clone(), partition, handler.clone());

@@ -17,13 +17,14 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::horizon::{Advice, HorizonWatch};
 use super::scheduler::{Exclusion, Fetch, Scheduler};
 use super::Handler;
 use crate::error::Result;
 use crate::message::{now_ms, StoredMessage};
 use crate::metrics::WorkerMetrics;
 use crate::outbox::Outbox;
-use crate::store::PartitionStore;
+use crate::store::{Page, PartitionStore, Position};
 
 /// How long a confirmed row may wait for its delete batch to fill while deliveries are
 /// in flight. Bounds the re-deliveries after a crash to what confirmed in this window.
@@ -81,12 +82,14 @@ pub(crate) struct PartitionWorker<S> {
     metrics: WorkerMetrics,
     deliveries: JoinSet<Delivered>,
     batch: u32,
+    horizon: HorizonWatch,
 }
 
 impl<S: PartitionStore> PartitionWorker<S> {
     pub(crate) fn new(store: S, outbox: Outbox, partition: u32, handler: Handler) -> Self {
         let cfg = outbox.config();
         let batch = cfg.batch_size;
+        let horizon = HorizonWatch::new(cfg.poll_interval);
         PartitionWorker {
             sched: Scheduler::new(cfg.ordering, cfg.effective_inflight(), batch as usize),
             metrics: WorkerMetrics::new(&cfg.name, partition),
@@ -96,6 +99,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             handler,
             deliveries: JoinSet::new(),
             batch,
+            horizon,
         }
     }
 
@@ -107,12 +111,32 @@ impl<S: PartitionStore> PartitionWorker<S> {
         let cfg = outbox.config();
         let waker = outbox.waker(self.partition);
         let mut scan_needed = true;
-        let mut sweep: Option<i64> = None;
+        let mut sweep: Option<Position> = None;
         let mut next_sweep = Instant::now() + cfg.sweep_interval;
         let mut next_poll = Instant::now() + cfg.poll_interval;
+        // Admin changes (discard, retry_dead): counted in the database for every process,
+        // and in memory for this one so a local change is checked at once.
+        let mut admin_epoch = self.store.admin_epoch().await?;
+        let mut local_changes = outbox.admin_changes();
+        let mut check_admin = false;
         loop {
             if cancel.is_cancelled() {
                 return self.drain().await;
+            }
+            let changes = outbox.admin_changes();
+            if check_admin || changes != local_changes {
+                local_changes = changes;
+                check_admin = false;
+                let epoch = self.store.admin_epoch().await?;
+                if epoch != admin_epoch {
+                    admin_epoch = epoch;
+                    // What is held back may be gone (discarded) or back (revived): re-read
+                    // every held group and message now, not at its retry time. A head
+                    // still in backoff is held again until its stored retry time.
+                    self.sched.fire_due(i64::MAX);
+                    scan_needed = true;
+                    sweep.get_or_insert_with(Position::default);
+                }
             }
             // Finished deliveries first: what they release (a group's next message, a
             // catch-up read) is then handled in this turn, not after the next wake-up.
@@ -125,18 +149,23 @@ impl<S: PartitionStore> PartitionWorker<S> {
             }
             if scan_needed && self.sched.scan_allowed() {
                 if let Exclusion::Groups(skip) = self.sched.exclusion() {
-                    let rows = self
+                    let page = self
                         .store
                         .scan(self.sched.frontier(), self.batch, &skip)
                         .await?;
-                    scan_needed = rows.len() as u32 >= self.batch;
-                    self.sched.accept(rows, now_ms(), true);
+                    scan_needed = page.full(self.batch);
+                    self.watch_horizon(&page).await?;
+                    if let Some(last) = page.rows.last() {
+                        self.sched.advance(last.at);
+                    }
+                    self.sched
+                        .accept(page.rows.into_iter().map(|r| r.message), now_ms());
                 }
             }
             let sweep_due = sweep.is_some() || Instant::now() >= next_sweep;
             if sweep_due && self.sched.scan_allowed() {
                 if let Exclusion::Groups(skip) = self.sched.exclusion() {
-                    sweep = self.sweep_page(sweep.unwrap_or(0), &skip).await?;
+                    sweep = self.sweep_page(sweep.unwrap_or_default(), &skip).await?;
                     if sweep.is_none() {
                         next_sweep = Instant::now() + cfg.sweep_interval;
                     }
@@ -174,6 +203,10 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 let wait = Duration::from_millis((due - now_ms()).max(0) as u64);
                 wake_at = wake_at.min(Instant::now() + wait);
             }
+            let horizon_read = self.horizon.next_read();
+            if let Some(at) = horizon_read {
+                wake_at = wake_at.min(at);
+            }
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => {}
@@ -182,9 +215,14 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 }
                 _ = waker.notified() => scan_needed = true,
                 _ = tokio::time::sleep_until(wake_at) => {
-                    if Instant::now() >= next_poll {
+                    let now = Instant::now();
+                    if now >= next_poll {
                         scan_needed = true;
-                        next_poll = Instant::now() + cfg.poll_interval;
+                        check_admin = true;
+                        next_poll = now + cfg.poll_interval;
+                    }
+                    if horizon_read.is_some_and(|at| now >= at) {
+                        scan_needed = true;
                     }
                 }
             }
@@ -197,15 +235,38 @@ impl<S: PartitionStore> PartitionWorker<S> {
     /// such a group can only go out after the group's head anyway, and the first sweep
     /// after the group catches up finds it.
     /// Returns where the next page starts, or `None` when the sweep is done.
-    async fn sweep_page(&mut self, after: i64, skip: &[String]) -> Result<Option<i64>> {
+    async fn sweep_page(&mut self, after: Position, skip: &[String]) -> Result<Option<Position>> {
         let frontier = self.sched.frontier();
-        let mut rows = self.store.scan(after, self.batch, skip).await?;
-        let full = rows.len() as u32 >= self.batch;
-        let passed_frontier = rows.last().is_some_and(|m| m.id >= frontier);
-        rows.retain(|m| m.id <= frontier);
-        let next = rows.last().map(|m| m.id);
-        self.sched.accept(rows, now_ms(), false);
+        let mut page = self.store.scan(after, self.batch, skip).await?;
+        let full = page.full(self.batch);
+        let passed_frontier = page.rows.last().is_some_and(|r| r.at >= frontier);
+        page.rows.retain(|r| r.at <= frontier);
+        let next = page.rows.last().map(|r| r.at);
+        self.sched
+            .accept(page.rows.into_iter().map(|r| r.message), now_ms());
         Ok(if full && !passed_frontier { next } else { None })
+    }
+
+    /// Keeps the held-back state, its gauge and its warning up to date after a frontier
+    /// scan.
+    async fn watch_horizon(&mut self, page: &Page) -> Result<()> {
+        let now = Instant::now();
+        let advice = self.horizon.on_page(page.held_back, page.horizon, now);
+        self.metrics
+            .horizon_wait
+            .set(self.horizon.waited(now).as_secs_f64());
+        if let Advice::Warn { horizon, waited } = advice {
+            let who = self.store.describe_horizon(horizon).await?;
+            tracing::warn!(
+                outbox = %self.outbox.config().name,
+                partition = self.partition,
+                transaction = horizon,
+                holder = who.as_deref().unwrap_or("not found (it may have just ended)"),
+                waited_s = waited.as_secs(),
+                "outbox messages wait for an older transaction to end: committed rows are relayed only after every transaction that began before them has ended"
+            );
+        }
+        Ok(())
     }
 
     async fn fetch(&mut self, fetch: Fetch) -> Result<()> {
@@ -218,7 +279,16 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 let complete = (rows.len() as u32) < self.batch;
                 (rows, complete)
             }
-            Fetch::Single(id) => (self.store.scan_group(None, *id, *id, 1).await?, true),
+            Fetch::Single(id) => {
+                // The row's order key is not kept; any key passes, and only `id` is taken.
+                let up_to = Position {
+                    order: i64::MAX,
+                    id: *id,
+                };
+                let mut rows = self.store.scan_group(None, *id, up_to, 1).await?;
+                rows.retain(|m| m.id == *id);
+                (rows, true)
+            }
         };
         self.sched.on_fetched(&fetch, rows, complete, now_ms());
         Ok(())
@@ -297,23 +367,31 @@ impl<S: PartitionStore> PartitionWorker<S> {
             self.sched.on_failure(id, now_ms());
             return Ok(());
         }
-        self.metrics.failures.increment(1);
         let cfg = self.outbox.config();
+        if let CamelError::RetryAfter { ms, .. } = &error {
+            // Back-pressure, not failure: no attempt is used up, so the count (and with
+            // it the backoff and max_attempts) only ever reflects real failures.
+            self.metrics.refusals.increment(1);
+            tracing::debug!(outbox = %cfg.name, partition = self.partition, id, retry_after_ms = ms, "outbox delivery refused; retrying later");
+            return self.retry_later(id, attempts, now_ms() + *ms as i64).await;
+        }
+        self.metrics.failures.increment(1);
         let attempts = attempts.saturating_add(1);
-        let asked = match &error {
-            CamelError::RetryAfter { ms, .. } => Some(Duration::from_millis(*ms)),
-            _ => None,
-        };
         tracing::warn!(outbox = %cfg.name, partition = self.partition, id, attempts, error = %error, "outbox delivery failed");
-        if asked.is_none() && cfg.max_attempts.exhausted(attempts) {
+        if cfg.max_attempts.exhausted(attempts) {
             self.store.bury(id, attempts, &error.to_string()).await?;
             self.metrics.dead.increment(1);
             tracing::warn!(outbox = %cfg.name, partition = self.partition, id, attempts, "outbox message is dead");
             self.sched.on_gone(id);
             return Ok(());
         }
-        let delay = asked.unwrap_or_else(|| cfg.backoff.delay(attempts));
-        let retry_at = now_ms() + delay.as_millis() as i64;
+        let retry_at = now_ms() + cfg.backoff.delay(attempts).as_millis() as i64;
+        self.retry_later(id, attempts, retry_at).await
+    }
+
+    /// Stores the attempt count and retry time of `id` and holds it (with its group)
+    /// until then.
+    async fn retry_later(&mut self, id: i64, attempts: u32, retry_at: i64) -> Result<()> {
         if self.store.record_failure(id, attempts, retry_at).await? {
             self.sched.on_failure(id, retry_at);
         } else {

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use crate::config::Ordering;
 use crate::message::StoredMessage;
+use crate::store::Position;
 
 /// The key every message has in `total` mode.
 const TOTAL: &str = "";
@@ -84,7 +85,7 @@ pub(crate) struct Scheduler {
     to_delete: Vec<i64>,
     oldest_delete: Option<tokio::time::Instant>,
     buffered: usize,
-    frontier: i64,
+    frontier: Position,
     prefer_unordered: bool,
 }
 
@@ -106,14 +107,19 @@ impl Scheduler {
             to_delete: Vec::new(),
             oldest_delete: None,
             buffered: 0,
-            frontier: 0,
+            frontier: Position::default(),
             prefer_unordered: false,
         }
     }
 
-    /// The highest id the frontier scan has read.
-    pub(crate) fn frontier(&self) -> i64 {
+    /// The position the frontier scan has read up to.
+    pub(crate) fn frontier(&self) -> Position {
         self.frontier
+    }
+
+    /// The frontier scan has read every row up to `to`.
+    pub(crate) fn advance(&mut self, to: Position) {
+        self.frontier = self.frontier.max(to);
     }
 
     /// True while a whole batch more fits under the memory bound. (Scanning whenever one
@@ -163,12 +169,10 @@ impl Scheduler {
         }
     }
 
-    /// Takes rows read by id (`frontier`: by the frontier scan, else by a sweep).
-    pub(crate) fn accept(&mut self, rows: Vec<StoredMessage>, now: i64, frontier: bool) {
+    /// Takes rows read by the frontier scan or a sweep (which of them moves the
+    /// frontier is the caller's business: see [`Scheduler::advance`]).
+    pub(crate) fn accept(&mut self, rows: impl IntoIterator<Item = StoredMessage>, now: i64) {
         for m in rows {
-            if frontier {
-                self.frontier = self.frontier.max(m.id);
-            }
             if self.known.contains(&m.id) {
                 continue;
             }
@@ -225,8 +229,9 @@ impl Scheduler {
         match fetch {
             Fetch::Single(id) => {
                 self.known.remove(id);
-                for mut m in rows {
-                    m.retry_at_ms = None;
+                // A message read before its retry time (an admin change re-reads early)
+                // is held again until then.
+                for m in rows {
                     self.accept_unordered(m, now);
                 }
             }

@@ -31,7 +31,6 @@ fn one_in_flight_per_group_others_concurrent() {
             row(4, None),
         ],
         0,
-        true,
     );
     let mut out = drain(&mut s);
     out.sort();
@@ -46,9 +45,10 @@ fn one_in_flight_per_group_others_concurrent() {
 fn max_inflight_bounds_dispatch() {
     let mut s = Scheduler::new(Ordering::Group, 2, 100);
     s.accept(
-        (1..=5).map(|i| row(i, Some(&format!("g{i}")))).collect(),
+        (1..=5)
+            .map(|i| row(i, Some(&format!("g{i}"))))
+            .collect::<Vec<_>>(),
         0,
-        true,
     );
     assert_eq!(drain(&mut s).len(), 2);
     s.on_success(1);
@@ -61,7 +61,6 @@ fn failure_blocks_its_group_until_due_then_rereads_from_the_head() {
     s.accept(
         vec![row(1, Some("a")), row(2, Some("b")), row(3, Some("a"))],
         0,
-        true,
     );
     assert_eq!(drain(&mut s), vec![1, 2]);
     s.on_failure(1, 1_000);
@@ -70,7 +69,6 @@ fn failure_blocks_its_group_until_due_then_rereads_from_the_head() {
     s.accept(
         vec![row(3, Some("a")), row(5, Some("a")), row(6, Some("b"))],
         10,
-        false,
     );
     s.on_success(2);
     assert_eq!(drain(&mut s), vec![6]);
@@ -102,7 +100,7 @@ fn failure_blocks_its_group_until_due_then_rereads_from_the_head() {
 #[test]
 fn a_long_group_overflows_into_catch_up_reads() {
     let mut s = Scheduler::new(Ordering::Group, 64, 2);
-    s.accept((1..=5).map(|i| row(i, Some("a"))).collect(), 0, true);
+    s.accept((1..=5).map(|i| row(i, Some("a"))).collect::<Vec<_>>(), 0);
     assert_eq!(s.exclusion(), Exclusion::Groups(vec!["a".into()]));
     assert_eq!(drain(&mut s), vec![1]);
     s.on_success(1);
@@ -126,7 +124,7 @@ fn restart_honours_a_stored_retry_time_of_a_head() {
     let mut s = Scheduler::new(Ordering::Group, 64, 100);
     let mut head = row(1, Some("a"));
     head.retry_at_ms = Some(500);
-    s.accept(vec![head, row(2, Some("a")), row(3, Some("b"))], 0, true);
+    s.accept(vec![head, row(2, Some("a")), row(3, Some("b"))], 0);
     assert_eq!(drain(&mut s), vec![3]);
     assert_eq!(s.next_due(), Some(500));
 }
@@ -134,7 +132,7 @@ fn restart_honours_a_stored_retry_time_of_a_head() {
 #[test]
 fn unordered_failure_delays_only_that_message() {
     let mut s = Scheduler::new(Ordering::None, 64, 100);
-    s.accept(vec![row(1, Some("a")), row(2, Some("a"))], 0, true);
+    s.accept(vec![row(1, Some("a")), row(2, Some("a"))], 0);
     assert_eq!(drain(&mut s), vec![1, 2]);
     s.on_failure(1, 50);
     s.on_success(2);
@@ -148,11 +146,7 @@ fn unordered_failure_delays_only_that_message() {
 #[test]
 fn total_mode_has_one_message_in_flight_and_stops_behind_a_failure() {
     let mut s = Scheduler::new(Ordering::Total, 1, 100);
-    s.accept(
-        vec![row(1, Some("a")), row(2, Some("b")), row(3, None)],
-        0,
-        true,
-    );
+    s.accept(vec![row(1, Some("a")), row(2, Some("b")), row(3, None)], 0);
     assert_eq!(drain(&mut s), vec![1]);
     s.on_failure(1, 100);
     assert_eq!(drain(&mut s), Vec::<i64>::new());
@@ -163,9 +157,10 @@ fn total_mode_has_one_message_in_flight_and_stops_behind_a_failure() {
 fn memory_bound_pauses_the_scan() {
     let mut s = Scheduler::new(Ordering::Group, 1, 2);
     s.accept(
-        (1..=20).map(|i| row(i, Some(&format!("g{i}")))).collect(),
+        (1..=20)
+            .map(|i| row(i, Some(&format!("g{i}"))))
+            .collect::<Vec<_>>(),
         0,
-        true,
     );
     assert!(!s.scan_allowed());
 }
@@ -173,7 +168,7 @@ fn memory_bound_pauses_the_scan() {
 #[test]
 fn discarded_head_lets_the_group_go_on() {
     let mut s = Scheduler::new(Ordering::Group, 64, 100);
-    s.accept(vec![row(1, Some("a")), row(2, Some("a"))], 0, true);
+    s.accept(vec![row(1, Some("a")), row(2, Some("a"))], 0);
     assert_eq!(drain(&mut s), vec![1]);
     s.on_gone(1);
     assert_eq!(drain(&mut s), vec![2]);

@@ -8,15 +8,15 @@ use tokio::task::JoinHandle;
 use super::super::{headers, FileComponent};
 use crate::testing::{endpoint, text};
 
-type Seen = Arc<Mutex<Vec<Exchange>>>;
+pub(super) type Seen = Arc<Mutex<Vec<Exchange>>>;
 
-fn write(dir: &Path, name: &str, body: &str) {
+pub(super) fn write(dir: &Path, name: &str, body: &str) {
     let path = dir.join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, body).unwrap();
 }
 
-fn names_in(seen: &Seen) -> Vec<String> {
+pub(super) fn names_in(seen: &Seen) -> Vec<String> {
     seen.lock()
         .unwrap()
         .iter()
@@ -26,7 +26,7 @@ fn names_in(seen: &Seen) -> Vec<String> {
 
 /// Starts a consumer of `dir` with `options`; the pipeline records every exchange and
 /// fails those for which `fail` says so.
-fn consume(
+pub(super) fn consume(
     dir: &Path,
     options: &str,
     fail: impl Fn(&Exchange) -> bool + Send + Sync + 'static,
@@ -47,12 +47,12 @@ fn consume(
     (ctx, task, seen)
 }
 
-async fn stop(ctx: ConsumerContext, task: JoinHandle<Result<(), CamelError>>) {
+pub(super) async fn stop(ctx: ConsumerContext, task: JoinHandle<Result<(), CamelError>>) {
     ctx.cancellation().cancel();
     task.await.unwrap().unwrap();
 }
 
-fn never(_: &Exchange) -> bool {
+pub(super) fn never(_: &Exchange) -> bool {
     false
 }
 

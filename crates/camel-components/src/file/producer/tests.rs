@@ -123,3 +123,67 @@ async fn without_auto_create_a_missing_folder_is_an_error_naming_it() {
     assert!(err.to_string().contains("nope"), "{err}");
     assert!(!missing.exists(), "the folder was not created");
 }
+
+/// `out/` (the endpoint folder) beside `outside/`.
+fn out_and_outside() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("out");
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    (root, out, outside)
+}
+
+#[tokio::test]
+async fn a_link_in_the_name_cannot_carry_a_write_outside() {
+    let (_root, out, outside) = out_and_outside();
+    std::os::unix::fs::symlink("../outside", out.join("link")).unwrap();
+    let to = producer(&out, "");
+    for name in ["link/x.txt", "link/new/x.txt", "./link/x.txt"] {
+        let err = put(&to, name, "x").await.unwrap_err().to_string();
+        assert!(err.contains("outside the endpoint folder"), "{name}: {err}");
+    }
+    assert!(entries(&outside).is_empty(), "{:?}", entries(&outside));
+}
+
+#[tokio::test]
+async fn a_link_to_a_folder_inside_is_followed() {
+    let (_root, out, _outside) = out_and_outside();
+    std::fs::create_dir_all(out.join("real")).unwrap();
+    std::os::unix::fs::symlink("real", out.join("alias")).unwrap();
+    let to = producer(&out, "");
+    put(&to, "alias/sub/x.txt", "x").await.unwrap();
+    assert_eq!(read(&out, "real/sub/x.txt"), "x");
+}
+
+#[tokio::test]
+async fn append_refuses_a_linked_file_and_override_replaces_the_link_itself() {
+    let (_root, out, outside) = out_and_outside();
+    std::fs::write(outside.join("target.txt"), "kept").unwrap();
+    std::os::unix::fs::symlink("../outside/target.txt", out.join("log")).unwrap();
+    let err = put(&producer(&out, "fileExist=Append"), "log", "more")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(read(&outside, "target.txt"), "kept");
+
+    put(&producer(&out, "fileExist=Override"), "log", "new")
+        .await
+        .unwrap();
+    assert_eq!(read(&outside, "target.txt"), "kept");
+    assert!(!out.join("log").is_symlink());
+    assert_eq!(read(&out, "log"), "new");
+}
+
+#[tokio::test]
+async fn a_name_at_the_255_byte_limit_works_with_override() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "n".repeat(255);
+    let to = producer(dir.path(), "fileExist=Override");
+    put(&to, &name, "first").await.unwrap();
+    put(&to, &format!("sub/{name}"), "deep").await.unwrap();
+    put(&to, &name, "second").await.unwrap();
+    assert_eq!(read(dir.path(), &name), "second");
+    assert_eq!(entries(dir.path()), [name, "sub".to_string()]);
+}

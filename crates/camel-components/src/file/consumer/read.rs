@@ -1,0 +1,93 @@
+//! Reading one listed file into an exchange, safely against what may have changed since
+//! the listing.
+//!
+//! The file is opened with `O_NONBLOCK | O_NOFOLLOW` and checked with `fstat` on the open
+//! handle: an entry replaced by a FIFO after the listing cannot block the read (and with
+//! it the consumer and the stop), and one replaced by a symbolic link is refused rather
+//! than followed out of the folder.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use camel_api::{names, Exchange};
+
+use super::super::headers;
+use super::super::path::is_link_refusal;
+use super::scan::{special_kind, Found, Skip};
+
+/// The exchange for `file`; `Ok(None)` when it disappeared since the listing (another
+/// consumer took it).
+pub(super) async fn read(file: &Found) -> Result<Option<Exchange>, Skip> {
+    let open = file.open.clone();
+    let read = tokio::task::spawn_blocking(move || read_regular(&open))
+        .await
+        .map_err(|e| Skip::Unreadable(io::Error::other(e)))?;
+    let (meta, bytes) = match read {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(None),
+        Err(skip) => return Err(skip),
+    };
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let only = file
+        .name
+        .rsplit('/')
+        .next()
+        .unwrap_or(&file.name)
+        .to_string();
+    let absolute = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
+    Ok(Some(
+        Exchange::new(bytes)
+            .with_header(names::FILE_NAME, file.name.as_str())
+            .with_header(headers::FILE_NAME_ONLY, only)
+            .with_header(headers::FILE_LENGTH, meta.len())
+            .with_header(headers::FILE_LAST_MODIFIED, modified)
+            .with_header(
+                headers::FILE_ABSOLUTE_PATH,
+                absolute.to_string_lossy().into_owned(),
+            ),
+    ))
+}
+
+/// Opens `path` without blocking and without following a final link, and reads it if it
+/// is a regular file.
+fn read_regular(path: &Path) -> Result<Option<(Metadata, Vec<u8>)>, Skip> {
+    let mut file = match open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if is_link_refusal(&e) => return Err(Skip::BecameSymlink),
+        Err(e) => return Err(Skip::Unreadable(e)),
+    };
+    let meta = file.metadata().map_err(Skip::Unreadable)?;
+    if !meta.is_file() {
+        return Err(Skip::NotRegular(special_kind(&meta.file_type())));
+    }
+    let capacity = usize::try_from(meta.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(capacity);
+    file.read_to_end(&mut bytes).map_err(Skip::Unreadable)?;
+    Ok(Some((meta, bytes)))
+}
+
+#[cfg(unix)]
+fn open(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK changes nothing for a regular file's reads; it only keeps the open of a
+    // FIFO from waiting for a writer.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open(path: &Path) -> io::Result<File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(super::super::path::link_refused());
+    }
+    File::open(path)
+}
