@@ -1,5 +1,6 @@
 //! The admin HTTP API of `camel run --admin-addr ADDR`: health, Prometheus metrics, and
-//! the routes — list them, start, stop, suspend, resume, replace (hot swap) and remove.
+//! the routes — list them, start, stop, suspend, resume, replace (hot swap) and remove —
+//! and the Pub/Sub ordering keys paused after a failed publish (list, resume).
 //! See docs/admin.md.
 
 use std::net::SocketAddr;
@@ -63,6 +64,14 @@ pub(crate) async fn serve(
         .route("/routes", get(list))
         .route("/routes/{id}", get(one).put(replace).delete(remove))
         .route("/routes/{id}/{action}", post(act))
+        .route(
+            "/sinks/pubsub/projects/{project}/topics/{topic}/paused",
+            get(paused_keys),
+        )
+        .route(
+            "/sinks/pubsub/projects/{project}/topics/{topic}/paused/{key}/resume",
+            post(resume_key),
+        )
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(Admin {
             ctx,
@@ -392,6 +401,27 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         }
         Err(e) => failure(&e),
     }
+}
+
+/// `GET /sinks/pubsub/projects/P/topics/T/paused`: the topic's paused ordering keys.
+/// The components of `camel run` share the process-wide batcher registry, where the
+/// pauses live.
+async fn paused_keys(Path((project, topic)): Path<(String, String)>) -> Response {
+    let topic = format!("projects/{project}/topics/{topic}");
+    let registry = camel_sinks::BatcherRegistry::global();
+    let keys = camel_sinks::pubsub::paused_ordering_keys(&registry, &topic);
+    Json(json!({ "topic": topic, "paused": keys })).into_response()
+}
+
+/// `POST …/paused/{key}/resume`: resumes one ordering key for every route on the topic.
+async fn resume_key(Path((project, topic, key)): Path<(String, String, String)>) -> Response {
+    let topic = format!("projects/{project}/topics/{topic}");
+    let registry = camel_sinks::BatcherRegistry::global();
+    let resumed = camel_sinks::pubsub::resume_ordering_key(&registry, &topic, &key);
+    if resumed {
+        tracing::info!(%topic, ordering_key = %key, "Pub/Sub ordering key resumed through the admin API");
+    }
+    Json(json!({ "topic": topic, "ordering_key": key, "resumed": resumed })).into_response()
 }
 
 async fn remove(State(admin): State<Admin>, Path(id): Path<String>) -> Response {

@@ -357,3 +357,46 @@ async fn a_put_racing_deletes_adds_swaps_or_answers_409() {
         "PUT answers: {puts:?}"
     );
 }
+
+/// A publish that fails pauses its ordering key for the topic; the admin API lists the
+/// key and resumes it.
+#[tokio::test]
+async fn pubsub_paused_ordering_keys_are_listed_and_resumed_over_http() {
+    let Some(emulator) = camel_api::test_support::service_from_env("CAMEL_TEST_PUBSUB_EMULATOR")
+    else {
+        return;
+    };
+    // The topic does not exist in the emulator, so the publish fails (404) and pauses k.
+    let topic = format!("t{}x{}", std::process::id(), line!());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    let yaml = format!(
+        "- route:\n    id: publish\n    from:\n      uri: timer:publish\n      parameters: {{repeat_count: 1}}\n      steps:\n        - to:\n            uri: pubsub:projects/camel-admin/topics/{topic}\n            parameters: {{emulator_host: \"{emulator}\", group_key: k}}\n"
+    );
+    std::fs::write(&file, yaml).unwrap();
+    let mut camel = Camel::start(&file);
+    let base = camel.base_url().await;
+    let http = reqwest::Client::new();
+    let paused = format!("{base}/sinks/pubsub/projects/camel-admin/topics/{topic}/paused");
+
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let (code, body) = send(http.get(&paused)).await;
+        assert_eq!(code, 200, "{body}");
+        if body["paused"] == serde_json::json!(["k"]) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "k never paused: {body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (code, body) = send(http.post(format!("{paused}/k/resume"))).await;
+    assert_eq!(code, 200);
+    assert_eq!(body["resumed"], true, "{body}");
+    let (_, body) = send(http.get(&paused)).await;
+    assert_eq!(body["paused"], serde_json::json!([]), "{body}");
+    let (_, body) = send(http.post(format!("{paused}/k/resume"))).await;
+    assert_eq!(body["resumed"], false, "not paused any more: {body}");
+}

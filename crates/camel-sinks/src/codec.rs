@@ -20,7 +20,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use camel_api::{CamelError, Exchange};
+use camel_api::{CamelError, Exchange, Value};
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
 
@@ -86,11 +86,49 @@ impl Entry {
     }
 }
 
+/// What the destination said about one accepted entry (its message id, a sequence
+/// number): set as headers on the entry's exchange once the sink step returns.
+///
+/// ```
+/// use camel_api::Exchange;
+/// use camel_sinks::Receipt;
+/// let mut ex = Exchange::new("x");
+/// Receipt::default().with("CamelAwsSqsMessageId", "m-1").apply_to(&mut ex);
+/// assert_eq!(ex.header("CamelAwsSqsMessageId").unwrap().to_string(), "m-1");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Receipt {
+    headers: Vec<(&'static str, Value)>,
+}
+
+impl Receipt {
+    /// Adds a header.
+    pub fn with(mut self, name: &'static str, value: impl Into<Value>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The headers, in the order they were added.
+    pub fn headers(&self) -> &[(&'static str, Value)] {
+        &self.headers
+    }
+
+    /// Sets the headers on `exchange`.
+    pub fn apply_to(self, exchange: &mut Exchange) {
+        for (name, value) in self.headers {
+            exchange.message.headers.insert(name, value);
+        }
+    }
+}
+
+/// One entry's result: its receipt, or why it failed.
+pub type EntryResult = Result<Receipt, CamelError>;
+
 /// The answer to one request.
 #[derive(Debug)]
 pub enum SendOutcome {
     /// The destination answered: one result per entry, in the order they were given.
-    Answered(Vec<Result<(), CamelError>>),
+    Answered(Vec<EntryResult>),
     /// The destination refused the whole request because of what it carried (a
     /// validation error): the batcher may bisect it to isolate the culprit.
     Refused(CamelError),

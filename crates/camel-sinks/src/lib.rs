@@ -28,6 +28,8 @@ pub mod sqs;
 
 pub use attributes::HeaderSelection;
 pub use batcher::{BatchConfig, BatcherRegistry, SinkError};
-pub use codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+pub use codec::{
+    BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
+};
 pub use endpoint::SinkEndpoint;
 pub use producer::{SinkOptions, SinkProducer, OUTBOX_ID_HEADER};

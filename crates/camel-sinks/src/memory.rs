@@ -30,7 +30,7 @@ use camel_api::{CamelError, Exchange};
 use futures::future::BoxFuture;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, Receipt, SendOutcome};
 
 /// What the memory destination does with one entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,7 +270,7 @@ impl BatchCodec for MemoryCodec {
                             )))
                         } else {
                             accepted.push(e.clone());
-                            Ok(())
+                            Ok(Receipt::default())
                         }
                     })
                     .collect(),

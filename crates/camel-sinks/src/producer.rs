@@ -19,7 +19,7 @@ use crate::batcher::{
     AbandonGuard, Answer, BatchConfig, BatcherHandle, BatcherKey, BatcherRegistry, SinkError,
     Submit,
 };
-use crate::codec::{BatchCodec, EntryMeta};
+use crate::codec::{BatchCodec, EntryMeta, Receipt};
 
 /// Header carrying the outbox row id; when present it is the idempotency key.
 pub const OUTBOX_ID_HEADER: &str = "CamelOutboxId";
@@ -131,6 +131,12 @@ impl<C: BatchCodec> SinkProducer<C> {
 
     /// Delivers one exchange; resolves with its entry's result.
     pub async fn deliver(&self, exchange: &Exchange) -> Result<(), CamelError> {
+        self.deliver_with_receipt(exchange).await.map(drop)
+    }
+
+    /// Delivers one exchange; resolves with its entry's result and what the destination
+    /// said about it (the route step sets that on the exchange as headers).
+    pub async fn deliver_with_receipt(&self, exchange: &Exchange) -> Result<Receipt, CamelError> {
         let inner = &*self.inner;
         let meta = EntryMeta {
             group: self.group(exchange)?,
@@ -248,6 +254,12 @@ fn text(value: Value) -> Option<Arc<str>> {
 impl<C: BatchCodec> Process for SinkProducer<C> {
     fn process(&self, exchange: Exchange) -> ProcessorFuture {
         let this = self.clone();
-        ProcessorFuture::boxed(async move { this.deliver(&exchange).await.map(|()| exchange) })
+        ProcessorFuture::boxed(async move {
+            let mut exchange = exchange;
+            this.deliver_with_receipt(&exchange)
+                .await?
+                .apply_to(&mut exchange);
+            Ok(exchange)
+        })
     }
 }

@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_nats::jetstream::{self, stream};
 use camel_api::test_support::service_from_env;
 use camel_api::{Component, EndpointUri, Exchange};
-use camel_sinks::nats::{NatsCodec, NatsComponent};
+use camel_sinks::nats::{
+    NatsCodec, NatsComponent, DUPLICATE_HEADER, SEQUENCE_HEADER, STREAM_HEADER,
+};
 use camel_sinks::testing::{HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 
@@ -216,4 +218,42 @@ async fn core_nats_publishes_in_order_without_jetstream() {
     }
     let expected: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
     assert_eq!(got, expected);
+}
+
+/// The route step sets what JetStream answered on each exchange: stream, sequence, and
+/// whether the stream dropped it as a duplicate of an earlier `Nats-Msg-Id`.
+#[tokio::test]
+async fn the_exchange_carries_the_jetstream_ack() {
+    let Some(url) = service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let (js, name, subject, _stream) = temp_stream(&url, "CAMEL_SINKS_ACK").await;
+    let component = NatsComponent::with_registry(BatcherRegistry::new());
+    let uri = EndpointUri::parse(&format!(
+        "nats:{subject}?servers={url}&idempotency_key=${{header.key}}&linger_ms=1"
+    ))
+    .unwrap();
+    let ctx = HeaderContext { route_id: None };
+    let producer = component.endpoint(uri, &ctx).unwrap().producer().unwrap();
+    let mut acks = Vec::new();
+    for key in ["a", "b", "a"] {
+        let ex = Exchange::new(format!("m-{key}")).with_header("key", key);
+        let out = producer.process(ex).await.unwrap();
+        let header = |h: &str| out.header(h).map(ToString::to_string).unwrap_or_default();
+        acks.push((
+            header(STREAM_HEADER),
+            header(SEQUENCE_HEADER),
+            header(DUPLICATE_HEADER),
+        ));
+    }
+    js.delete_stream(&name).await.unwrap();
+    let expected = |seq: &str, dup: &str| (name.clone(), seq.to_string(), dup.to_string());
+    assert_eq!(
+        acks,
+        [
+            expected("1", "false"),
+            expected("2", "false"),
+            expected("1", "true")
+        ]
+    );
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use camel_api::test_support::service_from_env;
-use camel_api::{Component, EndpointUri, Exchange};
-use camel_sinks::pubsub::{PubSubCodec, PubSubComponent};
+use camel_api::{Component, EndpointUri, Exchange, Process};
+use camel_sinks::pubsub::{PubSubCodec, PubSubComponent, MESSAGE_ID_HEADER};
 use camel_sinks::testing::{deliver_all, HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 use serde_json::{json, Value as Json};
@@ -159,6 +159,33 @@ async fn ordering_keys_keep_their_order() {
     }
 }
 
+/// The route step sets the `messageId` Pub/Sub gave each message on its exchange, also
+/// when several share one publish request.
+#[tokio::test]
+async fn the_exchange_carries_its_message_id() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let p = producer(&host, &topic.topic, quick());
+    let calls: Vec<_> = (0..5)
+        .map(|i| {
+            let p = p.clone();
+            tokio::spawn(async move { p.process(Exchange::new(format!("m{i}"))).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for c in calls {
+        let out = c.await.unwrap().unwrap();
+        ids.push(out.header(MESSAGE_ID_HEADER).map(ToString::to_string));
+    }
+    topic.drain_and_delete(5).await;
+    let mut distinct: Vec<String> = ids.iter().flatten().cloned().collect();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
+}
+
 #[tokio::test]
 async fn requests_stay_under_ten_megabytes() {
     let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
@@ -213,6 +240,56 @@ async fn a_failed_key_pauses_until_its_message_is_retried() {
     assert_eq!(k, ["first", "second", "fourth"]);
 }
 
+/// Two routes' endpoints on one topic (tuned differently, so two batchers and two codec
+/// instances), and a third built later as a swap would: a key paused by one is paused
+/// for all, until resumed through the component.
+#[tokio::test]
+async fn a_paused_key_holds_for_every_route_on_the_topic_until_resumed() {
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let topic = TempTopic::create(&host).await;
+    let component = PubSubComponent::with_registry(BatcherRegistry::new());
+    let route = |tuning: &str| {
+        let uri = format!(
+            "pubsub:{}?emulator_host={host}&group_key=${{header.group}}&idempotency_key=${{header.key}}&{tuning}",
+            topic.topic
+        );
+        let ctx = HeaderContext { route_id: None };
+        let endpoint = component
+            .endpoint(EndpointUri::parse(&uri).unwrap(), &ctx)
+            .unwrap();
+        endpoint.producer().unwrap()
+    };
+    let msg = |body: &str, key: &str| {
+        Exchange::new(body.to_string())
+            .with_header("group", "k")
+            .with_header("key", key)
+    };
+    let (a, b) = (route("linger_ms=5"), route("linger_ms=7"));
+    a.process(msg("first", "m1")).await.unwrap();
+    // An empty message is refused by Pub/Sub: key k pauses, for route B too.
+    assert!(a.process(msg("", "m2")).await.is_err());
+    let through_b = b.process(msg("third", "m3")).await;
+    assert!(
+        through_b
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("paused")),
+        "route B must not overtake the failed message: {through_b:?}"
+    );
+    // A swapped route (a new endpoint and codec) still finds k paused.
+    let swapped = route("linger_ms=9");
+    assert!(swapped.process(msg("fourth", "m4")).await.is_err());
+    assert_eq!(component.paused(&topic.topic), ["k"]);
+
+    assert!(component.resume(&topic.topic, "k"));
+    assert!(component.paused(&topic.topic).is_empty());
+    b.process(msg("fifth", "m5")).await.unwrap();
+    let got = topic.drain_and_delete(2).await;
+    let k: Vec<&str> = got.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(k, ["first", "fifth"]);
+}
+
 #[test]
 fn component_checks_the_topic_path_and_parameters() {
     let component = PubSubComponent::with_registry(BatcherRegistry::new());
@@ -224,6 +301,14 @@ fn component_checks_the_topic_path_and_parameters() {
     assert!(component.endpoint(ok, &ctx).is_ok());
     let bad = EndpointUri::parse("pubsub:orders").unwrap();
     assert!(component.endpoint(bad, &ctx).is_err());
+    let metadata = EndpointUri::parse(
+        "pubsub:projects/p/topics/orders?tokenSource=metadata&metadataHost=127.0.0.1:1",
+    )
+    .unwrap();
+    assert!(component.endpoint(metadata, &ctx).is_ok());
+    let bogus = EndpointUri::parse("pubsub:projects/p/topics/orders?token_source=file").unwrap();
+    let err = component.endpoint(bogus, &ctx).unwrap_err().to_string();
+    assert!(err.contains("token_source"), "{err}");
     let unknown = EndpointUri::parse("pubsub:projects/p/topics/orders?emulator=x").unwrap();
     let err = component.endpoint(unknown, &ctx).unwrap_err().to_string();
     assert!(err.contains("emulator_host"), "{err}");

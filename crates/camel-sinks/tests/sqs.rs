@@ -13,8 +13,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
 use camel_api::test_support::service_from_env;
-use camel_api::{CamelError, Component, EndpointUri, Exchange};
-use camel_sinks::sqs::{SqsCodec, SqsComponent, SqsCredentials};
+use camel_api::{CamelError, Component, EndpointUri, Exchange, Process};
+use camel_sinks::sqs::{
+    SqsCodec, SqsComponent, SqsCredentials, MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEADER,
+};
 use camel_sinks::testing::{deliver_all, HeaderContext, HeaderExpression};
 use camel_sinks::{BatchConfig, BatcherRegistry, SinkOptions, SinkProducer};
 use fault_proxy::Fault;
@@ -181,6 +183,31 @@ async fn fifo_queue_keeps_group_order_and_deduplicates_retries() {
     }
 }
 
+/// The route step sets the `MessageId` (and, on a FIFO queue, the `SequenceNumber`) SQS
+/// gave each message on its exchange.
+#[tokio::test]
+async fn the_exchange_carries_the_message_id_and_sequence_number() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let queue = TempQueue::create(&endpoint, true).await;
+    let p = producer(&queue.name, &endpoint, 10);
+    let mut seen = Vec::new();
+    for i in 0..2 {
+        let ex = Exchange::new(format!("a-{i}"))
+            .with_header("group", "a")
+            .with_header("key", format!("r{i}"));
+        let out = p.process(ex).await.unwrap();
+        let header = |h: &str| out.header(h).map(ToString::to_string).unwrap_or_default();
+        seen.push((header(MESSAGE_ID_HEADER), header(SEQUENCE_NUMBER_HEADER)));
+    }
+    queue.drain_and_delete(2).await;
+    assert!(seen.iter().all(|(id, _)| !id.is_empty()), "{seen:?}");
+    assert_ne!(seen[0].0, seen[1].0, "one id per message");
+    let sequence = |s: &str| s.parse::<u128>().unwrap_or_else(|_| panic!("{seen:?}"));
+    assert!(sequence(&seen[0].1) < sequence(&seen[1].1), "{seen:?}");
+}
+
 /// Sends ten messages through a fault proxy, the one at `bad` carrying `marker`; returns
 /// each caller's result, the bodies the queue received, and the batch requests made.
 async fn through_proxy(
@@ -249,6 +276,31 @@ async fn a_refused_request_is_bisected_down_to_the_bad_entry() {
     assert_eq!(bodies.len(), 9);
     // [0..10] refused, [0..5] refused, [0..2] refused, [0] refused, [1], [2..5], [5..10].
     assert_eq!(requests, 7);
+}
+
+#[tokio::test]
+async fn errors_no_entry_caused_fail_the_request_without_bisecting_it() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    for code in ["ExpiredToken", "KMS.DisabledException", "OverLimit"] {
+        let proxy = fault_proxy::start(upstream.clone(), Fault::RefuseAllWith(code)).await;
+        // Never reached (the proxy answers first), so its name is never resolved.
+        let url = format!("{endpoint}/123456789012/never-reached");
+        let p = producer(&url, &proxy.endpoint, 10);
+        let exchanges = (0..10).map(|i| Exchange::new(format!("m{i}"))).collect();
+        let results = deliver_all(&p, exchanges).await;
+        for r in &results {
+            let err = r.as_ref().expect_err(code).to_string();
+            assert!(err.contains(code), "{code}: {err}");
+        }
+        assert_eq!(
+            proxy.batch_requests.load(Ordering::SeqCst),
+            1,
+            "{code}: one request, no bisection"
+        );
+    }
 }
 
 #[test]

@@ -19,8 +19,8 @@ use camel_api::{CamelError, Exchange};
 use camel_bench::{count_from_env, peak_rss_kb, per_second, result_line};
 use camel_sinks::nats::NatsCodec;
 use camel_sinks::{
-    BatchCodec, BatchConfig, BatchIdentity, BatcherRegistry, Entry, EntryMeta, Limits, SendOutcome,
-    SinkOptions, SinkProducer,
+    BatchCodec, BatchConfig, BatchIdentity, BatcherRegistry, Entry, EntryMeta, Limits, Receipt,
+    SendOutcome, SinkOptions, SinkProducer,
 };
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
@@ -68,7 +68,7 @@ impl BatchCodec for Counting {
         self.0
             .entries
             .fetch_add(entries.len() as u64, Ordering::Relaxed);
-        Box::pin(async move { SendOutcome::Answered(vec![Ok(()); entries.len()]) })
+        Box::pin(async move { SendOutcome::Answered(vec![Ok(Receipt::default()); entries.len()]) })
     }
 }
 
@@ -128,7 +128,7 @@ async fn memory_saturation(total: u64) {
                 std::mem::take(&mut batch).into_iter().unzip();
             if let SendOutcome::Answered(results) = codec.send_batch(&entries).await {
                 for (r, reply) in results.into_iter().zip(replies) {
-                    let _ = reply.send(r);
+                    let _ = reply.send(r.map(drop));
                 }
             }
         }

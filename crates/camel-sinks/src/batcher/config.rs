@@ -67,6 +67,7 @@ pub const BATCH_PARAMETERS: &[&str] = &[
     "tenant_max",
     "send_timeout",
     "idle_timeout",
+    "retry_after_max",
 ];
 
 impl BatchConfig {
@@ -87,6 +88,9 @@ impl BatchConfig {
             idle_timeout: params
                 .take_duration("idle_timeout")?
                 .unwrap_or(d.idle_timeout),
+            retry_after_max: params
+                .take_duration("retry_after_max")?
+                .unwrap_or(d.retry_after_max),
             ..d
         })
     }
@@ -138,7 +142,8 @@ impl BatchConfig {
             .part("queue_max_bytes", self.queue_max_bytes)
             .part("tenant_max", self.tenant_max)
             .part("send_timeout", self.send_timeout.as_micros())
-            .part("idle_timeout", self.idle_timeout.as_micros());
+            .part("idle_timeout", self.idle_timeout.as_micros())
+            .part("retry_after_max", self.retry_after_max.as_micros());
     }
 }
 
@@ -149,14 +154,17 @@ mod tests {
 
     #[test]
     fn parameters_override_defaults_and_camel_case_is_accepted() {
-        let mut uri =
-            EndpointUri::parse("x:y?maxEntries=5&linger_ms=50&queue_max=10&tenantMax=3").unwrap();
+        let mut uri = EndpointUri::parse(
+            "x:y?maxEntries=5&linger_ms=50&queue_max=10&tenantMax=3&retryAfterMax=250ms",
+        )
+        .unwrap();
         let c = BatchConfig::take_parameters(&mut uri.parameters).unwrap();
         uri.parameters.finish(&[]).unwrap();
         assert_eq!(c.max_entries, Some(5));
         assert_eq!(c.linger, Duration::from_millis(50));
         assert_eq!(c.queue_max, 10);
         assert_eq!(c.tenant_max, 3);
+        assert_eq!(c.retry_after_max, Duration::from_millis(250));
         assert_eq!(c.max_inflight, 8);
     }
 

@@ -48,6 +48,16 @@ pub enum SinkError {
         /// The sink label.
         sink: String,
     },
+    /// The batcher ended abnormally while the entry waited behind a request of its
+    /// group (or behind an older entry of it): it was not sent, so the group's order
+    /// holds when the caller retries.
+    #[error("the batcher of {sink} ended before sending the entry of group `{group}`; not handed to a replacement, which could overtake the group's earlier messages")]
+    GroupInterrupted {
+        /// The sink label.
+        sink: String,
+        /// The entry's group.
+        group: String,
+    },
     /// The entry is larger than one request may carry.
     #[error("entry of {size} bytes exceeds the {limit}-byte limit of {sink}")]
     EntryTooLarge {
@@ -72,7 +82,9 @@ impl From<SinkError> for CamelError {
                 reason,
             },
             SinkError::SendTimedOut { .. } => CamelError::Timeout(e.to_string().into()),
-            SinkError::BatcherGone { .. } => CamelError::Stopping(e.to_string().into()),
+            SinkError::BatcherGone { .. } | SinkError::GroupInterrupted { .. } => {
+                CamelError::Stopping(e.to_string().into())
+            }
             other => CamelError::external("batching sink", other),
         }
     }

@@ -23,6 +23,8 @@ use crate::codec::Entry;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) label: Arc<str>,
+    /// The registry's `instance` label.
+    pub(crate) instance: Arc<str>,
     config: BatchConfig,
     /// Entries admitted and not yet taken into a request (in the channel or queued).
     queued: AtomicUsize,
@@ -37,12 +39,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(label: Arc<str>, config: BatchConfig) -> Self {
+    pub(crate) fn new(label: Arc<str>, instance: Arc<str>, config: BatchConfig) -> Self {
         let refused = [RetryReason::Entries, RetryReason::Bytes, RetryReason::Tenant].map(|r| {
-            metrics::counter!("camel_sink_batch_refused_total", "sink" => label.to_string(), "reason" => r.to_string())
+            metrics::counter!("camel_sink_batch_refused_total", "sink" => label.to_string(), "instance" => instance.to_string(), "reason" => r.to_string())
         });
         Shared {
             label,
+            instance,
             config,
             queued: AtomicUsize::new(0),
             queued_bytes: AtomicUsize::new(0),
@@ -109,7 +112,7 @@ impl Shared {
             _ => 2,
         };
         self.refused[index].increment(1);
-        tracing::debug!(sink = %self.label, %reason, "batch queue refused a delivery");
+        tracing::debug!(sink = %self.label, instance = %self.instance, %reason, "batch queue refused a delivery");
         let cap = self.config.retry_after_max.as_millis().max(1) as u64;
         SinkError::QueueFull {
             sink: self.label.to_string(),

@@ -29,6 +29,7 @@ mod config;
 mod error;
 mod handle;
 mod queue;
+mod ready;
 mod registry;
 mod send;
 mod telemetry;

@@ -6,16 +6,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use camel_api::CamelError;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
-use crate::codec::Entry;
+use super::ready::Sendable;
+use crate::codec::{Entry, EntryResult};
 
 /// What a delivery's caller is told.
 #[derive(Debug)]
 pub(crate) enum Answer {
     /// The entry's result.
-    Done(Result<(), CamelError>),
+    Done(EntryResult),
     /// The batcher went away before the entry was in any request: hand it to the
     /// replacement (nothing was sent, so this cannot duplicate).
     Requeue(Entry),
@@ -38,11 +39,12 @@ struct Queued {
     pending: Pending,
 }
 
-/// Per group: the admission numbers still queued (front = oldest) and whether a
-/// request carrying the group is in flight.
+/// Per group: the admission numbers and times still queued (front = oldest), their
+/// bytes, and whether a request carrying the group is in flight.
 #[derive(Debug, Default)]
 struct GroupState {
-    queued: VecDeque<u64>,
+    queued: VecDeque<(u64, Instant)>,
+    bytes: usize,
     in_flight: bool,
 }
 
@@ -65,13 +67,19 @@ pub(crate) struct BatchQueue {
     next_seq: u64,
     len: usize,
     bytes: usize,
+    /// Queued entries (and bytes) of groups with a request in flight: they cannot be in
+    /// the next request, so they do not count towards a ready batch.
+    blocked: usize,
+    blocked_bytes: usize,
 }
 
 impl BatchQueue {
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
+    #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
@@ -80,16 +88,30 @@ impl BatchQueue {
         self.len == 0
     }
 
-    /// Appends an admitted delivery behind everything of its tenant and group.
-    pub(crate) fn push(&mut self, pending: Pending) {
+    /// What could go into the next request: everything but the entries of groups with
+    /// a request in flight.
+    pub(crate) fn sendable(&self) -> Sendable {
+        Sendable {
+            entries: self.len - self.blocked,
+            bytes: self.bytes - self.blocked_bytes,
+        }
+    }
+
+    /// Appends an admitted delivery behind everything of its tenant and group; true
+    /// when it is sendable (its group has no request in flight).
+    pub(crate) fn push(&mut self, pending: Pending, now: Instant) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
+        let mut sendable = true;
         if let Some(group) = &pending.entry.group {
-            self.groups
-                .entry(group.clone())
-                .or_default()
-                .queued
-                .push_back(seq);
+            let state = self.groups.entry(group.clone()).or_default();
+            state.queued.push_back((seq, now));
+            state.bytes += pending.entry.size;
+            if state.in_flight {
+                sendable = false;
+                self.blocked += 1;
+                self.blocked_bytes += pending.entry.size;
+            }
         }
         self.len += 1;
         self.bytes += pending.entry.size;
@@ -99,6 +121,7 @@ impl BatchQueue {
             self.ring.push_back(tenant);
         }
         queue.push_back(Queued { seq, pending });
+        sendable
     }
 
     /// Takes the next batch: one entry per tenant in turn, each the oldest of its group,
@@ -142,6 +165,7 @@ impl BatchQueue {
             if let Some(group) = &item.pending.entry.group {
                 if let Some(state) = self.groups.get_mut(group) {
                     state.queued.pop_front();
+                    state.bytes -= size;
                 }
             }
             if take.one_group && bound.is_none() {
@@ -170,36 +194,43 @@ impl BatchQueue {
             Some(g) => self
                 .groups
                 .get(g)
-                .is_some_and(|s| !s.in_flight && s.queued.front() == Some(&e.seq)),
+                .is_some_and(|s| !s.in_flight && s.queued.front().map(|q| q.0) == Some(e.seq)),
         }
-    }
-
-    /// True when `entry` could be taken even if everything queued is blocked: it has
-    /// no group, or its group has nothing queued and nothing in flight.
-    pub(crate) fn opens_new_group(&self, entry: &Entry) -> bool {
-        entry
-            .group
-            .as_ref()
-            .is_none_or(|g| !self.groups.contains_key(g))
     }
 
     /// Marks the groups of a request in flight: their next entries wait for its answer.
     pub(crate) fn mark_in_flight(&mut self, groups: &[Arc<str>]) {
         for g in groups {
-            self.groups.entry(g.clone()).or_default().in_flight = true;
+            let state = self.groups.entry(g.clone()).or_default();
+            if !state.in_flight {
+                state.in_flight = true;
+                self.blocked += state.queued.len();
+                self.blocked_bytes += state.bytes;
+            }
         }
     }
 
-    /// Releases the groups of an answered request.
-    pub(crate) fn release(&mut self, groups: &[Arc<str>]) {
+    /// Releases the groups of an answered request; returns since when the oldest entry
+    /// it unblocked has been waiting, if it unblocked any.
+    pub(crate) fn release(&mut self, groups: &[Arc<str>]) -> Option<Instant> {
+        let mut oldest: Option<Instant> = None;
         for g in groups {
-            if let Some(state) = self.groups.get_mut(g) {
+            let Some(state) = self.groups.get_mut(g) else {
+                continue;
+            };
+            if state.in_flight {
                 state.in_flight = false;
-                if state.queued.is_empty() {
+                self.blocked -= state.queued.len();
+                self.blocked_bytes -= state.bytes;
+            }
+            match state.queued.front() {
+                None => {
                     self.groups.remove(g);
                 }
+                Some(&(_, at)) => oldest = Some(oldest.map_or(at, |o| o.min(at))),
             }
         }
+        oldest
     }
 
     /// Drops every entry whose caller went away, returning them (for accounting).
@@ -210,10 +241,15 @@ impl BatchQueue {
             let mut kept = VecDeque::with_capacity(queue.len());
             for item in queue.drain(..) {
                 if item.pending.reply.is_closed() {
+                    let size = item.pending.entry.size;
                     if let Some(g) = &item.pending.entry.group {
                         if let Some(state) = groups.get_mut(g) {
-                            state.queued.retain(|s| *s != item.seq);
-                            if state.queued.is_empty() && !state.in_flight {
+                            state.queued.retain(|s| s.0 != item.seq);
+                            state.bytes -= size;
+                            if state.in_flight {
+                                self.blocked -= 1;
+                                self.blocked_bytes -= size;
+                            } else if state.queued.is_empty() {
                                 groups.remove(g);
                             }
                         }
@@ -235,18 +271,46 @@ impl BatchQueue {
         dropped
     }
 
-    /// Removes everything (the batcher is going away).
-    pub(crate) fn drain(&mut self) -> Vec<Pending> {
-        let all = self
+    /// Empties the queue of a batcher that ended abnormally, splitting what it held
+    /// into entries a replacement may send (`.0`) and entries whose callers must fail
+    /// (`.1`): a group's queued entries fail while a request of the group was in flight
+    /// (its outcome is unknown, and sending them would overtake it), and all but the
+    /// oldest fail otherwise (their callers hand entries over concurrently, in no set
+    /// order). Entries without a group are always handed over.
+    pub(crate) fn split_after_death(&mut self) -> (Vec<Pending>, Vec<Pending>) {
+        let mut handed = Vec::new();
+        let mut failed = Vec::new();
+        let mut pending: Vec<Queued> = self
             .tenants
             .drain()
-            .flat_map(|(_, q)| q.into_iter().map(|i| i.pending))
+            .flat_map(|(_, q)| q.into_iter())
             .collect();
+        pending.sort_by_key(|q| q.seq);
+        for item in pending {
+            let safe = match &item.pending.entry.group {
+                None => true,
+                Some(g) => self.groups.get(g).is_none_or(|s| {
+                    !s.in_flight && s.queued.front().map(|q| q.0) == Some(item.seq)
+                }),
+            };
+            if safe {
+                handed.push(item.pending);
+            } else {
+                failed.push(item.pending);
+            }
+        }
+        self.reset();
+        (handed, failed)
+    }
+
+    fn reset(&mut self) {
+        self.tenants.clear();
         self.ring.clear();
         self.groups.clear();
         self.len = 0;
         self.bytes = 0;
-        all
+        self.blocked = 0;
+        self.blocked_bytes = 0;
     }
 }
 
@@ -281,7 +345,7 @@ mod tests {
         let mut rxs = Vec::new();
         for (g, k) in items {
             let (p, rx) = pending("t", Some(g), k);
-            q.push(p);
+            q.push(p, Instant::now());
             rxs.push(rx);
         }
         (q, rxs)
@@ -306,11 +370,11 @@ mod tests {
         let mut rxs = Vec::new();
         for i in 0..5 {
             let (p, rx) = pending("a", None, &format!("a{i}"));
-            q.push(p);
+            q.push(p, Instant::now());
             rxs.push(rx);
         }
         let (p, _rx) = pending("b", None, "b0");
-        q.push(p);
+        q.push(p, Instant::now());
         let batch = q.take(Take {
             max_entries: 3,
             ..TEN
@@ -346,7 +410,7 @@ mod tests {
         let mut rxs = Vec::new();
         for k in ["aaaa", "bbbb", "cccc"] {
             let (p, rx) = pending("t", None, k);
-            q.push(p);
+            q.push(p, Instant::now());
             rxs.push(rx);
         }
         assert_eq!(q.bytes(), 12);
@@ -359,12 +423,69 @@ mod tests {
     }
 
     #[test]
+    fn entries_behind_a_request_in_flight_are_not_sendable() {
+        let (mut q, _rxs) = grouped(&[("g", "1"), ("g", "2"), ("h", "3")]);
+        assert_eq!(q.sendable().entries, 3);
+        assert_eq!(
+            keys(&q.take(Take {
+                max_entries: 1,
+                ..TEN
+            })),
+            ["1"]
+        );
+        q.mark_in_flight(&["g".into()]);
+        // "2" waits behind "1"; only "3" could go now.
+        assert_eq!(
+            q.sendable(),
+            Sendable {
+                entries: 1,
+                bytes: 1
+            }
+        );
+        let (p, _rx) = pending("t", Some("g"), "4");
+        assert!(!q.push(p, Instant::now()), "g is in flight");
+        let (p, _rx2) = pending("t", None, "5");
+        assert!(q.push(p, Instant::now()));
+        assert_eq!(q.sendable().entries, 2);
+        let t = Instant::now();
+        assert!(q.release(&["g".into()]).is_some_and(|at| at <= t));
+        assert_eq!(
+            q.sendable(),
+            Sendable {
+                entries: 4,
+                bytes: 4
+            }
+        );
+        assert_eq!(q.sendable().entries, q.len());
+    }
+
+    #[test]
+    fn after_death_only_entries_that_cannot_overtake_their_group_are_handed_over() {
+        let (mut q, _rxs) = grouped(&[("g", "g1"), ("g", "g2"), ("h", "h1"), ("h", "h2")]);
+        let (p, _rx) = pending("t", None, "n1");
+        q.push(p, Instant::now());
+        assert_eq!(
+            keys(&q.take(Take {
+                max_entries: 1,
+                ..TEN
+            })),
+            ["g1"]
+        );
+        q.mark_in_flight(&["g".into()]);
+        let (handed, failed) = q.split_after_death();
+        assert_eq!(keys(&handed), ["h1", "n1"]);
+        assert_eq!(keys(&failed), ["g2", "h2"]);
+        assert!(q.is_empty());
+        assert_eq!(q.sendable().entries, 0);
+    }
+
+    #[test]
     fn sweep_drops_abandoned_entries_and_unblocks_their_group() {
         let mut q = BatchQueue::default();
         let (p1, rx1) = pending("t", Some("g"), "1");
         let (p2, _rx2) = pending("t", Some("g"), "2");
-        q.push(p1);
-        q.push(p2);
+        q.push(p1, Instant::now());
+        q.push(p2, Instant::now());
         drop(rx1);
         let dropped = q.sweep();
         assert_eq!(keys(&dropped), ["1"]);

@@ -5,6 +5,7 @@
 //! never part of a key or label. The first delivery starts a batcher; a batcher
 //! unregisters itself when it ends.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,10 +57,16 @@ impl fmt::Debug for BatcherKey {
     }
 }
 
+/// State kept per destination, by its type and the destination's name.
+type DestinationStates = HashMap<(TypeId, String), Arc<dyn Any + Send + Sync>>;
+
 /// The batchers of a process (or of one context), by destination.
-#[derive(Default)]
 pub struct BatcherRegistry {
+    /// The `instance` label of this registry's metrics and events.
+    instance: Arc<str>,
     batchers: Mutex<HashMap<BatcherKey, Arc<BatcherHandle>>>,
+    /// Outlives batchers (idle stop) and codec instances (route swaps, several routes).
+    destinations: Mutex<DestinationStates>,
     next_generation: AtomicU64,
     stop: CancellationToken,
 }
@@ -67,15 +74,33 @@ pub struct BatcherRegistry {
 impl fmt::Debug for BatcherRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatcherRegistry")
+            .field("instance", &self.instance)
             .field("batchers", &self.len())
             .finish()
     }
 }
 
 impl BatcherRegistry {
-    /// A new, empty registry.
+    /// A new, empty registry; its metrics and events carry `instance="default"`.
     pub fn new() -> Arc<Self> {
-        Arc::new(BatcherRegistry::default())
+        BatcherRegistry::with_instance("default")
+    }
+
+    /// A new, empty registry whose metrics and events carry `instance` (a context or
+    /// process name), so several in one process can be told apart.
+    pub fn with_instance(instance: &str) -> Arc<Self> {
+        Arc::new(BatcherRegistry {
+            instance: instance.into(),
+            batchers: Mutex::default(),
+            destinations: Mutex::default(),
+            next_generation: AtomicU64::default(),
+            stop: CancellationToken::default(),
+        })
+    }
+
+    /// The `instance` label of this registry.
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// The process-wide registry the components use unless given another.
@@ -114,6 +139,40 @@ impl BatcherRegistry {
         }
     }
 
+    /// The state of type `T` that belongs to the destination `scope` (a topic, a queue)
+    /// rather than to one batcher or codec instance: every endpoint of this registry
+    /// naming `scope` shares it, and it survives idle stops and route swaps. Created
+    /// empty on first use; one small entry per destination ever used.
+    pub fn destination_state<T>(&self, scope: &str) -> Arc<T>
+    where
+        T: Default + Send + Sync + 'static,
+    {
+        let mut states = self.destinations.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = states
+            .entry((TypeId::of::<T>(), scope.to_string()))
+            .or_insert_with(|| Arc::new(T::default()));
+        match slot.clone().downcast::<T>() {
+            Ok(state) => state,
+            // The key holds T's TypeId, so this cannot happen; replacing is still safe.
+            Err(_) => {
+                let state = Arc::new(T::default());
+                *slot = state.clone();
+                state
+            }
+        }
+    }
+
+    /// The state of type `T` of `scope`, if it was ever created.
+    pub fn existing_destination_state<T>(&self, scope: &str) -> Option<Arc<T>>
+    where
+        T: Send + Sync + 'static,
+    {
+        let states = self.destinations.lock().unwrap_or_else(|p| p.into_inner());
+        states
+            .get(&(TypeId::of::<T>(), scope.to_string()))
+            .and_then(|s| s.clone().downcast::<T>().ok())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BatcherKey, Arc<BatcherHandle>>> {
         self.batchers.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -138,7 +197,11 @@ impl BatcherRegistry {
         }
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared::new(label.clone(), config.clone()));
+        let shared = Arc::new(Shared::new(
+            label.clone(),
+            self.instance.clone(),
+            config.clone(),
+        ));
         let handle = Arc::new(BatcherHandle::new(tx, shared.clone(), generation));
         let worker = Worker::new(
             codec.clone(),

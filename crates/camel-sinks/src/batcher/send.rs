@@ -10,13 +10,13 @@ use std::time::Duration;
 use camel_api::CamelError;
 
 use super::error::SinkError;
-use crate::codec::{BatchCodec, Entry, SendOutcome};
+use crate::codec::{BatchCodec, Entry, EntryResult, SendOutcome};
 
 /// What one batch cost and how each entry fared.
 #[derive(Debug)]
 pub(crate) struct Report {
     /// One result per entry, in batch order.
-    pub(crate) results: Vec<Result<(), CamelError>>,
+    pub(crate) results: Vec<EntryResult>,
     /// Requests made, the first included.
     pub(crate) requests: u64,
     /// Extra requests made to isolate refused entries.
@@ -32,7 +32,7 @@ pub(crate) async fn drive<C: BatchCodec>(
     timeout: Duration,
     sink: Arc<str>,
 ) -> Report {
-    let mut results: Vec<Option<Result<(), CamelError>>> = vec![None; entries.len()];
+    let mut results: Vec<Option<EntryResult>> = vec![None; entries.len()];
     // Ranges still to send, last = next; the whole batch first.
     let mut pending: Vec<Range<usize>> = Vec::with_capacity(8);
     pending.push(0..entries.len());
@@ -84,7 +84,7 @@ pub(crate) async fn drive<C: BatchCodec>(
     }
 }
 
-fn fill(slots: &mut [Option<Result<(), CamelError>>], e: &CamelError) {
+fn fill(slots: &mut [Option<EntryResult>], e: &CamelError) {
     for slot in slots {
         *slot = Some(Err(e.clone()));
     }

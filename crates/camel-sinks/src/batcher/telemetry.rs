@@ -1,8 +1,8 @@
 //! The batcher's metrics and events, with handles resolved once per batcher.
 //!
 //! Metric names follow `camel_sink_batch_*`; the only labels are the sink label (codec,
-//! safe destination name, short identity digest) and the refusal reason — never a
-//! credential.
+//! safe destination name, short identity digest), the registry's `instance` and the
+//! refusal reason — never a credential.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use metrics::{Gauge, Histogram};
 #[derive(Debug)]
 pub(crate) struct Telemetry {
     sink: Arc<str>,
+    instance: Arc<str>,
     entries: Histogram,
     bytes: Histogram,
     requests: Histogram,
@@ -20,6 +21,7 @@ pub(crate) struct Telemetry {
     duration: Histogram,
     queued: Gauge,
     queued_bytes: Gauge,
+    requests_in_flight: Gauge,
 }
 
 /// Measurements of one flushed batch.
@@ -34,19 +36,24 @@ pub(crate) struct Flush {
 }
 
 impl Telemetry {
-    pub(crate) fn new(sink: Arc<str>) -> Self {
-        let label = sink.to_string();
+    pub(crate) fn new(sink: Arc<str>, instance: Arc<str>) -> Self {
         metrics::gauge!("camel_sink_batchers").increment(1.0);
-        tracing::debug!(sink = %sink, "batcher started");
+        tracing::debug!(sink = %sink, instance = %instance, "batcher started");
+        let labels = [
+            ("sink", sink.to_string()),
+            ("instance", instance.to_string()),
+        ];
         Telemetry {
-            entries: metrics::histogram!("camel_sink_batch_flush_entries", "sink" => label.clone()),
-            bytes: metrics::histogram!("camel_sink_batch_flush_bytes", "sink" => label.clone()),
-            requests: metrics::histogram!("camel_sink_batch_flush_requests", "sink" => label.clone()),
-            bisections: metrics::histogram!("camel_sink_batch_flush_bisections", "sink" => label.clone()),
-            duration: metrics::histogram!("camel_sink_batch_flush_duration_seconds", "sink" => label.clone()),
-            queued: metrics::gauge!("camel_sink_batch_queued_entries", "sink" => label.clone()),
-            queued_bytes: metrics::gauge!("camel_sink_batch_queued_bytes", "sink" => label),
+            entries: metrics::histogram!("camel_sink_batch_flush_entries", &labels),
+            bytes: metrics::histogram!("camel_sink_batch_flush_bytes", &labels),
+            requests: metrics::histogram!("camel_sink_batch_flush_requests", &labels),
+            bisections: metrics::histogram!("camel_sink_batch_flush_bisections", &labels),
+            duration: metrics::histogram!("camel_sink_batch_flush_duration_seconds", &labels),
+            queued: metrics::gauge!("camel_sink_batch_queued_entries", &labels),
+            queued_bytes: metrics::gauge!("camel_sink_batch_queued_bytes", &labels),
+            requests_in_flight: metrics::gauge!("camel_sink_batch_requests_in_flight", &labels),
             sink,
+            instance,
         }
     }
 
@@ -58,6 +65,7 @@ impl Telemetry {
         self.duration.record(f.duration.as_secs_f64());
         tracing::debug!(
             sink = %self.sink,
+            instance = %self.instance,
             entries = f.entries,
             bytes = f.bytes,
             requests = f.requests,
@@ -68,16 +76,17 @@ impl Telemetry {
         );
     }
 
-    pub(crate) fn state(&self, queued: usize, queued_bytes: usize) {
+    pub(crate) fn state(&self, queued: usize, queued_bytes: usize, requests_in_flight: usize) {
         self.queued.set(queued as f64);
         self.queued_bytes.set(queued_bytes as f64);
+        self.requests_in_flight.set(requests_in_flight as f64);
     }
 }
 
 impl Drop for Telemetry {
     fn drop(&mut self) {
         metrics::gauge!("camel_sink_batchers").decrement(1.0);
-        self.state(0, 0);
-        tracing::debug!(sink = %self.sink, "batcher stopped");
+        self.state(0, 0, 0);
+        tracing::debug!(sink = %self.sink, instance = %self.instance, "batcher stopped");
     }
 }

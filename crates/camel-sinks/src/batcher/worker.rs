@@ -19,6 +19,7 @@ use super::config::BatchConfig;
 use super::error::SinkError;
 use super::handle::Shared;
 use super::queue::{Answer, BatchQueue, Pending, Reply, Take};
+use super::ready::Readiness;
 use super::registry::{BatcherKey, BatcherRegistry};
 use super::send::{drive, Report};
 use super::telemetry::{Flush, Telemetry};
@@ -54,17 +55,15 @@ pub(crate) struct Worker<C: BatchCodec> {
     queue: BatchQueue,
     sends: JoinSet<Report>,
     in_flight: HashMap<Id, InFlight>,
-    /// When the current linger ends (armed while the queue is non-empty).
-    deadline: Option<Instant>,
-    linger_expired: bool,
+    /// Decides when a batch is ready; the linger timer follows its deadline.
+    readiness: Readiness,
     /// Timers kept across loop turns (re-created each turn they would be registered and
     /// cancelled in the timer wheel per admitted entry). The idle timer is re-armed
     /// lazily when it fires early.
     linger_timer: Pin<Box<Sleep>>,
+    /// The instant the linger timer is set to; `None` while it is not polled.
+    linger_armed: Option<Instant>,
     idle_timer: Pin<Box<Sleep>>,
-    /// Nothing eligible could be taken; set until a group is released or a new one
-    /// arrives, so a blocked queue is not rescanned on every admission.
-    stalled: bool,
     last_activity: Instant,
     /// Intake is closed (idle or shut down): what is left goes out without lingering.
     closing: bool,
@@ -89,9 +88,10 @@ impl<C: BatchCodec> Worker<C> {
             max_bytes: config.bytes_per_request(&limits),
             one_group: codec.group_forms_batch(),
         };
+        let readiness = Readiness::new(take.max_entries, take.max_bytes, config.linger);
         let (linger, idle_timeout) = (config.linger, config.idle_timeout);
         Worker {
-            telemetry: Telemetry::new(shared.label.clone()),
+            telemetry: Telemetry::new(shared.label.clone(), shared.instance.clone()),
             codec,
             shared,
             rx,
@@ -100,11 +100,10 @@ impl<C: BatchCodec> Worker<C> {
             queue: BatchQueue::default(),
             sends: JoinSet::new(),
             in_flight: HashMap::new(),
-            deadline: None,
-            linger_expired: false,
+            readiness,
             linger_timer: Box::pin(tokio::time::sleep(linger)),
+            linger_armed: None,
             idle_timer: Box::pin(tokio::time::sleep(idle_timeout)),
-            stalled: false,
             last_activity: Instant::now(),
             closing: false,
             stop,
@@ -131,9 +130,8 @@ impl<C: BatchCodec> Worker<C> {
                         self.admit(pending);
                     }
                 }
-                _ = &mut self.linger_timer, if self.deadline.is_some() && !self.linger_expired => {
-                    self.linger_expired = true;
-                    self.stalled = false;
+                _ = &mut self.linger_timer, if self.linger_armed.is_some() => {
+                    self.linger_armed = None;
                 }
                 _ = &mut self.idle_timer, if idle && !self.closing => {
                     let idle_at = self.last_activity + self.config.idle_timeout;
@@ -153,40 +151,25 @@ impl<C: BatchCodec> Worker<C> {
                 break;
             }
             self.flush();
-            self.telemetry
-                .state(self.shared.queued(), self.shared.queued_bytes());
+            self.telemetry.state(
+                self.shared.queued(),
+                self.shared.queued_bytes(),
+                self.in_flight.len(),
+            );
         }
-    }
-
-    fn arm_linger(&mut self, at: Instant) {
-        self.deadline = Some(at);
-        self.linger_expired = false;
-        self.linger_timer.as_mut().reset(at);
     }
 
     fn close(&mut self) {
         self.closing = true;
-        self.stalled = false;
         self.rx.close();
     }
 
     fn admit(&mut self, pending: Pending) {
         let now = Instant::now();
         self.last_activity = now;
-        if self.queue.is_empty() && self.deadline.is_none() {
-            self.arm_linger(now + self.config.linger);
+        if self.queue.push(pending, now) {
+            self.readiness.became_sendable(now);
         }
-        if self.stalled && self.queue.opens_new_group(&pending.entry) {
-            self.stalled = false;
-        }
-        self.queue.push(pending);
-    }
-
-    fn due(&self) -> bool {
-        self.queue.len() >= self.take.max_entries
-            || self.queue.bytes() >= self.take.max_bytes
-            || self.linger_expired
-            || self.closing
     }
 
     fn flush(&mut self) {
@@ -195,33 +178,43 @@ impl<C: BatchCodec> Worker<C> {
             if !dropped.is_empty() {
                 tracing::debug!(sink = %self.shared.label, dropped = dropped.len(), "dropped entries whose callers went away");
                 self.shared.release(&dropped);
-                self.stalled = false;
             }
         }
+        let now = Instant::now();
         let mut took = false;
-        while !self.stalled
-            && self.in_flight.len() < self.config.max_inflight
-            && !self.queue.is_empty()
-            && self.due()
+        while self.in_flight.len() < self.config.max_inflight
+            && self
+                .readiness
+                .is_ready(self.queue.sendable(), now, self.closing)
         {
             let batch = self.queue.take(self.take);
             if batch.is_empty() {
-                self.stalled = true;
+                // Cannot happen while something is sendable; never loop on it.
                 break;
             }
             self.dispatch(batch);
             took = true;
         }
+        let left = self.queue.sendable();
         if took {
-            self.linger_expired = false;
-            if self.queue.is_empty() {
-                self.deadline = None;
-            } else {
-                self.arm_linger(Instant::now() + self.config.linger);
+            self.readiness.sent(left, now);
+        }
+        self.readiness.observe(left);
+        self.arm_linger(now);
+    }
+
+    /// Points the one linger timer at the readiness deadline, if that is still ahead
+    /// (a passed deadline with nothing sent means the in-flight limit holds the batch;
+    /// an answer wakes the loop then).
+    fn arm_linger(&mut self, now: Instant) {
+        match self.readiness.deadline() {
+            Some(at) if at > now => {
+                if self.linger_armed != Some(at) {
+                    self.linger_timer.as_mut().reset(at);
+                    self.linger_armed = Some(at);
+                }
             }
-        } else if self.queue.is_empty() {
-            self.deadline = None;
-            self.linger_expired = false;
+            _ => self.linger_armed = None,
         }
     }
 
@@ -273,8 +266,9 @@ impl<C: BatchCodec> Worker<C> {
         self.shared
             .requests_in_flight
             .fetch_sub(1, Ordering::AcqRel);
-        self.queue.release(&flight.groups);
-        self.stalled = false;
+        if let Some(waiting_since) = self.queue.release(&flight.groups) {
+            self.readiness.became_sendable(waiting_since);
+        }
         self.last_activity = Instant::now();
         let entries = flight.replies.len();
         let (requests, bisections, failed) = match outcome {
@@ -316,7 +310,8 @@ impl<C: BatchCodec> Worker<C> {
 
 impl<C: BatchCodec> Drop for Worker<C> {
     /// Runs on every exit, including an abnormal one (the runtime shutting down): queued
-    /// entries were in no request, so their callers take them to the replacement;
+    /// entries were in no request, so their callers take them to the replacement unless
+    /// that could reorder their group (then they fail, as the spec's exiting call does);
     /// in-flight callers see their reply channel close.
     fn drop(&mut self) {
         // Close intake and unregister first, so a caller handed its entry back finds
@@ -325,13 +320,21 @@ impl<C: BatchCodec> Drop for Worker<C> {
         if let Some(registry) = self.registration.registry.upgrade() {
             registry.forget(&self.registration.key, self.registration.generation);
         }
-        let mut left = self.queue.drain();
+        let now = Instant::now();
         while let Ok(p) = self.rx.try_recv() {
-            left.push(p);
+            self.queue.push(p, now);
         }
-        self.shared.release(&left);
-        for p in left {
+        let (handed, failed) = self.queue.split_after_death();
+        self.shared.release(handed.iter().chain(&failed));
+        for p in handed {
             let _ = p.reply.send(Answer::Requeue(p.entry));
+        }
+        for p in failed {
+            let error = SinkError::GroupInterrupted {
+                sink: self.shared.label.to_string(),
+                group: p.entry.group.as_deref().unwrap_or_default().to_string(),
+            };
+            let _ = p.reply.send(Answer::Done(Err(error.into())));
         }
         self.shared.finished.cancel();
     }

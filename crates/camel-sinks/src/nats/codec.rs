@@ -10,10 +10,18 @@ use futures::future::{join_all, BoxFuture};
 use tokio::sync::OnceCell;
 
 use crate::attributes::HeaderSelection;
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, Receipt, SendOutcome};
 
 /// Header JetStream deduplicates on.
 const MSG_ID: &str = "Nats-Msg-Id";
+
+/// Header set on a JetStream publish's exchange: the stream that stored it.
+pub const STREAM_HEADER: &str = "CamelNatsJetStreamStream";
+/// Header set on a JetStream publish's exchange: its sequence number in the stream.
+pub const SEQUENCE_HEADER: &str = "CamelNatsJetStreamSequence";
+/// Header set on a JetStream publish's exchange: true when the stream had already stored
+/// a message with the same `Nats-Msg-Id` (the idempotency key) and dropped this one.
+pub const DUPLICATE_HEADER: &str = "CamelNatsJetStreamDuplicate";
 
 /// Publishes batches to one subject.
 pub struct NatsCodec {
@@ -130,7 +138,12 @@ impl NatsCodec {
             match p {
                 Ok(ack) => ack
                     .await
-                    .map(|_| ())
+                    .map(|ack| {
+                        Receipt::default()
+                            .with(STREAM_HEADER, ack.stream)
+                            .with(SEQUENCE_HEADER, ack.sequence)
+                            .with(DUPLICATE_HEADER, ack.duplicate)
+                    })
                     .map_err(|e| CamelError::external("JetStream publish", e)),
                 Err(e) => Err(CamelError::external("JetStream publish", e)),
             }
@@ -148,6 +161,7 @@ impl NatsCodec {
                     entry.payload.clone(),
                 )
                 .await
+                .map(|()| Receipt::default())
                 .map_err(|e| CamelError::external("NATS publish", e));
             results.push(r);
         }

@@ -19,6 +19,6 @@ mod codec;
 mod component;
 mod consumer;
 
-pub use codec::NatsCodec;
+pub use codec::{NatsCodec, DUPLICATE_HEADER, SEQUENCE_HEADER, STREAM_HEADER};
 pub use component::{NatsComponent, NATS_PARAMETERS};
 pub use consumer::{NatsConsumer, SUBJECT_HEADER};

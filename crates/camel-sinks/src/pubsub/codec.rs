@@ -2,6 +2,7 @@
 //! objects joined into one `publish` body.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine;
 use bytes::Bytes;
@@ -10,8 +11,12 @@ use futures::future::BoxFuture;
 use serde_json::{json, Map, Value as Json};
 
 use super::pause::{Gate, PausedKeys};
+use super::token::{MetadataToken, TokenSource};
 use crate::attributes::HeaderSelection;
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::batcher::BatcherRegistry;
+use crate::codec::{
+    BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
+};
 
 /// Pub/Sub limits: 1000 messages and 10 MB per publish request.
 const MAX_MESSAGES: usize = 1000;
@@ -19,14 +24,17 @@ const MAX_REQUEST_BYTES: usize = 10_000_000;
 /// Room for `{"messages":[` … `]}`.
 const ENVELOPE: usize = 32;
 
+/// Header set on the exchange: the `messageId` Pub/Sub gave the message.
+pub const MESSAGE_ID_HEADER: &str = "CamelGooglePubsubMessageId";
+
 /// Publishes batches to one topic.
 pub struct PubSubCodec {
     topic: String,
     base_url: String,
-    token: Option<String>,
+    token: TokenSource,
     headers: HeaderSelection,
     http: reqwest::Client,
-    paused: PausedKeys,
+    paused: Arc<PausedKeys>,
 }
 
 impl fmt::Debug for PubSubCodec {
@@ -45,11 +53,28 @@ impl PubSubCodec {
         PubSubCodec {
             topic: topic.to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
-            token,
+            token: token.map_or(TokenSource::None, TokenSource::Fixed),
             headers: HeaderSelection::default(),
             http: reqwest::Client::new(),
-            paused: PausedKeys::default(),
+            paused: Arc::default(),
         }
+    }
+
+    /// Shares the topic's paused ordering keys kept in `registry` (what the component
+    /// does): a pause then holds for every route and codec instance publishing to the
+    /// topic through that registry, across idle stops and swaps. Without it the pause
+    /// is this codec's own.
+    pub fn with_registry(mut self, registry: &BatcherRegistry) -> Self {
+        self.paused = registry.destination_state::<PausedKeys>(&self.topic);
+        self
+    }
+
+    /// Takes its bearer token from the metadata server at `host` (Google's runtimes:
+    /// `metadata.google.internal`) instead of a fixed one, and fetches a new one five
+    /// minutes before the one it holds expires.
+    pub fn with_metadata_token(mut self, host: &str) -> Self {
+        self.token = TokenSource::Metadata(MetadataToken::new(host));
+        self
     }
 
     /// Copies these exchange headers into message attributes.
@@ -58,7 +83,7 @@ impl PubSubCodec {
         self
     }
 
-    /// Resumes a paused ordering key; true if it was paused.
+    /// Resumes a paused ordering key of this codec's topic; true if it was paused.
     pub fn resume(&self, ordering_key: &str) -> bool {
         self.paused.resume(ordering_key)
     }
@@ -80,8 +105,10 @@ impl PubSubCodec {
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
+        match self.token.bearer().await {
+            Ok(Some(token)) => request = request.bearer_auth(token),
+            Ok(None) => {}
+            Err(e) => return SendOutcome::Failed(e),
         }
         let response = match request.send().await {
             Ok(r) => r,
@@ -90,15 +117,27 @@ impl PubSubCodec {
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if status.is_success() {
-            let ids = serde_json::from_str::<Json>(&text)
+            // The ids come in the order of the messages.
+            let ids: Vec<String> = serde_json::from_str::<Json>(&text)
                 .ok()
-                .and_then(|j| j["messageIds"].as_array().map(Vec::len))
-                .unwrap_or(0);
-            if ids == entries.len() {
-                return SendOutcome::Answered(vec![Ok(()); entries.len()]);
+                .and_then(|j| {
+                    j["messageIds"].as_array().map(|ids| {
+                        ids.iter()
+                            .map(|id| id.as_str().unwrap_or_default().to_string())
+                            .collect()
+                    })
+                })
+                .unwrap_or_default();
+            if ids.len() == entries.len() {
+                return SendOutcome::Answered(
+                    ids.into_iter()
+                        .map(|id| Ok(Receipt::default().with(MESSAGE_ID_HEADER, id)))
+                        .collect(),
+                );
             }
             return SendOutcome::Failed(CamelError::processor(format!(
-                "Pub/Sub publish answered {ids} ids for {} messages",
+                "Pub/Sub publish answered {} ids for {} messages",
+                ids.len(),
                 entries.len()
             )));
         }
@@ -131,7 +170,7 @@ impl PubSubCodec {
         if from == 0 {
             return outcome;
         }
-        let mut results: Vec<Result<(), CamelError>> = (0..from)
+        let mut results: Vec<EntryResult> = (0..from)
             .map(|_| Err(paused_error(key.as_deref())))
             .collect();
         match outcome {
@@ -164,8 +203,14 @@ impl BatchCodec for PubSubCodec {
         identity
             .part("topic", &self.topic)
             .part("base_url", &self.base_url)
-            .part("headers", self.headers.joined())
-            .secret("token", self.token.as_deref().unwrap_or(""));
+            .part("headers", self.headers.joined());
+        match &self.token {
+            TokenSource::None => identity.secret("token", ""),
+            TokenSource::Fixed(t) => identity.secret("token", t),
+            TokenSource::Metadata(m) => {
+                identity.part("token_source", format!("metadata:{}", m.host))
+            }
+        };
     }
 
     fn limits(&self) -> Limits {

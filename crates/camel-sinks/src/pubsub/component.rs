@@ -5,13 +5,20 @@ use std::sync::Arc;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
 use super::codec::PubSubCodec;
+use super::pause::{paused_ordering_keys, resume_ordering_key};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
 use crate::endpoint::SinkEndpoint;
 
 /// Parameters of `pubsub:` besides the common sink and batch ones.
-pub const PUBSUB_PARAMETERS: &[&str] = &["emulator_host", "token_env", "headers"];
+pub const PUBSUB_PARAMETERS: &[&str] = &[
+    "emulator_host",
+    "token_env",
+    "token_source",
+    "metadata_host",
+    "headers",
+];
 
 /// Makes `pubsub:projects/P/topics/T` sink endpoints.
 #[derive(Debug, Clone)]
@@ -34,6 +41,19 @@ fn is_topic_path(path: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic())
 }
 
+impl PubSubComponent {
+    /// Resumes `ordering_key` of `topic` (`projects/P/topics/T`) for every route of this
+    /// component's registry; true if it was paused.
+    pub fn resume(&self, topic: &str, ordering_key: &str) -> bool {
+        resume_ordering_key(&self.registry, topic, ordering_key)
+    }
+
+    /// The paused ordering keys of `topic`, sorted.
+    pub fn paused(&self, topic: &str) -> Vec<String> {
+        paused_ordering_keys(&self.registry, topic)
+    }
+}
+
 impl Component for PubSubComponent {
     fn scheme(&self) -> &str {
         "pubsub"
@@ -45,6 +65,7 @@ impl Component for PubSubComponent {
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let raw = uri.as_str().to_string();
+        let registry = self.registry.clone();
         SinkEndpoint::build(
             uri,
             ctx,
@@ -65,16 +86,31 @@ impl Component for PubSubComponent {
                 let token_env = params
                     .take_str("token_env")
                     .unwrap_or_else(|| "GOOGLE_OAUTH_ACCESS_TOKEN".to_string());
+                let metadata = match params.take_choice("token_source", &["env", "metadata"])? {
+                    Some("metadata") => {
+                        Some(params.take_str("metadata_host").unwrap_or_else(|| {
+                            std::env::var("GCE_METADATA_HOST")
+                                .ok()
+                                .filter(|v| !v.is_empty())
+                                .unwrap_or_else(|| "metadata.google.internal".to_string())
+                        }))
+                    }
+                    _ => None,
+                };
                 let headers = HeaderSelection::take_parameter(params)?;
-                let (base, token) = match emulator {
-                    Some(host) if host.starts_with("http") => (host, None),
+                let (base, token) = match &emulator {
+                    Some(host) if host.starts_with("http") => (host.clone(), None),
                     Some(host) => (format!("http://{host}"), None),
                     None => (
                         "https://pubsub.googleapis.com".to_string(),
                         std::env::var(&token_env).ok().filter(|v| !v.is_empty()),
                     ),
                 };
-                Ok(PubSubCodec::new(path, &base, token).with_headers(headers))
+                let mut codec = PubSubCodec::new(path, &base, token);
+                if let (None, Some(host)) = (&emulator, metadata) {
+                    codec = codec.with_metadata_token(&host);
+                }
+                Ok(codec.with_headers(headers).with_registry(&registry))
             },
         )
     }

@@ -6,12 +6,14 @@
 //! encoded JSON, because the emulator never answers a larger request. After a failed
 //! publish on an ordering key, later messages of that key fail fast — as Google's own
 //! clients do — until the key is resumed: by the retry of the message that failed
-//! (same idempotency key), or by [`PubSubCodec::resume`].
+//! (same idempotency key), or by [`resume_ordering_key`] / [`PubSubComponent::resume`].
+//! The pause belongs to the topic (kept in the batcher registry), not to one route.
 //!
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
 //! `https://pubsub.googleapis.com` with a bearer token read from the environment
-//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`).
+//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`), or, with
+//! `token_source=metadata`, tokens from the metadata server, refreshed before they expire.
 //!
 //! ```
 //! use camel_api::Component;
@@ -22,6 +24,8 @@
 mod codec;
 mod component;
 mod pause;
+mod token;
 
-pub use codec::PubSubCodec;
+pub use codec::{PubSubCodec, MESSAGE_ID_HEADER};
 pub use component::{PubSubComponent, PUBSUB_PARAMETERS};
+pub use pause::{paused_ordering_keys, resume_ordering_key, PausedKeys};

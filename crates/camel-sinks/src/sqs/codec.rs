@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::attributes::HeaderSelection;
-use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, SendOutcome};
+use crate::codec::{
+    BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
+};
 
 /// SQS limits: 10 entries per batch, 1 MiB per message and per request.
 const MAX_ENTRIES: usize = 10;
@@ -22,20 +24,62 @@ const MAX_BYTES: usize = 1 << 20;
 const MAX_ATTRIBUTES: usize = 10;
 /// `MessageDeduplicationId` is at most 128 characters.
 const MAX_DEDUP_ID: usize = 128;
+/// Header set on the exchange: the `MessageId` SQS gave the message.
+pub const MESSAGE_ID_HEADER: &str = "CamelAwsSqsMessageId";
+/// Header set on the exchange of a FIFO queue: the message's `SequenceNumber`.
+pub const SEQUENCE_NUMBER_HEADER: &str = "CamelAwsSqsSequenceNumber";
 
-/// Error codes that no entry caused: the request is failed, not bisected.
+/// `MessageGroupId` is 1 to 128 characters.
+const MAX_GROUP_ID: usize = 128;
+
+/// Error codes of a refused `SendMessageBatch` that no entry caused: credentials and
+/// signing, permissions, throttling and account limits, the queue itself, and its KMS
+/// key. Splitting such a request cannot isolate a culprit (every half fails the same
+/// way), so the request fails whole. docs/sinks.md lists them.
 const NOT_ENTRY_CAUSED: &[&str] = &[
+    // Credentials, signing, permissions.
     "AccessDenied",
     "AccessDeniedException",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "IncompleteSignature",
     "InvalidClientTokenId",
+    "InvalidSecurity",
+    "MissingAuthenticationToken",
+    "OptInRequired",
+    "RequestExpired",
     "SignatureDoesNotMatch",
     "UnrecognizedClientException",
+    // Throttling and account limits.
+    "OverLimit",
     "RequestThrottled",
+    "Throttling",
     "ThrottlingException",
+    // The queue.
+    "InvalidAddress",
     "QueueDoesNotExist",
     "AWS.SimpleQueueService.NonExistentQueue",
-    "KmsThrottled",
+    "UnsupportedOperation",
+    "AWS.SimpleQueueService.UnsupportedOperation",
 ];
+
+/// Prefixes of codes that are all not entry-caused: the queue's KMS key (`KMS.*` as
+/// the query-compatible code, `Kms*` as the JSON error type).
+const NOT_ENTRY_CAUSED_PREFIXES: &[&str] = &["KMS.", "Kms"];
+
+/// Whether an error answer with `status` and `code` refused the request because of
+/// what it carried (bisect it) or failed it for a reason no entry caused.
+fn classify(status: u16, code: &str, error: CamelError) -> SendOutcome {
+    let not_entry_caused = NOT_ENTRY_CAUSED.contains(&code)
+        || NOT_ENTRY_CAUSED_PREFIXES
+            .iter()
+            .any(|p| code.starts_with(p));
+    if (400..500).contains(&status) && !not_entry_caused {
+        SendOutcome::Refused(error)
+    } else {
+        SendOutcome::Failed(error)
+    }
+}
 
 /// Static credentials for SQS.
 #[derive(Clone)]
@@ -205,16 +249,36 @@ impl SqsCodec {
             Err(SdkError::ServiceError(e)) => {
                 let code = e.err().code().unwrap_or("").to_string();
                 let status = e.raw().status().as_u16();
-                let error = describe("SendMessageBatch", SdkError::ServiceError(e));
-                if (400..500).contains(&status) && !NOT_ENTRY_CAUSED.contains(&code.as_str()) {
-                    SendOutcome::Refused(error)
-                } else {
-                    SendOutcome::Failed(error)
-                }
+                classify(
+                    status,
+                    &code,
+                    describe("SendMessageBatch", SdkError::ServiceError(e)),
+                )
             }
             Err(e) => SendOutcome::Failed(describe("SendMessageBatch", e)),
         }
     }
+}
+
+/// Refuses a `MessageGroupId` SQS would refuse (1–128 ASCII letters, digits and
+/// punctuation), before it is queued: in a batch it would be a whole-request error.
+fn check_group_id(group: &str) -> Result<(), CamelError> {
+    let length = group.chars().count();
+    if length > MAX_GROUP_ID {
+        return Err(CamelError::processor(format!(
+            "SQS MessageGroupId `{}…` is {length} characters; at most {MAX_GROUP_ID} are allowed (check `group_key`)",
+            group.chars().take(16).collect::<String>()
+        )));
+    }
+    if let Some(bad) = group
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || c.is_ascii_punctuation()))
+    {
+        return Err(CamelError::processor(format!(
+            "SQS MessageGroupId `{group}` contains {bad:?}; only ASCII letters, digits and punctuation are allowed (check `group_key`)"
+        )));
+    }
+    Ok(())
 }
 
 /// A dedup id SQS accepts: the key itself when short enough, else its digest.
@@ -250,11 +314,15 @@ where
 }
 
 /// Maps `Successful[]` and `Failed[]` back to entries by id (the entry's index).
-fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<Result<(), CamelError>> {
-    let mut results: Vec<Option<Result<(), CamelError>>> = vec![None; n];
+fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<EntryResult> {
+    let mut results: Vec<Option<EntryResult>> = vec![None; n];
     for ok in out.successful {
         if let Some(slot) = ok.id.parse::<usize>().ok().and_then(|i| results.get_mut(i)) {
-            *slot = Some(Ok(()));
+            let mut receipt = Receipt::default().with(MESSAGE_ID_HEADER, ok.message_id);
+            if let Some(sequence) = ok.sequence_number {
+                receipt = receipt.with(SEQUENCE_NUMBER_HEADER, sequence);
+            }
+            *slot = Some(Ok(receipt));
         }
     }
     for failed in out.failed {
@@ -326,10 +394,13 @@ impl BatchCodec for SqsCodec {
                 "the body is empty",
             ));
         }
-        if self.is_fifo() && meta.group.is_none() {
-            return Err(CamelError::processor(
-                "a FIFO queue needs a message group: set `group_key` on the endpoint",
-            ));
+        if self.is_fifo() {
+            let Some(group) = &meta.group else {
+                return Err(CamelError::processor(
+                    "a FIFO queue needs a message group: set `group_key` on the endpoint",
+                ));
+            };
+            check_group_id(group)?;
         }
         let attributes = self.headers.select(exchange);
         if attributes.len() > MAX_ATTRIBUTES {
@@ -355,6 +426,69 @@ impl BatchCodec for SqsCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refused(status: u16, code: &str) -> bool {
+        matches!(
+            classify(status, code, CamelError::processor("x")),
+            SendOutcome::Refused(_)
+        )
+    }
+
+    #[test]
+    fn only_errors_an_entry_can_cause_are_bisected() {
+        for code in [
+            "InvalidParameterValue",
+            "InvalidMessageContents",
+            "AWS.SimpleQueueService.BatchRequestTooLong",
+            "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+        ] {
+            assert!(refused(400, code), "{code}");
+        }
+        for code in [
+            "ExpiredToken",
+            "RequestExpired",
+            "InvalidSecurity",
+            "OverLimit",
+            "KMS.DisabledException",
+            "KMS.ThrottlingException",
+            "KmsAccessDenied",
+            "KmsThrottled",
+            "AccessDenied",
+            "AWS.SimpleQueueService.NonExistentQueue",
+        ] {
+            assert!(!refused(400, code), "{code}");
+            assert!(!refused(403, code), "{code}");
+        }
+        assert!(!refused(500, "InternalError"), "a server error fails whole");
+    }
+
+    #[test]
+    fn a_fifo_group_id_sqs_would_refuse_fails_before_queueing() {
+        let codec = SqsCodec::new(
+            "orders.fifo",
+            "us-east-1",
+            None,
+            SqsCredentials {
+                access_key_id: "a".into(),
+                secret_access_key: "s".into(),
+                session_token: None,
+            },
+        );
+        let encode = |group: &str| {
+            let meta = EntryMeta {
+                group: Some(group.into()),
+                idempotency_key: "k".into(),
+            };
+            codec.encode(&Exchange::new("body"), meta)
+        };
+        assert!(encode("customer-42_A.b:c").is_ok());
+        assert!(encode(&"g".repeat(128)).is_ok());
+        let long = encode(&"g".repeat(129)).unwrap_err().to_string();
+        assert!(long.contains("129 characters"), "{long}");
+        let space = encode("two words").unwrap_err().to_string();
+        assert!(space.contains("' '"), "{space}");
+        assert!(encode("café").is_err());
+    }
 
     #[test]
     fn dedup_ids_are_valid_for_sqs() {

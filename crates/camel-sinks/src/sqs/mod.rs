@@ -20,5 +20,5 @@
 mod codec;
 mod component;
 
-pub use codec::{SqsCodec, SqsCredentials};
+pub use codec::{SqsCodec, SqsCredentials, MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEADER};
 pub use component::{SqsComponent, SQS_PARAMETERS};

@@ -18,6 +18,9 @@ pub(crate) enum Fault {
     FailEntriesContaining(&'static str),
     /// A request with any entry whose body contains the text is refused whole (HTTP 400).
     RefuseRequestsContaining(&'static str),
+    /// Every request is answered HTTP 400 with this query-compatible error code (as SQS
+    /// sends it in `x-amzn-query-error`), whatever it carries.
+    RefuseAllWith(&'static str),
 }
 
 /// A running proxy.
@@ -121,6 +124,18 @@ async fn serve(
                         .collect();
                     doc["Entries"] = Json::Array(good);
                     req.body = doc.to_string().into_bytes();
+                }
+                Fault::RefuseAllWith(code) => {
+                    let body = json!({"__type": format!("com.amazonaws.sqs#{code}"), "message": "refused by the fault proxy"}).to_string();
+                    let query = [("x-amzn-query-error".to_string(), format!("{code};Sender"))];
+                    respond(
+                        &mut write,
+                        "HTTP/1.1 400 Bad Request",
+                        &query,
+                        body.as_bytes(),
+                    )
+                    .await?;
+                    continue;
                 }
                 Fault::RefuseRequestsContaining(_) => {}
             }

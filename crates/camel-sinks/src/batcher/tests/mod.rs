@@ -3,6 +3,7 @@
 //! telemetry have their own files.
 
 mod failures;
+mod hot_group;
 mod telemetry;
 
 use std::sync::Arc;
@@ -236,6 +237,22 @@ async fn refuses_at_once_on_each_bound() {
     let (ms, reason) = refused_reason(&entries, "x", "u").await;
     assert_eq!(reason, RetryReason::Entries);
     assert!(ms <= 1000);
+    let capped = rig(
+        MemoryCodec::new("d"),
+        BatchConfig {
+            queue_max: 1,
+            retry_after_max: Duration::from_millis(5),
+            ..base.clone()
+        },
+    );
+    let held0 = capped.send("0", None, "t");
+    settle().await;
+    for key in ["x", "y", "z"] {
+        assert!(
+            refused_reason(&capped, key, "u").await.0 <= 5,
+            "capped at 5 ms"
+        );
+    }
     assert_eq!(
         entries.registry.stats()[0].queued,
         3,
@@ -271,7 +288,7 @@ async fn refuses_at_once_on_each_bound() {
         RetryReason::Tenant
     );
     tenant.send("y", None, "other").abort();
-    for c in held.into_iter().chain(held2).chain(held3) {
+    for c in held.into_iter().chain(held2).chain(held3).chain([held0]) {
         c.await.unwrap().unwrap();
     }
 }

@@ -12,9 +12,10 @@ use metrics::{
     SharedString, Unit,
 };
 
-use super::{config, judged, rig, settle};
-use crate::batcher::BatchConfig;
+use super::{config, judged, options, rig, settle, Rig};
+use crate::batcher::{BatchConfig, BatcherRegistry};
 use crate::memory::{MemoryCodec, Verdict};
+use crate::SinkProducer;
 
 /// Sums of every metric, keyed `name{label=value,…}`.
 type Sums = Arc<Mutex<HashMap<String, f64>>>;
@@ -122,13 +123,18 @@ fn flushes_refusals_and_state_are_measured_with_safe_labels() {
             for call in calls {
                 let _ = call.await;
             }
-            let full = rig(
-                MemoryCodec::new("full"),
-                BatchConfig {
-                    queue_max: 1,
-                    ..config(10, 60_000)
-                },
-            );
+            // This one's registry is named: its metrics say which instance they are of.
+            let codec = MemoryCodec::new("full");
+            let registry = BatcherRegistry::with_instance("edge");
+            let c = BatchConfig {
+                queue_max: 1,
+                ..config(10, 60_000)
+            };
+            let full = Rig {
+                log: codec.log(),
+                producer: SinkProducer::new(codec, c, options(), registry.clone()),
+                registry,
+            };
             let held = full.send("a", None, "t");
             settle().await;
             assert_eq!(
@@ -142,8 +148,16 @@ fn flushes_refusals_and_state_are_measured_with_safe_labels() {
             );
             full.registry.shutdown().await;
             held.await.unwrap().unwrap();
-            let g = rig(MemoryCodec::new("other"), config(1, 0));
-            g.send("a", None, "t").await.unwrap().unwrap();
+            let g = rig(MemoryCodec::new("other").gated(), config(1, 0));
+            let held = g.send("a", None, "t");
+            g.log.wait_requests(1).await;
+            settle().await;
+            let in_flight = "camel_sink_batch_requests_in_flight{sink=memory:other";
+            assert_eq!(recorder.get(in_flight), 1.0);
+            g.log.release(1);
+            held.await.unwrap().unwrap();
+            settle().await;
+            assert_eq!(recorder.get(in_flight), 0.0);
             // "d" and "other" are running; "full" was shut down.
             assert_eq!(recorder.get("camel_sink_batchers"), 2.0);
             tokio::time::advance(Duration::from_secs(61)).await;
@@ -178,6 +192,21 @@ fn flushes_refusals_and_state_are_measured_with_safe_labels() {
         1.0
     );
     assert!(sums.keys().any(|k| k.contains("reason=entries")));
+    // Every flush and refusal metric names its registry's instance.
+    for (name, instance) in [
+        (
+            "camel_sink_batch_flush_entries{sink=memory:d#",
+            "instance=default",
+        ),
+        (
+            "camel_sink_batch_refused_total{sink=memory:full#",
+            "instance=edge",
+        ),
+    ] {
+        let keys: Vec<&String> = sums.keys().filter(|k| k.starts_with(name)).collect();
+        assert!(!keys.is_empty(), "{name}: {sums:?}");
+        assert!(keys.iter().all(|k| k.contains(instance)), "{keys:?}");
+    }
     // Both went idle and stopped.
     assert_eq!(recorder.get("camel_sink_batchers"), 0.0);
     assert_eq!(
