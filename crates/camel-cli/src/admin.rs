@@ -101,10 +101,12 @@ fn error_list(errors: &[RouteError]) -> Response {
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
-/// A definition fit to show: credentials hidden, passwords cut out of URLs.
+/// A definition fit to show: credentials hidden, passwords cut out of URLs. Every string
+/// goes through `redact_url`, since a URI need not contain `://` to carry a credential
+/// (`sqs:q?secret_key=…`); a string that is no URI comes out unchanged.
 fn redacted(value: &mut Value) {
     match value {
-        Value::String(s) if s.contains("://") => *s = camel_api::redact_url(s),
+        Value::String(s) => *s = camel_api::redact_url(s),
         Value::Array(items) => items.iter_mut().for_each(redacted),
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
