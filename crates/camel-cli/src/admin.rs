@@ -301,6 +301,13 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         let body = json!({ "error": "the body must be UTF-8 YAML" });
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
+    // The id names the source in error messages and log lines: refuse one that could
+    // forge a line before it is shown anywhere.
+    if let Err(why) = camel_core::model::check_route_id(&id) {
+        let message = format!("PUT /routes/{{id}}: {why}");
+        let body = json!({ "error": message, "errors": [message] });
+        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    }
     let origin = format!("PUT /routes/{id}");
     let mut routes = match parse_off_the_runtime(text.to_string(), origin).await {
         Ok(Ok(r)) => r,
