@@ -52,11 +52,20 @@ fn assert_hidden(what: &str, output: &str) {
     );
 }
 
+/// Routes that do not compile, each error naming a URI with the marker: an unknown option
+/// on every step above, and a MySQL datasource (refused as unsupported).
+fn broken_routes() -> String {
+    format!(
+        "{}- route:\n    id: mysql\n    from:\n      uri: timer:m\n      steps:\n        - to: \"outbox:m?datasource=mysql://app:{MARK}@127.0.0.1:1/db\"\n",
+        routes("&bogus=1", "period=100")
+    )
+}
+
 #[test]
 fn validate_errors_show_no_credential() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("routes.yaml");
-    std::fs::write(&file, routes("&bogus=1", "period=100")).unwrap();
+    std::fs::write(&file, broken_routes()).unwrap();
     let out = support::camel(&["validate", file.to_str().unwrap()]);
     let text = support::text(&out);
     assert!(!out.status.success(), "{text}");
@@ -65,7 +74,33 @@ fn validate_errors_show_no_credential() {
         6,
         "{text}"
     );
+    assert!(text.contains("mysql://***@127.0.0.1:1/db"), "{text}");
     assert_hidden("camel validate", &text);
+}
+
+#[test]
+fn watch_reload_errors_show_no_credential() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, "- from: {uri: 'timer:idle?delay=3600000'}\n").unwrap();
+    let path = file.to_str().unwrap();
+    let (mut child, lines) = support::spawn(&["run", path, "--watch", "--max-seconds", "60"]);
+    support::wait_line(&lines, "route started");
+    std::fs::write(&file, broken_routes()).unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let line = support::wait_line(&lines, "");
+        let done = line.contains("running routes are unchanged");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let seen = seen.join("\n");
+    assert!(seen.contains("bogus"), "{seen}");
+    assert_hidden("a --watch reload", &seen);
 }
 
 #[test]
