@@ -1,6 +1,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::redact::redact_url;
+
 /// Why a bounded queue refused a delivery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -61,7 +63,7 @@ pub enum CamelError {
         reason: Arc<str>,
     },
     /// No component is registered for a URI scheme.
-    #[error("no component for scheme `{scheme}` (in `{uri}`){}", did_you_mean(.suggestion))]
+    #[error("no component for scheme `{scheme}` (in `{}`){}", redact_url(.uri), did_you_mean(.suggestion))]
     UnknownComponent {
         /// The full URI.
         uri: Arc<str>,
@@ -71,7 +73,7 @@ pub enum CamelError {
         suggestion: Option<Arc<str>>,
     },
     /// A URI or one of its parameters is invalid.
-    #[error("invalid endpoint `{uri}`: {reason}")]
+    #[error("invalid endpoint `{}`: {reason}", redact_url(.uri))]
     InvalidUri {
         /// The URI.
         uri: Arc<str>,
@@ -79,7 +81,7 @@ pub enum CamelError {
         reason: Arc<str>,
     },
     /// A synchronous endpoint has no consumer attached.
-    #[error("no consumer is attached to `{uri}`")]
+    #[error("no consumer is attached to `{}`", redact_url(.uri))]
     NoConsumer {
         /// The URI.
         uri: Arc<str>,
@@ -134,8 +136,10 @@ impl CamelError {
 
     /// An invalid URI or parameter.
     pub fn invalid_uri(uri: impl Into<Arc<str>>, reason: impl fmt::Display) -> Self {
+        // Stored redacted, so neither Display nor Debug can show a credential.
+        let uri: Arc<str> = uri.into();
         CamelError::InvalidUri {
-            uri: uri.into(),
+            uri: redact_url(&uri).into(),
             reason: reason.to_string().into(),
         }
     }

@@ -29,6 +29,7 @@ mod health;
 mod lifecycle;
 mod message;
 mod processor;
+mod redact;
 pub mod suggest;
 pub mod transaction;
 mod uri;
@@ -44,7 +45,8 @@ pub use health::ConsumerHealth;
 pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
 pub use processor::{BoxProcessor, Process, ProcessorFuture};
-pub use uri::{is_secret_name, parse_duration, redact_url, EndpointUri, Parameters};
+pub use redact::{is_secret_name, redact_url, shown_value};
+pub use uri::{parse_duration, EndpointUri, Parameters};
 pub use value::Value;
 
 /// Names of headers and properties the framework itself sets or reads.

@@ -4,6 +4,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::redact::shown_value;
 use crate::suggest::{nearest, to_snake_case};
 use crate::CamelError;
 
@@ -161,7 +162,7 @@ impl Parameters {
             Some(v) => v.trim().parse::<T>().map(Some).map_err(|e| {
                 CamelError::invalid_uri(
                     self.uri.clone(),
-                    format!("parameter `{name}` = `{v}`: {e}"),
+                    format!("parameter `{name}` = `{}`: {e}", shown_value(name, &v)),
                 )
             }),
         }
@@ -181,7 +182,8 @@ impl Parameters {
                 CamelError::invalid_uri(
                     self.uri.clone(),
                     format!(
-                        "parameter `{name}` = `{v}` is not a duration (use 1000, 500ms, 2s, 1m)"
+                        "parameter `{name}` = `{}` is not a duration (use 1000, 500ms, 2s, 1m)",
+                        shown_value(name, &v)
                     ),
                 )
             }),
@@ -208,7 +210,8 @@ impl Parameters {
                         CamelError::invalid_uri(
                             self.uri.clone(),
                             format!(
-                                "parameter `{name}` = `{v}`: expected one of {}",
+                                "parameter `{name}` = `{}`: expected one of {}",
+                                shown_value(name, &v),
                                 choices.join(", ")
                             ),
                         )
@@ -238,75 +241,6 @@ impl Parameters {
             }
         }
     }
-}
-
-/// `url` fit for a message: the user information of `scheme://user:password@host…` is
-/// replaced by `***`, so no password reaches a log or an error.
-///
-/// ```
-/// assert_eq!(
-///     camel_api::redact_url("postgres://app:secret@127.0.0.1/shop"),
-///     "postgres://***@127.0.0.1/shop"
-/// );
-/// assert_eq!(camel_api::redact_url("sqlite:orders.db"), "sqlite:orders.db");
-/// assert_eq!(
-///     camel_api::redact_url("postgres://h/db?user=app&password=s3cret"),
-///     "postgres://h/db?user=app&password=***"
-/// );
-/// assert_eq!(
-///     camel_api::redact_url("outbox:x?datasource=postgres://u:pw@h/db&partitions=2"),
-///     "outbox:x?datasource=postgres://***@h/db&partitions=2"
-/// );
-/// ```
-pub fn redact_url(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let mut out = match (base.find("://"), base.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://***{}", &base[..s], &base[at..]),
-        _ => base.to_string(),
-    };
-    if let Some(query) = query {
-        // Credentials passed as options (`?password=…`) are hidden too.
-        let parts: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((k, _)) if is_secret_name(k) => format!("{k}=***"),
-                // A URL given as an option's value (`outbox:x?datasource=postgres://u:pw@h`)
-                // carries its own user information.
-                Some((k, v)) if v.contains("://") => format!("{k}={}", redact_url(v)),
-                _ => pair.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&parts.join("&"));
-    }
-    out
-}
-
-/// True for an option or key name that holds a credential (`password`, `secret_key`,
-/// `accessKey`, `token`, …), in any case and with or without `_`/`-`.
-///
-/// ```
-/// assert!(camel_api::is_secret_name("secret_key"));
-/// assert!(camel_api::is_secret_name("accessKey"));
-/// assert!(!camel_api::is_secret_name("region"));
-/// ```
-pub fn is_secret_name(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace(['-', '_'], "");
-    [
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "token",
-        "sslkey",
-        "accesskey",
-        "credential",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
 }
 
 /// Parses `1000`, `500ms`, `2s`, `1m`, `1h` into a duration.

@@ -110,10 +110,12 @@ fn error_list(errors: &[RouteError]) -> Response {
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
-/// A definition fit to show: credentials hidden, passwords cut out of URLs.
+/// A definition fit to show: credentials hidden, passwords cut out of URLs. Every string
+/// goes through `redact_url`, since a URI need not contain `://` to carry a credential
+/// (`sqs:q?secret_key=…`); a string that is no URI comes out unchanged.
 fn redacted(value: &mut Value) {
     match value {
-        Value::String(s) if s.contains("://") => *s = camel_api::redact_url(s),
+        Value::String(s) => *s = camel_api::redact_url(s),
         Value::Array(items) => items.iter_mut().for_each(redacted),
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
@@ -317,6 +319,13 @@ async fn replace(State(admin): State<Admin>, Path(id): Path<String>, body: Bytes
         let body = json!({ "error": "the body must be UTF-8 YAML" });
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
+    // The id names the source in error messages and log lines: refuse one that could
+    // forge a line before it is shown anywhere.
+    if let Err(why) = camel_core::model::check_route_id(&id) {
+        let message = format!("PUT /routes/{{id}}: {why}");
+        let body = json!({ "error": message, "errors": [message] });
+        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    }
     let origin = format!("PUT /routes/{id}");
     let mut routes = match parse_off_the_runtime(text.to_string(), origin).await {
         Ok(Ok(r)) => r,

@@ -155,7 +155,14 @@ impl fmt::Display for RouteError {
         if let Some(step) = &self.step {
             write!(f, "at {step}: ")?;
         }
-        write!(f, "{}", self.kind)
+        // One error, one line: a multi-line message (a parser's caret drawing, a newline
+        // in an expression) would leave lines without the location in front.
+        let text = self.kind.to_string();
+        if text.contains(['\n', '\r']) {
+            write!(f, "{}", text.replace('\r', "\\r").replace('\n', "\\n"))
+        } else {
+            f.write_str(&text)
+        }
     }
 }
 

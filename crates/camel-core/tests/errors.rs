@@ -1,6 +1,6 @@
 //! One test per kind of route error: each says where and why.
 
-use camel_core::{CamelContext, RouteErrorKind, RouteErrors};
+use camel_core::{CamelContext, RouteDefinition, RouteErrorKind, RouteErrors};
 
 async fn errors_of(text: &str) -> RouteErrors {
     let routes = match camel_core::yaml::load_str(text, "routes.yaml") {
@@ -169,4 +169,143 @@ async fn errors_inside_choice_and_multicast_branches_have_a_path_and_a_place() {
         .map(|e| e.location.as_ref().map(|l| l.line))
         .collect();
     assert_eq!(lines, [Some(10), Some(19)]);
+}
+
+// Issue 10, items 9, 12 and 13: input that used to pass silently or be reported
+// without a place is an error with its file, line and column, on one line.
+
+/// The one error of `text`, checked to be a single line starting with its location.
+async fn one_error(text: &str, line: usize, column: usize) -> camel_core::RouteError {
+    let mut errs = errors_of(text).await;
+    assert_eq!(errs.0.len(), 1, "{errs}");
+    let e = errs.0.remove(0);
+    let shown = e.to_string();
+    assert!(!shown.contains('\n'), "one line: {shown}");
+    assert!(
+        shown.starts_with(&format!("routes.yaml:{line}:{column}: ")),
+        "{shown}"
+    );
+    e
+}
+
+fn route_with_id(id: &str) -> String {
+    format!("- route:\n    id: \"{id}\"\n    from: {{uri: direct:a}}\n")
+}
+
+#[tokio::test]
+async fn route_ids_with_control_or_bidi_characters_are_refused() {
+    for (id, code) in [
+        ("a\\nINFO forged line", "U+000A"),
+        ("a\\0b", "U+0000"),
+        ("a\\u202Eb", "U+202E"),
+        ("a\\u2066b", "U+2066"),
+        ("a\\x1b[31mred", "U+001B"),
+    ] {
+        let e = one_error(&route_with_id(id), 2, 5).await;
+        assert!(matches!(e.kind, RouteErrorKind::InvalidValue(_)), "{e}");
+        assert!(e.to_string().contains(code), "{id}: {e}");
+        assert!(e.route_id.is_none(), "the refused id is not echoed: {e}");
+    }
+}
+
+#[tokio::test]
+async fn route_ids_have_a_maximum_length() {
+    let long = "r".repeat(camel_core::model::MAX_ROUTE_ID_BYTES + 1);
+    let e = one_error(&route_with_id(&long), 2, 5).await;
+    assert!(e.to_string().contains("at most 256 bytes"), "{e}");
+    let longest = "r".repeat(camel_core::model::MAX_ROUTE_ID_BYTES);
+    let routes = camel_core::yaml::load_str(&route_with_id(&longest), "routes.yaml").unwrap();
+    CamelContext::new().validate(&routes).await.unwrap();
+}
+
+#[tokio::test]
+async fn builder_routes_get_the_same_id_check() {
+    let mut route = RouteDefinition::from("direct:a");
+    route.id = Some("a\nb".into());
+    let errs = CamelContext::new().validate(&[route]).await.unwrap_err();
+    assert!(errs.to_string().contains("U+000A"), "{errs}");
+    assert!(!errs.to_string().contains('\n'), "{errs}");
+}
+
+#[tokio::test]
+async fn a_bad_regex_is_one_located_line() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - filter:\n          simple: \"${body} regex 'a(b'\"\n          steps: [stop]\n",
+        5,
+        11,
+    )
+    .await;
+    assert!(matches!(e.kind, RouteErrorKind::Expression(_)), "{e}");
+    let shown = e.to_string();
+    assert!(
+        shown.contains("unclosed group (at column 2 of the pattern)"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn a_misspelt_language_key_is_an_unknown_key() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - set_header: {name: ver, simpl: \"x\"}\n",
+        4,
+        33,
+    )
+    .await;
+    match &e.kind {
+        RouteErrorKind::UnknownKey {
+            key, suggestion, ..
+        } => {
+            assert_eq!(key, "simpl");
+            assert_eq!(suggestion.as_deref(), Some("simple"));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(e.to_string().contains("did you mean `simple`"), "{e}");
+}
+
+#[tokio::test]
+async fn a_nul_byte_in_the_file_is_a_located_error() {
+    // The parser used to stop at the NUL: `hi` was logged and the rest of the file dropped.
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - log: hi\0there\n      - to: nope:x\n",
+        4,
+        16,
+    )
+    .await;
+    assert!(matches!(e.kind, RouteErrorKind::Syntax(_)), "{e}");
+    assert!(e.to_string().contains("U+0000"), "{e}");
+}
+
+#[tokio::test]
+async fn a_method_call_in_simple_is_refused_where_it_starts() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - set_body: {simple: \"n=${header.foo.length()}\"}\n",
+        4,
+        20,
+    )
+    .await;
+    let RouteErrorKind::Expression(x) = &e.kind else {
+        panic!("unexpected {e}")
+    };
+    assert_eq!(x.column, 16, "at `length()`: {x}");
+    assert!(x.message.contains("`length()`"), "{x}");
+}
+
+#[tokio::test]
+async fn property_placeholders_are_refused_until_supported() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: \"file:{{folderName}}\"\n",
+        4,
+        9,
+    )
+    .await;
+    assert!(e.to_string().contains("`{{folderName}}`"), "{e}");
+    assert!(e.to_string().contains("not supported"), "{e}");
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: {uri: \"file:/tmp/x\", parameters: {file_name: \"{{name}}.txt\"}}\n",
+        4,
+        14,
+    )
+    .await;
+    assert!(e.to_string().contains("parameter `file_name`"), "{e}");
 }

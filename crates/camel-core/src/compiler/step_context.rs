@@ -87,10 +87,24 @@ impl<'a> StepContext<'a> {
     fn spec(&self, map: &mut Map<String, Json>) -> Result<ExpressionSpec, RouteError> {
         let languages = self.registry.languages.names();
         take_expression(map, &languages).map_err(|e| match e {
-            SpecError::Missing => self.error(RouteErrorKind::Missing(format!(
-                "an expression (`simple: …`, `expression: {{simple: …}}`, or another language: {})",
-                languages.join(", ")
-            ))),
+            // A key close to a language name (`simpl:`) is a misspelt expression: name it
+            // where it is written rather than report the expression as missing.
+            SpecError::Missing => match map.keys().find_map(|k| {
+                camel_api::suggest::nearest(k, languages.iter().copied()).map(|s| (k, s))
+            }) {
+                Some((key, suggestion)) => self.error_at(
+                    &format!("/{key}"),
+                    RouteErrorKind::UnknownKey {
+                        key: key.clone(),
+                        suggestion: Some(suggestion.to_string()),
+                        expected: Vec::new(),
+                    },
+                ),
+                None => self.error(RouteErrorKind::Missing(format!(
+                    "an expression (`simple: …`, `expression: {{simple: …}}`, or another language: {})",
+                    languages.join(", ")
+                ))),
+            },
             SpecError::Invalid { pointer, message } => {
                 self.error_at(&pointer, RouteErrorKind::InvalidValue(message))
             }

@@ -190,6 +190,13 @@ impl CamelContext {
         for route in routes.iter_mut() {
             self.assign_id(route, &taken);
             let id = route.id.clone().unwrap_or_default();
+            // The loader refuses a bad id at its line; this covers builder routes. The id
+            // is not attached to the error, so the message cannot carry what it refuses.
+            if let Err(why) = crate::model::check_route_id(&id) {
+                errors
+                    .push(RouteError::new(RouteErrorKind::InvalidValue(why)).at(route.location()));
+                continue;
+            }
             if let Some(first) = seen.get(&id) {
                 errors.push(
                     RouteError::new(RouteErrorKind::DuplicateRouteId {

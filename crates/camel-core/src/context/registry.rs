@@ -103,9 +103,11 @@ impl Registry {
         def: &EndpointDefinition,
         route_id: Option<&str>,
     ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
+        let parameters = def.parameter_strings();
+        unresolved_placeholder(&def.uri, &parameters)?;
         let uri = EndpointUri::parse(&def.uri)
             .map_err(RouteErrorKind::Endpoint)?
-            .with_parameters(def.parameter_strings());
+            .with_parameters(parameters);
         let Some(component) = self.component(uri.scheme()) else {
             let schemes = self.component_schemes();
             return Err(RouteErrorKind::UnknownComponent(
@@ -125,6 +127,42 @@ impl Registry {
             .endpoint(uri, &cx)
             .map_err(RouteErrorKind::Endpoint)
     }
+}
+
+/// Refuses a `{{name}}` property placeholder in an endpoint's URI or parameters. Nothing
+/// resolves placeholders yet, and passed through as text one became a folder named
+/// `{{folderName}}`; an error at load time is the honest answer until they are resolved.
+fn unresolved_placeholder(uri: &str, parameters: &[(&str, String)]) -> Result<(), RouteErrorKind> {
+    let texts =
+        std::iter::once(("the URI", uri)).chain(parameters.iter().map(|(k, v)| (*k, v.as_str())));
+    for (place, text) in texts {
+        let Some(start) = text.find("{{") else {
+            continue;
+        };
+        let end = text[start..]
+            .find("}}")
+            .map_or(text.len(), |e| start + e + 2);
+        // Shown only where the redaction would show it: a password may hold `{{`.
+        let (shown, place) = if place == "the URI" {
+            (camel_api::redact_url(text), place.to_string())
+        } else {
+            (
+                camel_api::shown_value(place, text),
+                format!("parameter `{place}`"),
+            )
+        };
+        let placeholder = Some(&text[start..end])
+            .filter(|p| shown.contains(p))
+            .unwrap_or("{{…}}");
+        return Err(RouteErrorKind::Endpoint(CamelError::invalid_uri(
+            uri,
+            format!(
+                "{place} holds the property placeholder `{placeholder}`, and property \
+                 placeholders are not supported yet (write the value itself)"
+            ),
+        )));
+    }
+    Ok(())
 }
 
 impl Registry {

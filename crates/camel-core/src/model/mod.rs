@@ -125,6 +125,36 @@ impl SourceMap {
     }
 }
 
+/// The longest route id accepted, in bytes. Ids appear in every log line, metric label and
+/// admin URL; a bound keeps those readable and small.
+pub const MAX_ROUTE_ID_BYTES: usize = 256;
+
+/// Checks a route id: not empty, at most [`MAX_ROUTE_ID_BYTES`], and free of control
+/// characters (a newline or NUL in an id forges or cuts log lines), line separators and
+/// bidirectional formatting characters (they make a log line read differently from what
+/// it holds). The message names the character by code point and never echoes the id.
+pub fn check_route_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("a route id is not empty".into());
+    }
+    if id.len() > MAX_ROUTE_ID_BYTES {
+        return Err(format!(
+            "a route id is at most {MAX_ROUTE_ID_BYTES} bytes (this one has {})",
+            id.len()
+        ));
+    }
+    let bidi = |c: char| matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    match id.char_indices().find(|&(_, c)| {
+        c.is_control() || bidi(c) || matches!(c, '\u{2028}' | '\u{2029}')
+    }) {
+        Some((at, c)) => Err(format!(
+            "a route id cannot hold U+{:04X} (control, line-separator or bidirectional character at byte {at})",
+            c as u32
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A route: where exchanges come from and the steps they go through.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct RouteDefinition {

@@ -160,7 +160,12 @@ impl Reader {
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             match key.as_str() {
-                "id" => route.id = Some(self.string(value, &at, "id")?),
+                "id" => {
+                    let id = self.string(value, &at, "id")?;
+                    crate::model::check_route_id(&id)
+                        .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
+                    route.id = Some(id);
+                }
                 "description" => {
                     route.description = Some(self.string(value, &at, "description")?)
                 }

@@ -313,8 +313,30 @@ impl MarkedEventReceiver for Builder {
     }
 }
 
+/// Refuses the characters YAML does not allow in a file (C0 and C1 controls other than
+/// tab, line breaks and NEL; DEL). The parser stops at a NUL as if the file ended there,
+/// which cut a value short and dropped the rest of the file without a word.
+fn unprintable(text: &str) -> Result<(), SyntaxError> {
+    let allowed = |c: char| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\u{85}');
+    let Some(at) = text.find(|c: char| !allowed(c)) else {
+        return Ok(());
+    };
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let c = text[at..].chars().next().unwrap_or_default();
+    Err(SyntaxError {
+        message: format!(
+            "control character U+{:04X} is not allowed in a YAML file (write it as an escape such as \"\\x{:02X}\" inside double quotes)",
+            c as u32, c as u32
+        ),
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    })
+}
+
 /// Parses `text`, a single YAML document (`None` when it is empty).
 pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
+    unprintable(text)?;
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     if let Err(e) = parser.load(&mut builder, true) {

@@ -192,9 +192,37 @@ pub(crate) enum List {
     Dynamic(Operand),
 }
 
-/// Compiles a pattern that must match the whole text, as Camel's `regex` does.
-pub(crate) fn whole_match_regex(pattern: &str) -> Result<Regex, regex::Error> {
-    Regex::new(&format!(r"\A(?:{pattern})\z"))
+/// Compiles a pattern that must match the whole text, as Camel's `regex` does. The error
+/// is one line (the regex crate's spans several, drawing a caret under the pattern), so
+/// it stays on the line of the error's location.
+pub(crate) fn whole_match_regex(pattern: &str) -> Result<Regex, String> {
+    Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| {
+        // The wrapper shifts positions, and an unclosed `(` of the pattern swallows the
+        // wrapper's `)`: the pattern alone says what is wrong with it, and where.
+        match Regex::new(pattern) {
+            Err(own) => one_line(&own, true),
+            Ok(_) => one_line(&wrapped, false),
+        }
+    })
+}
+
+/// `regex parse error:\n    a(b\n     ^\nerror: unclosed group` becomes
+/// `unclosed group (at column 2 of the pattern)`.
+fn one_line(e: &regex::Error, with_column: bool) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(reason) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
+        return lines.join(" ");
+    };
+    // With a one-line pattern, line 3 holds the caret under line 2's pattern.
+    let column = match lines.as_slice() {
+        [_, shown, caret, _] if with_column => caret
+            .find('^')
+            .and_then(|c| c.checked_sub(shown.len() - shown.trim_start().len()))
+            .map(|c| format!(" (at column {} of the pattern)", c + 1)),
+        _ => None,
+    };
+    format!("{reason}{}", column.unwrap_or_default())
 }
 
 /// Splits an `in` list: comma-separated, items trimmed.

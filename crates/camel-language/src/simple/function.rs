@@ -198,6 +198,21 @@ fn parse_key(rest: &str, at: usize, what: &str) -> Result<Option<Arc<str>>, Prob
         if key.is_empty() {
             return Err(Problem::new(at, format!("missing {what} name after `.`")));
         }
+        // `${header.foo.length()}` is an OGNL method call in Camel. Read as a header
+        // named `foo.length()` it was silently null; say instead that calls are not
+        // supported, where the call starts. A name with `(` can still be read as
+        // `${header[foo(1)]}`.
+        if let Some(paren) = key.find('(') {
+            let call = key[..paren].rfind('.').map_or(0, |dot| dot + 1);
+            return Err(Problem::new(
+                at + 1 + call,
+                format!(
+                    "method calls such as `{}` are not supported in the simple language; \
+                     write a {what} name containing `(` as `[{key}]`",
+                    &key[call..]
+                ),
+            ));
+        }
         return Ok(Some(key.into()));
     }
     if let Some(inner) = rest.strip_prefix('[') {

@@ -64,7 +64,13 @@ pub(crate) fn config(
     s: &BTreeMap<String, String>,
 ) -> Result<OutboxConfig, CamelError> {
     let bad = |k: &str, v: &str, why: &str| {
-        CamelError::invalid_uri(uri, format!("parameter `{k}` = `{v}`: {why}"))
+        CamelError::invalid_uri(
+            uri,
+            format!(
+                "parameter `{k}` = `{}`: {why}",
+                camel_api::shown_value(k, v)
+            ),
+        )
     };
     let mut c = OutboxConfig::new(name);
     for (k, v) in s {

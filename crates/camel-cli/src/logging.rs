@@ -1,0 +1,106 @@
+//! The log set-up of the `camel` binary: `RUST_LOG` as usual, except that the
+//! third-party client crates stay at INFO unless `RUST_LOG` names them.
+//!
+//! Why: at DEBUG and TRACE those crates print what we cannot redact — the AWS SDK prints
+//! the access key id and the endpoint with its user information, sqlx prints statements,
+//! HTTP clients print requests. `RUST_LOG=trace` is what a user reaches for while
+//! debugging a route, and it must not put a credential in a log (ADR 0042). Someone who
+//! needs the SDK's own trace names it (`RUST_LOG=trace,aws_smithy_runtime=trace`) and so
+//! asks for it knowingly.
+
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
+
+/// Target prefixes of the crates capped at INFO (a tracing target starts with the crate
+/// name, `-` written `_`).
+pub(crate) const CAPPED: &[&str] = &[
+    "aws_",
+    "hyper",
+    "h2",
+    "sqlx",
+    "async_nats",
+    "reqwest",
+    "rustls",
+    "tonic",
+    "tower",
+];
+
+/// Installs the global subscriber: `RUST_LOG` (default `info`) with the cap, on stderr.
+pub(crate) fn init() {
+    let rust_log = std::env::var("RUST_LOG").unwrap_or_default();
+    let filter = EnvFilter::try_new(&rust_log).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = if rust_log.trim().is_empty() {
+        EnvFilter::new("info")
+    } else {
+        filter
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(cap(&rust_log))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        )
+        .init();
+}
+
+/// The cap for a `RUST_LOG` value: every capped crate at INFO, except the targets the
+/// value names itself, which the `EnvFilter` alone then decides.
+fn cap(rust_log: &str) -> Targets {
+    let mut targets = Targets::new().with_default(LevelFilter::TRACE);
+    for prefix in CAPPED {
+        targets = targets.with_target(*prefix, LevelFilter::INFO);
+    }
+    for named in named_targets(rust_log) {
+        if CAPPED.iter().any(|p| named.starts_with(p)) {
+            targets = targets.with_target(named, LevelFilter::TRACE);
+        }
+    }
+    targets
+}
+
+/// The targets `RUST_LOG` names (`a=debug,b[span]=trace,warn` → `a`, `b`).
+fn named_targets(rust_log: &str) -> impl Iterator<Item = &str> {
+    rust_log.split(',').filter_map(|directive| {
+        let (target, _) = directive.split_once('=')?;
+        let target = target.split('[').next().unwrap_or_default().trim();
+        (!target.is_empty()).then_some(target)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::Level;
+
+    fn enabled(rust_log: &str, target: &str, level: Level) -> bool {
+        cap(rust_log).would_enable(target, &level)
+    }
+
+    #[test]
+    fn third_party_crates_are_capped_at_info() {
+        assert!(!enabled(
+            "trace",
+            "aws_smithy_runtime::client",
+            Level::TRACE
+        ));
+        assert!(!enabled("trace", "aws_sigv4::http_request", Level::DEBUG));
+        assert!(!enabled("debug", "sqlx::query", Level::DEBUG));
+        assert!(enabled("trace", "sqlx::postgres::notice", Level::INFO));
+        assert!(enabled("trace", "camel_sinks::batcher", Level::TRACE));
+    }
+
+    #[test]
+    fn a_crate_named_in_rust_log_is_not_capped() {
+        let log = "trace,aws_smithy_runtime=trace";
+        assert!(enabled(log, "aws_smithy_runtime::client", Level::TRACE));
+        assert!(!enabled(log, "aws_sigv4::http_request", Level::TRACE));
+        assert_eq!(
+            named_targets("a=debug,b[x]=trace,warn").collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+    }
+}
