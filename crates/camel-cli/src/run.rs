@@ -281,10 +281,26 @@ async fn start(
 
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let mut signals = ShutdownSignals::install();
-    let routes = match load(&args.files) {
-        Ok(r) => r,
-        Err(errors) => {
+    // Read on the blocking pool, with the signals heeded meanwhile: a route file that is
+    // a pipe (`camel run <(generate)`) or on a hung file system blocks the read, and a
+    // read on the async worker would leave Ctrl-C and SIGTERM unanswered.
+    tracing::info!(files = args.files.len(), "reading the route files");
+    let files = args.files.clone();
+    let loaded = tokio::select! {
+        loaded = tokio::task::spawn_blocking(move || load(&files)) => loaded,
+        _ = signals.recv() => {
+            tracing::info!(reason = "signal during startup", "stopping");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let routes = match loaded {
+        Ok(Ok(r)) => r,
+        Ok(Err(errors)) => {
             report(&errors);
+            return ExitCode::from(STARTUP_ERROR);
+        }
+        Err(e) => {
+            eprintln!("error: reading the route files failed: {e}");
             return ExitCode::from(STARTUP_ERROR);
         }
     };

@@ -230,3 +230,22 @@ fn a_second_sigterm_during_an_admin_route_stop_exits_at_once() {
     assert_eq!(status.code(), Some(143), "{status:?}");
     drop(stop);
 }
+
+#[test]
+fn sigterm_while_a_route_file_is_still_being_read_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // A FIFO no one writes to: reading it blocks, like `camel run <(a slow generator)`.
+    let fifo = dir.path().join("routes.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (mut child, rx) = spawn(&["run", fifo.to_str().unwrap()]);
+    wait_line(&rx, "reading the route files");
+    sigterm(&child);
+    let status = exits_within(&mut child, Duration::from_secs(10))
+        .expect("SIGTERM during startup was not heeded");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "nothing ran, nothing was lost: {status:?}"
+    );
+}
