@@ -13,8 +13,9 @@
 
 use std::future::Future;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use camel_core::ShutdownReport;
+use camel_core::{CamelContext, ShutdownReport};
 use camel_sinks::batcher::BatcherStats;
 use tokio::time::Instant;
 
@@ -157,4 +158,47 @@ impl Outcome<'_> {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// The stop, phase by phase, each bounded by the one deadline and a second signal.
+pub(crate) async fn stop(
+    ctx: &CamelContext,
+    admin_server: Option<tokio::task::JoinHandle<()>>,
+    admin_stop: &tokio_util::sync::CancellationToken,
+    admin_changes: &tokio_util::task::TaskTracker,
+    stopping: &mut Stopping<'_>,
+) -> Result<ExitCode, Signal> {
+    // The admin API ends first (open requests are answered), so nothing it is asked
+    // afterwards can restart a route the context is stopping.
+    admin_stop.cancel();
+    if let Some(server) = admin_server {
+        // At most 5 s of the deadline: a client holding a connection open must not use it all.
+        stopping
+            .within(tokio::time::timeout(Duration::from_secs(5), server))
+            .await?;
+    }
+    admin_changes.close();
+    if stopping.within(admin_changes.wait()).await?.is_none() {
+        eprintln!("warning: a route change from the admin API was still running at the stop");
+    }
+    let deadline = stopping.deadline;
+    let report = stopping.or_signal(ctx.stop_by(deadline)).await?;
+    // Batchers outlive routes (one per destination, shared); flush what they still hold,
+    // as far as the deadline allows.
+    let batchers = stopping
+        .or_signal(camel_sinks::batcher::BatcherRegistry::global().shutdown_by(deadline))
+        .await?;
+    tracing::info!(
+        routes = report.routes_stopped,
+        completed = ctx.stats().completed(),
+        failed = ctx.stats().failed(),
+        elapsed_ms = report.elapsed.as_millis() as u64,
+        "stopped"
+    );
+    let outcome = Outcome {
+        report: &report,
+        failed: ctx.stats().failed(),
+        batchers: &batchers,
+    };
+    Ok(outcome.exit_code())
 }
