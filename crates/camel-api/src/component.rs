@@ -32,6 +32,31 @@ pub trait Component: Send + Sync + fmt::Debug + 'static {
         let _ = (datasource, ctx);
         Ok(None)
     }
+
+    /// The context began to stop (`Stopping`, before its routes stop) or to start
+    /// (`Starting`). During a stop no route starts, so a wait only a starting route could
+    /// end (a `direct` producer waiting for a consumer) ends now instead of holding the
+    /// stop until its deadline.
+    fn context_changed(&self, change: ContextChange) {
+        let _ = change;
+    }
+
+    /// Exchanges this component still holds that no route will take, by address (an
+    /// in-memory `seda` queue's contents): asked once the routes of a stopping context
+    /// have stopped, for the shutdown report. They are lost when the process exits.
+    fn left_at_stop(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
+}
+
+/// What [`Component::context_changed`] announces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContextChange {
+    /// `start` was called: routes may start from now on.
+    Starting,
+    /// `stop` was called: every route is about to stop and none will start.
+    Stopping,
 }
 
 /// One configured address: a producer to send to it, a consumer to read from it.

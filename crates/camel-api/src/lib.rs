@@ -36,7 +36,7 @@ mod uri;
 mod value;
 
 pub use body::Body;
-pub use component::{Component, ComponentContext, Endpoint};
+pub use component::{Component, ComponentContext, ContextChange, Endpoint};
 pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RouteGate};
 pub use error::{CamelError, ExpressionError, RetryReason};
 pub use exchange::{Exchange, ExchangeId, ExchangePattern};

@@ -5,6 +5,7 @@ mod file_routes;
 mod logging;
 mod outbox;
 mod run;
+mod shutdown;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -51,11 +52,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Validate { files } => run::validate(&files).await,
             Command::Outbox(args) => outbox::run(args).await,
         }
-    })
+    });
+    // Dropping the runtime would wait for every blocking task (a file read stuck on a
+    // slow or hung file system): the stop has had its deadline, so what still runs was
+    // cut off and reported, and must not hold the exit.
+    runtime.shutdown_background();
+    code
 }

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use crate::file_routes::FileRoutes;
 use camel_core::{CamelContext, RouteDefinition, RouteError};
+use tokio::time::Instant;
+
+use crate::shutdown::{forced, stop, ShutdownSignals, Stopping, STARTUP_ERROR};
 
 /// Options of `camel run` (the names of Camel JBang's flags).
 #[derive(Debug, clap::Args)]
@@ -95,40 +98,6 @@ pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
             report(&errors.0);
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Ctrl-C and SIGTERM, listened for from the moment this is made: made before the routes
-/// start, a signal during startup still means a graceful stop, not the default exit.
-struct ShutdownSignals {
-    #[cfg(unix)]
-    handlers: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
-}
-
-impl ShutdownSignals {
-    fn install() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            let handlers = signal(SignalKind::interrupt())
-                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)))
-                .ok();
-            ShutdownSignals { handlers }
-        }
-        #[cfg(not(unix))]
-        ShutdownSignals {}
-    }
-
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        if let Some((int, term)) = &mut self.handlers {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -238,7 +207,7 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes) 
             }
         };
         // Only what changed in the files since the last reading is applied: routes the
-        // admin API added or swapped since stay as they are.
+        // admin API added or swapped since stay as they are (ADR 0039).
         let controller = ctx.route_controller();
         let mut running = Vec::new();
         for id in controller.route_ids().await {
@@ -265,55 +234,39 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes) 
     }
 }
 
-pub(crate) async fn run(args: RunArgs) -> ExitCode {
-    let mut signals = ShutdownSignals::install();
-    let routes = match load(&args.files) {
-        Ok(r) => r,
-        Err(errors) => {
-            report(&errors);
-            return ExitCode::FAILURE;
-        }
-    };
-    if let Some(addr) = args.metrics_addr {
-        let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .with_http_listener(addr)
-            .install();
-        if let Err(e) = installed {
-            eprintln!("error: cannot serve metrics on {addr}: {e}");
-            return ExitCode::FAILURE;
-        }
-        tracing::info!(%addr, "serving Prometheus metrics at /metrics");
-    }
-    let admin_metrics = match args.admin_addr {
-        Some(addr) => {
-            match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
-                Ok(handle) => Some((addr, handle)),
-                Err(e) => {
-                    eprintln!("error: cannot install the metrics recorder for the admin API: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-        None => None,
-    };
-    let ctx = context();
-    ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
+/// What startup leaves running, for the stop to end.
+struct Running {
+    admin_server: Option<tokio::task::JoinHandle<()>>,
+    watcher: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Adds and starts the routes, then the admin API and the watcher. `Err` with the exit
+/// status when something cannot start (what did start is stopped first).
+async fn start(
+    ctx: &CamelContext,
+    args: &RunArgs,
+    routes: Vec<RouteDefinition>,
+    admin: Option<(
+        std::net::SocketAddr,
+        metrics_exporter_prometheus::PrometheusHandle,
+    )>,
+    admin_stop: &tokio_util::sync::CancellationToken,
+    admin_changes: &tokio_util::task::TaskTracker,
+) -> Result<Running, ExitCode> {
     let file_routes = match ctx.add_routes(routes.clone()).await {
         Ok(ids) => FileRoutes::new(&routes, &ids),
         Err(errors) => {
             report(&errors.0);
-            return ExitCode::FAILURE;
+            return Err(ExitCode::from(STARTUP_ERROR));
         }
     };
     if let Err(errors) = ctx.start().await {
         report(&errors.0);
         ctx.stop().await;
-        return ExitCode::FAILURE;
+        return Err(ExitCode::from(STARTUP_ERROR));
     }
-    let admin_stop = tokio_util::sync::CancellationToken::new();
-    let admin_changes = tokio_util::task::TaskTracker::new();
     let mut admin_server = None;
-    if let Some((addr, handle)) = admin_metrics {
+    if let Some((addr, handle)) = admin {
         let serving = crate::admin::serve(
             addr,
             ctx.clone(),
@@ -329,56 +282,113 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             Err(e) => {
                 eprintln!("error: cannot serve the admin API on {addr}: {e}");
                 ctx.stop().await;
-                return ExitCode::FAILURE;
+                return Err(ExitCode::from(STARTUP_ERROR));
             }
         }
     }
     let watcher = args
         .watch
         .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone(), file_routes)));
-    let why = wait_until_done(&ctx, &args, &mut signals).await;
-    if let Some(w) = watcher {
+    Ok(Running {
+        admin_server,
+        watcher,
+    })
+}
+
+pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    let mut signals = ShutdownSignals::install();
+    // Read on the blocking pool, with the signals heeded meanwhile: a route file that is
+    // a pipe (`camel run <(generate)`) or on a hung file system blocks the read, and a
+    // read on the async worker would leave Ctrl-C and SIGTERM unanswered.
+    tracing::info!(files = args.files.len(), "reading the route files");
+    let files = args.files.clone();
+    let loaded = tokio::select! {
+        loaded = tokio::task::spawn_blocking(move || load(&files)) => loaded,
+        _ = signals.recv() => {
+            tracing::info!(reason = "signal during startup", "stopping");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let routes = match loaded {
+        Ok(Ok(r)) => r,
+        Ok(Err(errors)) => {
+            report(&errors);
+            return ExitCode::from(STARTUP_ERROR);
+        }
+        Err(e) => {
+            eprintln!("error: reading the route files failed: {e}");
+            return ExitCode::from(STARTUP_ERROR);
+        }
+    };
+    if let Some(addr) = args.metrics_addr {
+        let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .with_http_listener(addr)
+            .install();
+        if let Err(e) = installed {
+            eprintln!("error: cannot serve metrics on {addr}: {e}");
+            return ExitCode::from(STARTUP_ERROR);
+        }
+        tracing::info!(%addr, "serving Prometheus metrics at /metrics");
+    }
+    let admin_metrics = match args.admin_addr {
+        Some(addr) => {
+            match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
+                Ok(handle) => Some((addr, handle)),
+                Err(e) => {
+                    eprintln!("error: cannot install the metrics recorder for the admin API: {e}");
+                    return ExitCode::from(STARTUP_ERROR);
+                }
+            }
+        }
+        None => None,
+    };
+    let ctx = context();
+    ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
+    let admin_stop = tokio_util::sync::CancellationToken::new();
+    let admin_changes = tokio_util::task::TaskTracker::new();
+    // A signal during startup (a route slow to start: a database that does not answer)
+    // stops at once what has started, instead of waiting for startup to end.
+    let starting = start(
+        &ctx,
+        &args,
+        routes,
+        admin_metrics,
+        &admin_stop,
+        &admin_changes,
+    );
+    let started = tokio::select! {
+        started = starting => Some(started),
+        _ = signals.recv() => None,
+    };
+    let (why, running) = match started {
+        Some(Ok(running)) => (wait_until_done(&ctx, &args, &mut signals).await, running),
+        Some(Err(code)) => return code,
+        None => (
+            "signal during startup",
+            Running {
+                admin_server: None,
+                watcher: None,
+            },
+        ),
+    };
+    if let Some(w) = running.watcher {
         w.abort();
     }
     tracing::info!(reason = why, "stopping");
-    // The admin API ends first (open requests are answered), so nothing it is asked
-    // afterwards can restart a route the context is stopping.
-    admin_stop.cancel();
-    if let Some(server) = admin_server {
-        let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-    }
-    admin_changes.close();
-    let deadline = Duration::from_secs(args.shutdown_timeout);
-    if tokio::time::timeout(deadline, admin_changes.wait())
-        .await
-        .is_err()
-    {
-        eprintln!("warning: a route change from the admin API was still running at the stop");
-    }
-    // A second Ctrl-C or SIGTERM while draining stops at once.
-    let report = tokio::select! {
-        report = ctx.stop() => report,
-        _ = signals.recv() => {
-            eprintln!("second signal: exiting without waiting for the routes to drain");
-            return ExitCode::FAILURE;
-        }
-    };
-    // Batchers outlive routes (one per destination, shared); flush what they still hold.
-    camel_sinks::batcher::BatcherRegistry::global()
-        .shutdown()
-        .await;
-    tracing::info!(
-        routes = report.routes_stopped,
-        completed = ctx.stats().completed(),
-        failed = ctx.stats().failed(),
-        elapsed_ms = report.elapsed.as_millis() as u64,
-        "stopped"
+    let mut stopping = Stopping::new(
+        Instant::now() + Duration::from_secs(args.shutdown_timeout),
+        &mut signals,
     );
-    for (route, n) in &report.cut_off {
-        eprintln!("warning: route `{route}` stopped with {n} exchange(s) still in flight");
+    match stop(
+        &ctx,
+        running.admin_server,
+        &admin_stop,
+        &admin_changes,
+        &mut stopping,
+    )
+    .await
+    {
+        Ok(code) => code,
+        Err(signal) => forced(signal),
     }
-    for e in &report.errors {
-        eprintln!("warning: {e}");
-    }
-    ExitCode::SUCCESS
 }

@@ -16,7 +16,7 @@
 //!
 //! | Option | Default | Meaning |
 //! |---|---|---|
-//! | `block` | `true` | With no consumer attached, wait up to `timeout` for one. |
+//! | `block` | `true` | With no consumer attached, wait up to `timeout` for one (a stopping context ends the wait at once: no route starts during a stop). |
 //! | `timeout` | `30000` (ms) | How long a blocked producer waits for a consumer. |
 //! | `fail_if_no_consumers` | `true` | With no consumer (after waiting), fail with `CamelError::NoConsumer`; when `false`, log a warning and return the exchange unchanged. |
 //!
@@ -52,10 +52,11 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 use async_trait::async_trait;
 use camel_api::{
-    BoxProcessor, CamelError, Component, ComponentContext, Consumer, ConsumerContext, Endpoint,
-    EndpointUri, Exchange, Process, ProcessorFuture,
+    BoxProcessor, CamelError, Component, ComponentContext, Consumer, ConsumerContext,
+    ContextChange, Endpoint, EndpointUri, Exchange, Process, ProcessorFuture,
 };
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 const OPTIONS: &[&str] = &["block", "timeout", "fail_if_no_consumers"];
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
@@ -85,6 +86,22 @@ impl Component for DirectComponent {
         "direct"
     }
 
+    fn context_changed(&self, change: ContextChange) {
+        let mut stopping = self
+            .registry
+            .stopping
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match change {
+            ContextChange::Stopping => stopping.cancel(),
+            // A fresh token: the cancelled one stays cancelled for the waits it ended.
+            ContextChange::Starting if stopping.is_cancelled() => {
+                *stopping = CancellationToken::new();
+            }
+            _ => {}
+        }
+    }
+
     fn endpoint(
         &self,
         mut uri: EndpointUri,
@@ -106,6 +123,7 @@ impl Component for DirectComponent {
             uri: raw,
             address: format!("direct:{name}").into(),
             slot: self.registry.slot(&name),
+            registry: self.registry.clone(),
             wait: block.then_some(timeout),
             fail_if_no_consumers,
         }))
@@ -117,9 +135,19 @@ impl Component for DirectComponent {
 #[derive(Debug, Default)]
 struct Registry {
     slots: RwLock<HashMap<String, Arc<Slot>>>,
+    /// Cancelled while the context stops: blocked producers give up, since no consumer
+    /// can attach before the stop ends.
+    stopping: Mutex<CancellationToken>,
 }
 
 impl Registry {
+    fn stopping(&self) -> CancellationToken {
+        self.stopping
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn slot(&self, name: &str) -> Arc<Slot> {
         let read = self.slots.read().unwrap_or_else(PoisonError::into_inner);
         if let Some(slot) = read.get(name) {
@@ -181,7 +209,12 @@ impl Slot {
         }
     }
 
-    async fn wait_for_consumer(&self, limit: Duration) -> Option<Arc<ConsumerContext>> {
+    /// The consumer, once one attaches within `limit` and before `stopping` fires.
+    async fn wait_for_consumer(
+        &self,
+        limit: Duration,
+        stopping: CancellationToken,
+    ) -> Option<Arc<ConsumerContext>> {
         let wait = async {
             loop {
                 let mut notified = pin!(self.attached.notified());
@@ -192,7 +225,11 @@ impl Slot {
                 notified.await;
             }
         };
-        tokio::time::timeout(limit, wait).await.ok()
+        tokio::select! {
+            biased;
+            consumer = tokio::time::timeout(limit, wait) => consumer.ok(),
+            () = stopping.cancelled() => self.consumer.load_full(),
+        }
     }
 }
 
@@ -203,6 +240,7 @@ struct DirectEndpoint {
     /// `direct:NAME`, without options: what messages name.
     address: Arc<str>,
     slot: Arc<Slot>,
+    registry: Arc<Registry>,
     /// `Some(timeout)` when producers block waiting for a consumer.
     wait: Option<Duration>,
     fail_if_no_consumers: bool,
@@ -217,6 +255,7 @@ impl Endpoint for DirectEndpoint {
         Ok(BoxProcessor::new(DirectProducer {
             uri: self.address.clone(),
             slot: self.slot.clone(),
+            registry: self.registry.clone(),
             wait: self.wait,
             fail_if_no_consumers: self.fail_if_no_consumers,
         })
@@ -234,6 +273,7 @@ impl Endpoint for DirectEndpoint {
 struct DirectProducer {
     uri: Arc<str>,
     slot: Arc<Slot>,
+    registry: Arc<Registry>,
     wait: Option<Duration>,
     fail_if_no_consumers: bool,
 }
@@ -245,11 +285,11 @@ impl Process for DirectProducer {
         }
         let slot = self.slot.clone();
         let uri = self.uri.clone();
-        let wait = self.wait;
+        let wait = self.wait.map(|limit| (limit, self.registry.stopping()));
         let fail = self.fail_if_no_consumers;
         ProcessorFuture::boxed(async move {
             let consumer = match wait {
-                Some(limit) => slot.wait_for_consumer(limit).await,
+                Some((limit, stopping)) => slot.wait_for_consumer(limit, stopping).await,
                 None => None,
             };
             match consumer {

@@ -311,3 +311,41 @@ async fn swapping_the_source_of_a_suspended_route_keeps_it_suspended() {
     assert_eq!(body(&waiting.await.unwrap().unwrap()), "v2");
     ctx.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_context_stop_ends_direct_waits_at_once_and_lists_what_seda_queues_hold() {
+    let waits = RouteBuilder::from("direct:in")
+        .id("waits")
+        .to("direct:nobody")
+        .build();
+    let feeds = RouteBuilder::from("direct:feed")
+        .id("feeds")
+        .to("seda:jobs?wait_for_task_to_complete=never")
+        .build();
+    let ctx = started(vec![waits, feeds]).await;
+    ctx.request("direct:feed", Exchange::new("job"))
+        .await
+        .unwrap();
+    let waiting = {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.request("direct:in", Exchange::default()).await })
+    };
+    // Paused time: the producer is now blocked on its 30 s wait for a consumer.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!waiting.is_finished());
+
+    let start = tokio::time::Instant::now();
+    let report = ctx.stop().await;
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "no route starts during a stop"
+    );
+    assert!(report.cut_off.is_empty(), "{report:?}");
+    assert_eq!(report.left_queued, [("seda:jobs".to_string(), 1)]);
+    let failed = waiting.await.unwrap().unwrap_err();
+    assert!(
+        matches!(failed, camel_api::CamelError::NoConsumer { .. }),
+        "{failed}"
+    );
+}

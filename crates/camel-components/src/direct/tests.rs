@@ -160,6 +160,32 @@ async fn blocking_producer_proceeds_when_a_consumer_attaches() {
     assert_eq!(text(&out), "X");
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_stopping_context_ends_the_wait_for_a_consumer() {
+    use camel_api::{Component, ContextChange};
+    let direct = DirectComponent::new();
+    let ep = endpoint(&direct, "direct:nobody").unwrap();
+    let producer = ep.producer().unwrap();
+    let start = tokio::time::Instant::now();
+    let call = tokio::spawn(async move { producer.process(Exchange::default()).await });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!call.is_finished());
+
+    direct.context_changed(ContextChange::Stopping);
+    let err = call.await.unwrap().unwrap_err();
+    assert!(matches!(err, CamelError::NoConsumer { .. }), "{err}");
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    // While stopped, a call fails at once; a started context waits again.
+    let err = send(&ep, "x").await.unwrap_err();
+    assert!(matches!(err, CamelError::NoConsumer { .. }), "{err}");
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+
+    direct.context_changed(ContextChange::Starting);
+    let start = tokio::time::Instant::now();
+    send(&ep, "x").await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+}
+
 #[tokio::test]
 async fn without_consumer_can_pass_the_exchange_through() {
     let direct = DirectComponent::new();

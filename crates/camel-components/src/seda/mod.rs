@@ -6,7 +6,9 @@
 //! waits for the consuming route's result (Camel's `wait_for_task_to_complete`).
 //!
 //! The queue belongs to the [`SedaComponent`], not to a route: exchanges queued while the
-//! consuming route is stopped wait for it to start again.
+//! consuming route is stopped wait for it to start again. What a queue still holds when
+//! its context stops is listed in the context's shutdown report (it is memory only: a
+//! process that exits loses it).
 //!
 //! # URI options
 //!
@@ -122,6 +124,17 @@ enum WaitForResult {
 impl Component for SedaComponent {
     fn scheme(&self) -> &str {
         "seda"
+    }
+
+    fn left_at_stop(&self) -> Vec<(String, usize)> {
+        let mut left: Vec<_> = self
+            .lock()
+            .iter()
+            .map(|(name, queue)| (format!("seda:{name}"), queue.len()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        left.sort();
+        left
     }
 
     fn endpoint(

@@ -60,6 +60,17 @@ async fn a_full_queue_refuses_unless_told_to_block() {
     assert_eq!(seda.pending("small"), Some(2));
 }
 
+#[tokio::test]
+async fn what_queues_still_hold_is_listed_at_stop() {
+    use camel_api::Component;
+    let seda = SedaComponent::new();
+    let full = endpoint(&seda, "seda:full?size=2").unwrap();
+    endpoint(&seda, "seda:empty").unwrap();
+    send(&full, "a").await.unwrap();
+    send(&full, "b").await.unwrap();
+    assert_eq!(seda.left_at_stop(), [("seda:full".to_string(), 2)]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_blocking_producer_waits_for_room() {
     let seda = SedaComponent::new();

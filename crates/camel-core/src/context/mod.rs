@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use camel_api::{Component, ExchangeStats, ShutdownReason};
+use camel_api::{Component, ContextChange, ExchangeStats, ShutdownReason};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
@@ -46,6 +46,9 @@ pub struct ShutdownReport {
     pub routes_stopped: usize,
     /// Routes that still had exchanges in flight at the deadline, with how many.
     pub cut_off: Vec<(String, usize)>,
+    /// Exchanges left on in-memory queues (`seda`) once the routes stopped, by address:
+    /// no route takes them, and a process that exits loses them.
+    pub left_queued: Vec<(String, usize)>,
     /// Steps that failed to shut down cleanly.
     pub errors: Vec<String>,
     /// How long the stop took.
@@ -261,6 +264,7 @@ impl CamelContext {
     /// Starts every route with `auto_startup`, in startup order.
     pub async fn start(&self) -> Result<(), RouteErrors> {
         self.inner.started.store(true, Ordering::SeqCst);
+        self.announce(ContextChange::Starting);
         let mut all = self.inner.routes.lock().await;
         let mut errors = Vec::new();
         for i in startup_order(&all) {
@@ -280,12 +284,26 @@ impl CamelContext {
         }
     }
 
+    fn announce(&self, change: ContextChange) {
+        for component in self.inner.registry.components() {
+            component.context_changed(change);
+        }
+    }
+
     /// Stops every route, in reverse startup order, within the shutdown deadline: intake
     /// stops, exchanges in flight finish, lifecycle steps drain. Reports what was cut off.
     pub async fn stop(&self) -> ShutdownReport {
+        self.stop_by(Instant::now() + self.shutdown_timeout()).await
+    }
+
+    /// Like [`stop`](Self::stop), with the deadline given: a caller whose stop has more
+    /// phases than the routes' (the `camel` binary's) gives every phase the same one.
+    pub async fn stop_by(&self, deadline: Instant) -> ShutdownReport {
         let started = Instant::now();
-        let deadline = started + self.shutdown_timeout();
         self.inner.started.store(false, Ordering::SeqCst);
+        // Before the routes stop, so a wait for a route to start ends now, not at the
+        // deadline (no route starts during a stop).
+        self.announce(ContextChange::Stopping);
         let mut all = self.inner.routes.lock().await;
         let mut report = ShutdownReport::default();
         let mut order = startup_order(&all);
@@ -303,6 +321,11 @@ impl CamelContext {
             }
             report.errors.extend(outcome.errors);
         }
+        drop(all);
+        for component in self.inner.registry.components() {
+            report.left_queued.extend(component.left_at_stop());
+        }
+        report.left_queued.sort();
         report.elapsed = started.elapsed();
         report
     }

@@ -55,6 +55,16 @@ impl Registry {
             .cloned()
     }
 
+    /// Every registered component (a snapshot: the lock is not held while they are used).
+    pub(crate) fn components(&self) -> Vec<Arc<dyn Component>> {
+        self.components
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
     /// Registered schemes, sorted.
     pub fn component_schemes(&self) -> Vec<String> {
         let mut v: Vec<String> = self

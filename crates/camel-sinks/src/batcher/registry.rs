@@ -173,6 +173,31 @@ impl BatcherRegistry {
             .and_then(|s| s.clone().downcast::<T>().ok())
     }
 
+    /// Like [`shutdown`](Self::shutdown), but waits no later than `deadline`: the
+    /// batchers still running then (their destination does not answer) are left to the
+    /// process exit, and their load is returned so the caller can report what was cut off.
+    /// Empty when every batcher ended in time.
+    pub async fn shutdown_by(&self, deadline: tokio::time::Instant) -> Vec<BatcherStats> {
+        self.stop.cancel();
+        let handles: Vec<_> = self.lock().values().cloned().collect();
+        let all_finished = async {
+            for h in &handles {
+                h.shared.finished.cancelled().await;
+            }
+        };
+        if tokio::time::timeout_at(deadline, all_finished)
+            .await
+            .is_ok()
+        {
+            return Vec::new();
+        }
+        handles
+            .iter()
+            .filter(|h| !h.shared.finished.is_cancelled())
+            .map(|h| h.stats())
+            .collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BatcherKey, Arc<BatcherHandle>>> {
         self.batchers.lock().unwrap_or_else(|p| p.into_inner())
     }

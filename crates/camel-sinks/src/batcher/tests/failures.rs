@@ -97,3 +97,31 @@ async fn shutdown_sends_what_was_admitted_then_refuses_new_work() {
     let late = r.send("late", None, "t").await.unwrap();
     assert!(matches!(late, Err(CamelError::Stopping(_))), "{late:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_by_a_deadline_reports_what_a_silent_destination_still_holds() {
+    let codec = judged("slow", Verdict::Hang);
+    let c = BatchConfig {
+        send_timeout: Duration::from_secs(60),
+        ..config(1, 0)
+    };
+    let r = rig(codec, c);
+    let _waiting = r.send("slow", None, "t");
+    settle().await;
+    let start = Instant::now();
+    let left = r.registry.shutdown_by(start + Duration::from_secs(5)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(5));
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].requests_in_flight, 1);
+
+    // A batcher that ends in time leaves nothing to report.
+    let r = rig(MemoryCodec::new("d"), config(10, 60_000));
+    let sent = r.send("a", None, "t");
+    settle().await;
+    let left = r
+        .registry
+        .shutdown_by(Instant::now() + Duration::from_secs(5))
+        .await;
+    assert!(left.is_empty(), "{left:?}");
+    sent.await.unwrap().unwrap();
+}
