@@ -108,14 +108,18 @@ fn watch_swaps_a_changed_route_and_ignores_a_broken_file() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
     let mut wait_for = |needle: &str| {
         for line in lines.by_ref() {
             let line = line.unwrap();
-            if line.contains(needle) {
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
                 return;
             }
         }
-        panic!("the output ended before `{needle}`");
+        let tail = seen[seen.len().saturating_sub(30)..].join("\n");
+        panic!("the output ended before `{needle}`; its last lines:\n{tail}");
     };
     wait_for("says one");
     std::fs::write(&routes, "- route: {id: ticker\n").unwrap();

@@ -204,8 +204,14 @@ async fn the_exchange_carries_the_message_id_and_sequence_number() {
     queue.drain_and_delete(2).await;
     assert!(seen.iter().all(|(id, _)| !id.is_empty()), "{seen:?}");
     assert_ne!(seen[0].0, seen[1].0, "one id per message");
-    let sequence = |s: &str| s.parse::<u128>().unwrap_or_else(|_| panic!("{seen:?}"));
-    assert!(sequence(&seen[0].1) < sequence(&seen[1].1), "{seen:?}");
+    // SQS numbers a FIFO group's messages in increasing order; moto draws them at random,
+    // so only their form is checked here.
+    for (_, sequence) in &seen {
+        assert!(
+            !sequence.is_empty() && sequence.bytes().all(|b| b.is_ascii_digit()),
+            "{seen:?}"
+        );
+    }
 }
 
 /// Sends ten messages through a fault proxy, the one at `bad` carrying `marker`; returns
