@@ -36,7 +36,18 @@ pub(crate) struct Shared {
     /// Cancelled when the batcher task has ended (for any reason).
     pub(crate) finished: CancellationToken,
     refused: [Counter; 3],
+    /// Refusals per tenant since the batcher started (see [`TENANTS_COUNTED`]). Kept
+    /// here rather than as a metric label: tenant names come from the data, and a label
+    /// per tenant could grow without bound in the exporter.
+    refused_by_tenant: Mutex<HashMap<Arc<str>, u64>>,
 }
+
+/// How many distinct tenants' refusals a batcher counts by name; refusals of further
+/// tenants are counted under [`OTHER_TENANTS`].
+pub const TENANTS_COUNTED: usize = 1_000;
+
+/// The name under which refusals of tenants past [`TENANTS_COUNTED`] are counted.
+pub const OTHER_TENANTS: &str = "(other tenants)";
 
 impl Shared {
     pub(crate) fn new(label: Arc<str>, instance: Arc<str>, config: BatchConfig) -> Self {
@@ -54,6 +65,7 @@ impl Shared {
             requests_in_flight: AtomicUsize::new(0),
             finished: CancellationToken::new(),
             refused,
+            refused_by_tenant: Mutex::new(HashMap::new()),
         }
     }
 
@@ -97,6 +109,17 @@ impl Shared {
         }
     }
 
+    fn refused_by_tenant(&self) -> Vec<(String, u64)> {
+        let by_tenant = self
+            .refused_by_tenant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut counts: Vec<(String, u64)> =
+            by_tenant.iter().map(|(t, n)| (t.to_string(), *n)).collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        counts
+    }
+
     pub(crate) fn queued(&self) -> usize {
         self.queued.load(Ordering::Acquire)
     }
@@ -105,13 +128,25 @@ impl Shared {
         self.queued_bytes.load(Ordering::Acquire)
     }
 
-    fn refuse(&self, reason: RetryReason) -> SinkError {
+    fn refuse(&self, reason: RetryReason, tenant: &Arc<str>) -> SinkError {
         let index = match reason {
             RetryReason::Entries => 0,
             RetryReason::Bytes => 1,
             _ => 2,
         };
         self.refused[index].increment(1);
+        {
+            let mut by_tenant = self
+                .refused_by_tenant
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let key = if by_tenant.contains_key(tenant) || by_tenant.len() < TENANTS_COUNTED {
+                tenant.clone()
+            } else {
+                Arc::from(OTHER_TENANTS)
+            };
+            *by_tenant.entry(key).or_insert(0) += 1;
+        }
         tracing::debug!(sink = %self.label, instance = %self.instance, %reason, "batch queue refused a delivery");
         let cap = self.config.retry_after_max.as_millis().max(1) as u64;
         SinkError::QueueFull {
@@ -133,6 +168,9 @@ pub struct BatcherStats {
     pub queued_bytes: usize,
     /// Requests in flight.
     pub requests_in_flight: usize,
+    /// Deliveries refused at once (`RetryAfter`), per tenant, most refused first; at
+    /// most [`TENANTS_COUNTED`] tenants by name, the rest under [`OTHER_TENANTS`].
+    pub refused_by_tenant: Vec<(String, u64)>,
 }
 
 /// The outcome of handing an entry to a batcher.
@@ -177,7 +215,7 @@ impl BatcherHandle {
             return Submit::Closed(entry);
         }
         if let Err(reason) = self.shared.reserve(&tenant, entry.size) {
-            return Submit::Refused(self.shared.refuse(reason));
+            return Submit::Refused(self.shared.refuse(reason, &tenant));
         }
         let (reply, rx) = oneshot::channel();
         match self.tx.send(Pending {
@@ -199,6 +237,7 @@ impl BatcherHandle {
             queued: self.shared.queued(),
             queued_bytes: self.shared.queued_bytes(),
             requests_in_flight: self.shared.requests_in_flight.load(Ordering::Acquire),
+            refused_by_tenant: self.shared.refused_by_tenant(),
         }
     }
 }
@@ -227,5 +266,25 @@ impl Drop for AbandonGuard {
         if let Some(shared) = &self.shared {
             shared.abandoned.fetch_add(1, Ordering::AcqRel);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_counted_per_tenant_up_to_a_bound() {
+        let shared = Shared::new("s".into(), "i".into(), BatchConfig::default());
+        for t in 0..TENANTS_COUNTED + 5 {
+            let tenant: Arc<str> = format!("t{t}").into();
+            let _ = shared.refuse(RetryReason::Tenant, &tenant);
+        }
+        // A tenant already counted keeps its own count past the bound.
+        let _ = shared.refuse(RetryReason::Entries, &Arc::from("t0"));
+        let counts = shared.refused_by_tenant();
+        assert_eq!(counts.len(), TENANTS_COUNTED + 1);
+        assert_eq!(counts[0], (OTHER_TENANTS.to_string(), 5));
+        assert_eq!(counts[1], ("t0".to_string(), 2));
     }
 }

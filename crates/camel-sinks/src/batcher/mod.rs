@@ -40,7 +40,7 @@ mod tests;
 
 pub use config::{BatchConfig, BATCH_PARAMETERS};
 pub use error::SinkError;
-pub use handle::BatcherStats;
+pub use handle::{BatcherStats, OTHER_TENANTS, TENANTS_COUNTED};
 pub use registry::{BatcherKey, BatcherRegistry};
 
 pub(crate) use handle::{AbandonGuard, BatcherHandle, Submit};

@@ -288,6 +288,19 @@ async fn refuses_at_once_on_each_bound() {
         RetryReason::Tenant
     );
     tenant.send("y", None, "other").abort();
+    // Refusals are counted per tenant in the batcher's stats.
+    assert_eq!(
+        entries.registry.stats()[0].refused_by_tenant,
+        vec![("u".to_string(), 1)]
+    );
+    assert_eq!(
+        capped.registry.stats()[0].refused_by_tenant,
+        vec![("u".to_string(), 3)]
+    );
+    assert_eq!(
+        tenant.registry.stats()[0].refused_by_tenant,
+        vec![("t".to_string(), 1)]
+    );
     for c in held.into_iter().chain(held2).chain(held3).chain([held0]) {
         c.await.unwrap().unwrap();
     }
