@@ -79,11 +79,40 @@ fn sinks_example_keeps_each_customers_order() {
     if camel_api::test_support::service_from_env("CAMEL_TEST_NATS_URL").is_none() {
         return;
     }
-    let log = run_example(&root(), "examples/sinks/routes.yaml", "40");
-    for customer in ["A", "B"] {
+    // The batcher's flush events are at debug.
+    let out = Command::new(env!("CARGO_BIN_EXE_camel"))
+        .args([
+            "run",
+            "examples/sinks/routes.yaml",
+            "--max-messages",
+            "200",
+            "--max-seconds",
+            "60",
+        ])
+        .env("RUST_LOG", "info,camel_sinks=debug")
+        .current_dir(root())
+        .output()
+        .expect("the camel binary runs");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    for customer in ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"] {
         let seen = numbers_after(&log, &format!("order={customer}-"));
         assert_ascending(&seen, customer, &log);
     }
+    // Ten concurrent callers: requests carry several entries each, not one or two.
+    let flushes: String = log
+        .lines()
+        .filter(|l| l.contains("batch flushed"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let batches = numbers_after(&flushes, " entries=");
+    let sent: u32 = batches.iter().sum();
+    assert_eq!(sent, 100, "every order sent once: {batches:?}");
+    assert!(
+        batches.len() <= 25,
+        "100 orders in {} requests: {batches:?}",
+        batches.len()
+    );
 }
 
 /// Relayed events as `(id, order, event number)`, from `relayed #ID ORDER: ORDER event N`.
