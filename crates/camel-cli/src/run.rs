@@ -150,7 +150,10 @@ async fn wait_until_done(
 
 /// Each file's modification time and length: what tells a change (and a write still
 /// going on).
-fn modified(files: &[PathBuf]) -> Vec<Option<(std::time::SystemTime, u64)>> {
+/// What [`modified`] returns: per file, its modification time and length.
+type Stamps = Vec<Option<(std::time::SystemTime, u64)>>;
+
+fn modified(files: &[PathBuf]) -> Stamps {
     files
         .iter()
         .map(|f| {
@@ -167,8 +170,9 @@ fn modified(files: &[PathBuf]) -> Vec<Option<(std::time::SystemTime, u64)>> {
 const SETTLE: Duration = Duration::from_millis(200);
 
 /// Polls the files' modification times once a second and reloads on a change.
-async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes) {
-    let mut seen = modified(&files);
+/// `seen`: the files' stamps taken before they were first read, so an edit made while
+/// the routes were starting is not mistaken for the state already applied.
+async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes, mut seen: Stamps) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
@@ -246,6 +250,7 @@ async fn start(
     ctx: &CamelContext,
     args: &RunArgs,
     routes: Vec<RouteDefinition>,
+    stamps: Stamps,
     admin: Option<(
         std::net::SocketAddr,
         metrics_exporter_prometheus::PrometheusHandle,
@@ -288,7 +293,7 @@ async fn start(
     }
     let watcher = args
         .watch
-        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone(), file_routes)));
+        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone(), file_routes, stamps)));
     Ok(Running {
         admin_server,
         watcher,
@@ -303,15 +308,15 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     tracing::info!(files = args.files.len(), "reading the route files");
     let files = args.files.clone();
     let loaded = tokio::select! {
-        loaded = tokio::task::spawn_blocking(move || load(&files)) => loaded,
+        loaded = tokio::task::spawn_blocking(move || (modified(&files), load(&files))) => loaded,
         _ = signals.recv() => {
             tracing::info!(reason = "signal during startup", "stopping");
             return ExitCode::SUCCESS;
         }
     };
-    let routes = match loaded {
-        Ok(Ok(r)) => r,
-        Ok(Err(errors)) => {
+    let (stamps, routes) = match loaded {
+        Ok((stamps, Ok(r))) => (stamps, r),
+        Ok((_, Err(errors))) => {
             report(&errors);
             return ExitCode::from(STARTUP_ERROR);
         }
@@ -352,6 +357,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         &ctx,
         &args,
         routes,
+        stamps,
         admin_metrics,
         &admin_stop,
         &admin_changes,
