@@ -34,6 +34,16 @@ impl Value {
         }
     }
 
+    /// The value as text when it is text or bytes holding valid UTF-8 (a file's or a
+    /// broker's body): what Camel's type converter reads as a string.
+    pub fn as_utf8_text(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            Value::Bytes(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+
     /// The value as an integer: integers, integral floats and text that parses.
     pub fn as_i64(&self) -> Option<i64> {
         match self {

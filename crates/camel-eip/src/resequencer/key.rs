@@ -33,7 +33,7 @@ impl SortKey {
                 SortKey::Float(x)
             }
         };
-        if let Some(text) = text_of(value) {
+        if let Some(text) = value.as_utf8_text() {
             let t = text.trim();
             return Some(if let Ok(i) = t.parse::<i64>() {
                 SortKey::Int(i)
@@ -116,19 +116,9 @@ pub(crate) struct StreamKeying {
     pub(crate) ignore_invalid: bool,
 }
 
-/// The text a value holds: text, or bytes that are valid UTF-8 — a file's body is bytes,
-/// and Camel's type converter reads such a body as its text.
-fn text_of(value: &Value) -> Option<&str> {
-    match value {
-        Value::Text(s) => Some(s),
-        Value::Bytes(b) => std::str::from_utf8(b).ok(),
-        _ => None,
-    }
-}
-
 /// Reads an unsigned sequence number from a value (text and UTF-8 bytes are parsed).
 pub(crate) fn sequence_of(value: &Value) -> Result<u64, String> {
-    if let Some(s) = text_of(value) {
+    if let Some(s) = value.as_utf8_text() {
         return s.trim().parse::<u64>().map_err(|e| format!("`{s}`: {e}"));
     }
     match value {

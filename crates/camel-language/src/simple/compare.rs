@@ -52,7 +52,7 @@ fn number(value: &Value) -> Option<Number> {
     match value {
         Value::Int(i) => Some(Number::Int(*i)),
         Value::Float(f) => Some(Number::Float(*f)),
-        Value::Text(_) | Value::Bytes(_) => utf8_text(value).and_then(text_number),
+        Value::Text(_) | Value::Bytes(_) => value.as_utf8_text().and_then(text_number),
         Value::Json(j) => match (j.as_i64(), j.as_f64()) {
             (Some(i), _) => Some(Number::Int(i)),
             (None, Some(f)) => Some(Number::Float(f)),
@@ -76,21 +76,11 @@ fn text_number(s: &str) -> Option<Number> {
     }
 }
 
-/// The text a value holds: text, or bytes that are valid UTF-8. A file's body is bytes,
-/// and Camel's type converter reads such a body as its text.
-fn utf8_text(value: &Value) -> Option<&str> {
-    match value {
-        Value::Text(s) => Some(s),
-        Value::Bytes(b) => std::str::from_utf8(b).ok(),
-        _ => None,
-    }
-}
-
 fn boolean(value: &Value) -> Option<bool> {
     match value {
         Value::Bool(b) => Some(*b),
         Value::Json(j) => j.as_bool(),
-        _ => match utf8_text(value) {
+        _ => match value.as_utf8_text() {
             Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
             Some(s) if s.eq_ignore_ascii_case("false") => Some(false),
             _ => None,

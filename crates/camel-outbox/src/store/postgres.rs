@@ -68,13 +68,19 @@ pub(crate) async fn migrate(pool: &PgPool, table: &TableName) -> Result<()> {
     Ok(())
 }
 
-pub(crate) async fn meta(pool: &PgPool, table: &TableName, key: &str) -> Result<Option<String>> {
+/// Reads a setting from `<t>_meta`, through the pool or on one connection (a worker's
+/// locked one).
+pub(crate) async fn meta<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    table: &TableName,
+    key: &str,
+) -> Result<Option<String>> {
     Ok(sqlx::query_scalar(&format!(
         "SELECT value FROM {} WHERE key = $1",
         table.meta()
     ))
     .bind(key)
-    .fetch_optional(pool)
+    .fetch_optional(executor)
     .await?)
 }
 
@@ -174,13 +180,10 @@ pub(crate) async fn stored_partitions(
     conn: &mut PgConnection,
     table: &TableName,
 ) -> Result<Option<u32>> {
-    let value: Option<String> = sqlx::query_scalar(&format!(
-        "SELECT value FROM {} WHERE key = 'partitions'",
-        table.meta()
-    ))
-    .fetch_optional(&mut *conn)
-    .await?;
-    value.map(|v| super::parse_partitions(&v)).transpose()
+    meta(&mut *conn, table, "partitions")
+        .await?
+        .map(|v| super::parse_partitions(&v))
+        .transpose()
 }
 
 /// The payload of the notification an admin change sends on the outbox's channel (a
@@ -382,13 +385,7 @@ impl PartitionStore for PgPartition {
     }
 
     async fn admin_epoch(&mut self) -> Result<i64> {
-        let value: Option<String> = sqlx::query_scalar(&format!(
-            "SELECT value FROM {} WHERE key = $1",
-            self.table.meta()
-        ))
-        .bind(super::ADMIN_EPOCH)
-        .fetch_optional(&mut self.conn)
-        .await?;
+        let value = meta(&mut self.conn, &self.table, super::ADMIN_EPOCH).await?;
         Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
