@@ -1,13 +1,14 @@
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
-use tokio::sync::{watch, Notify};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::{BoxProcessor, CamelError, Exchange, ProcessorFuture};
+use crate::gate::OwnedInflight;
+use crate::{BoxProcessor, CamelError, Exchange, ProcessorFuture, RouteCounters, RouteGate};
 
 /// The source of a route: polls a directory, fires a timer, listens on a queue.
 ///
@@ -78,144 +79,37 @@ impl ExchangeStats {
     }
 }
 
-/// The intake gate of a route: open, paused (callers wait) or closed (callers are refused);
-/// it also counts the exchanges in flight so a stop or swap can wait for them.
-#[derive(Debug)]
-pub struct RouteGate {
-    open: AtomicBool,
-    closed: AtomicBool,
-    state: watch::Sender<bool>,
-    inflight: AtomicUsize,
-    /// Tasks waiting in `drained`; the last exchange out only pays for a wake-up when
-    /// someone is waiting.
-    drainers: AtomicUsize,
-    idle: Notify,
-}
+/// The pipeline a route runs now. Replacing it is one atomic store: exchanges already
+/// running finish on the pipeline they started on (ADR 0006).
+pub struct RoutePipeline(ArcSwap<BoxProcessor>);
 
-impl Default for RouteGate {
-    fn default() -> Self {
-        RouteGate {
-            open: AtomicBool::new(true),
-            closed: AtomicBool::new(false),
-            state: watch::Sender::new(true),
-            inflight: AtomicUsize::new(0),
-            drainers: AtomicUsize::new(0),
-            idle: Notify::new(),
-        }
+impl RoutePipeline {
+    /// A route pipeline that runs `pipeline`.
+    pub fn new(pipeline: BoxProcessor) -> Self {
+        RoutePipeline(ArcSwap::from_pointee(pipeline))
+    }
+
+    /// Makes `pipeline` the one new exchanges run through.
+    pub fn store(&self, pipeline: BoxProcessor) {
+        self.0.store(Arc::new(pipeline));
+    }
+
+    /// The pipeline new exchanges run through now.
+    pub fn current(&self) -> BoxProcessor {
+        (**self.0.load()).clone()
+    }
+
+    #[inline]
+    fn process(&self, exchange: Exchange) -> ProcessorFuture {
+        self.0.load().process(exchange)
     }
 }
 
-impl RouteGate {
-    /// Pauses intake: new exchanges wait; those in flight go on.
-    pub fn pause(&self) {
-        self.open.store(false, Ordering::SeqCst);
-        self.state.send_replace(false);
-    }
-
-    /// Resumes intake.
-    pub fn resume(&self) {
-        self.open.store(true, Ordering::SeqCst);
-        self.state.send_replace(true);
-    }
-
-    /// Closes intake for good: waiting and new callers get [`CamelError::Stopping`].
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.pause();
-    }
-
-    /// True while intake is paused or closed.
-    pub fn is_paused(&self) -> bool {
-        !self.open.load(Ordering::SeqCst)
-    }
-
-    /// Exchanges currently in flight.
-    pub fn inflight(&self) -> usize {
-        self.inflight.load(Ordering::SeqCst)
-    }
-
-    /// Resolves when no exchange is in flight.
-    pub async fn drained(&self) {
-        struct Waiting<'a>(&'a AtomicUsize);
-        impl Drop for Waiting<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        self.drainers.fetch_add(1, Ordering::SeqCst);
-        let _waiting = Waiting(&self.drainers);
-        loop {
-            let notified = self.idle.notified();
-            if self.inflight() == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// Enters without waiting: `None` when the gate is paused or closed.
-    fn try_enter(&self) -> Option<InflightGuard<'_>> {
-        if self.closed.load(Ordering::SeqCst) || !self.open.load(Ordering::SeqCst) {
-            return None;
-        }
-        self.inflight.fetch_add(1, Ordering::SeqCst);
-        // Re-check: a pause that raced with us must see this exchange as in flight or see
-        // it waiting, never neither.
-        if self.open.load(Ordering::SeqCst) {
-            Some(InflightGuard(self))
-        } else {
-            drop(InflightGuard(self));
-            None
-        }
-    }
-
-    async fn enter(&self) -> Result<InflightGuard<'_>, CamelError> {
-        loop {
-            if self.closed.load(Ordering::SeqCst) {
-                return Err(CamelError::Stopping("the route is stopped".into()));
-            }
-            if let Some(guard) = self.try_enter() {
-                return Ok(guard);
-            }
-            let mut rx = self.state.subscribe();
-            if !*rx.borrow_and_update() && rx.changed().await.is_err() {
-                return Err(CamelError::Stopping("the route is gone".into()));
-            }
-        }
-    }
-
-    fn leave(&self) {
-        if self.inflight.fetch_sub(1, Ordering::SeqCst) == 1
-            && self.drainers.load(Ordering::SeqCst) > 0
-        {
-            self.idle.notify_waiters();
-        }
-    }
-}
-
-/// An in-flight exchange that outlives the borrow of its gate (a suspended pipeline).
-struct OwnedInflight(Arc<RouteGate>);
-
-impl OwnedInflight {
-    /// Counts one more exchange in flight on `gate` (the caller already holds one, so the
-    /// count never touches zero in the hand-over).
-    fn new(gate: &Arc<RouteGate>) -> Self {
-        gate.inflight.fetch_add(1, Ordering::SeqCst);
-        OwnedInflight(gate.clone())
-    }
-}
-
-impl Drop for OwnedInflight {
-    fn drop(&mut self) {
-        self.0.leave();
-    }
-}
-
-struct InflightGuard<'a>(&'a RouteGate);
-
-impl Drop for InflightGuard<'_> {
-    fn drop(&mut self) {
-        self.0.leave();
+impl fmt::Debug for RoutePipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RoutePipeline")
+            .field(&*self.0.load())
+            .finish()
     }
 }
 
@@ -230,12 +124,11 @@ pub struct ConsumerContext {
 
 struct ContextInner {
     route_id: Arc<str>,
-    pipeline: Arc<ArcSwap<BoxProcessor>>,
+    pipeline: Arc<RoutePipeline>,
     gate: Arc<RouteGate>,
     cancel: CancellationToken,
     stats: Arc<ExchangeStats>,
-    exchanges: metrics::Counter,
-    failures: metrics::Counter,
+    counters: Arc<RouteCounters>,
     health: Arc<crate::ConsumerHealth>,
 }
 
@@ -248,18 +141,16 @@ impl fmt::Debug for ConsumerContext {
 }
 
 impl ConsumerContext {
-    /// Builds a context; the route controller does this, tests may too.
+    /// Builds a context; the route controller does this, tests may too. `counters` receive
+    /// one count per exchange the route runs (camel-core hands them to its metrics).
     pub fn new(
         route_id: Arc<str>,
-        pipeline: Arc<ArcSwap<BoxProcessor>>,
+        pipeline: Arc<RoutePipeline>,
         gate: Arc<RouteGate>,
         cancel: CancellationToken,
         stats: Arc<ExchangeStats>,
+        counters: Arc<RouteCounters>,
     ) -> Self {
-        let exchanges =
-            metrics::counter!("camel_route_exchanges_total", "route" => route_id.to_string());
-        let failures =
-            metrics::counter!("camel_route_failures_total", "route" => route_id.to_string());
         ConsumerContext {
             inner: Arc::new(ContextInner {
                 route_id,
@@ -267,21 +158,21 @@ impl ConsumerContext {
                 gate,
                 cancel,
                 stats,
-                exchanges,
-                failures,
+                counters,
                 health: Arc::default(),
             }),
         }
     }
 
-    /// A context around a fixed pipeline, for tests and tools.
+    /// A context around a fixed pipeline, for tests and tools (its counts go nowhere).
     pub fn for_pipeline(route_id: &str, pipeline: BoxProcessor) -> Self {
         Self::new(
             route_id.into(),
-            Arc::new(ArcSwap::from_pointee(pipeline)),
+            Arc::new(RoutePipeline::new(pipeline)),
             Arc::default(),
             CancellationToken::new(),
             ExchangeStats::new(),
+            Arc::default(),
         )
     }
 
@@ -312,8 +203,8 @@ impl ConsumerContext {
     pub async fn send_nested(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
         let inner = &*self.inner;
         let _guard = inner.gate.enter().await?;
-        let result = inner.pipeline.load().process(exchange).await;
-        self.count(&result);
+        let result = inner.pipeline.process(exchange).await;
+        inner.counters.record(result.is_ok());
         result
     }
 
@@ -326,11 +217,11 @@ impl ConsumerContext {
             let this = self.clone();
             return ProcessorFuture::boxed(async move { this.send_nested(exchange).await });
         };
-        match inner.pipeline.load().process(exchange) {
+        match inner.pipeline.process(exchange) {
             ProcessorFuture::Ready(Some(result)) => {
                 drop(guard);
-                self.count(&result);
-                ProcessorFuture::ready(result)
+                inner.counters.record(result.is_ok());
+                ProcessorFuture::Ready(Some(result))
             }
             ProcessorFuture::Ready(None) => ProcessorFuture::ready(Err(CamelError::processor(
                 "a pipeline returned a future that had already completed",
@@ -342,17 +233,10 @@ impl ConsumerContext {
                 ProcessorFuture::boxed(async move {
                     let result = pending.await;
                     drop(owned);
-                    this.count(&result);
+                    this.inner.counters.record(result.is_ok());
                     result
                 })
             }
-        }
-    }
-
-    fn count(&self, result: &Result<Exchange, CamelError>) {
-        self.inner.exchanges.increment(1);
-        if result.is_err() {
-            self.inner.failures.increment(1);
         }
     }
 
@@ -379,5 +263,10 @@ impl ConsumerContext {
     /// The context-wide exchange counters.
     pub fn stats(&self) -> &Arc<ExchangeStats> {
         &self.inner.stats
+    }
+
+    /// This route's exchange counters.
+    pub fn counters(&self) -> &Arc<RouteCounters> {
+        &self.inner.counters
     }
 }

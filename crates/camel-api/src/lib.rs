@@ -22,14 +22,17 @@
 mod body;
 mod component;
 mod consumer;
+mod counters;
 mod error;
 mod exchange;
 mod expression;
+mod gate;
 mod health;
 mod lifecycle;
 mod message;
 mod processor;
 mod redact;
+mod stripe;
 pub mod suggest;
 pub mod transaction;
 mod uri;
@@ -37,10 +40,12 @@ mod value;
 
 pub use body::Body;
 pub use component::{Component, ComponentContext, ContextChange, Endpoint};
-pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RouteGate};
+pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RoutePipeline};
+pub use counters::{CountSink, RouteCounters};
 pub use error::{CamelError, ExpressionError, RetryReason};
 pub use exchange::{Exchange, ExchangeId, ExchangePattern};
 pub use expression::{BoxExpression, BoxPredicate, Expression, Language, Predicate};
+pub use gate::RouteGate;
 pub use health::ConsumerHealth;
 pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
@@ -62,6 +67,10 @@ pub mod names {
 }
 
 /// Support for tests that need a real service (PostgreSQL, NATS, an emulator).
+///
+/// Behind the `testing` feature: it panics on purpose (under `CI=true`), so it is not part
+/// of the library's API. Crates turn the feature on in their `[dev-dependencies]`.
+#[cfg(feature = "testing")]
 pub mod test_support {
     /// Reads a test service's address from the environment variable `var`.
     ///

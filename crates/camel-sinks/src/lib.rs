@@ -6,8 +6,8 @@
 //! - [`batcher`]: the generic per-destination batcher (linger, in-flight limit, tenant
 //!   fairness, group order, bounded queue, bisection, idle stop) and its registry.
 //! - [`SinkProducer`]: the route step (`to: sqs:…`, `to: pubsub:…`, `to: nats:…`).
-//! - Codecs and components behind features: `sqs`, `pubsub`, `nats`; [`memory`] is an
-//!   in-process codec for tests and benchmarks.
+//! - Codecs and components behind features: `sqs`, `pubsub`, `nats`; `memory` (an
+//!   in-process codec) and `testing` (stand-ins for tests) behind the `testing` feature.
 //!
 //! The guide is `docs/sinks.md` at the repository root.
 
@@ -15,8 +15,10 @@ mod attributes;
 pub mod batcher;
 pub mod codec;
 pub mod endpoint;
+#[cfg(any(test, feature = "testing"))]
 pub mod memory;
 mod producer;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 #[cfg(feature = "nats")]

@@ -5,10 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use camel_api::{
-    BoxProcessor, CamelError, ConsumerContext, ExchangeStats, RouteGate, ShutdownReason,
-    StepLifecycle,
+    CamelError, ConsumerContext, CountSink, ExchangeStats, RouteCounters, RouteGate, RoutePipeline,
+    ShutdownReason, StepLifecycle,
 };
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -32,9 +31,57 @@ pub enum RouteStatus {
 /// How long lifecycle steps may drain even after a stop deadline has passed.
 const LIFECYCLE_DRAIN_GRACE: Duration = Duration::from_secs(10);
 
+/// How often a running route's batched exchange counts reach its metrics, at the latest
+/// (a busy route's counts get there every `RouteCounters::FLUSH_EVERY` exchanges per thread).
+const METRICS_FLUSH_PERIOD: Duration = Duration::from_secs(1);
+
+/// A route's counts under the metric names and labels dashboards know:
+/// `camel_route_exchanges_total{route}` and `camel_route_failures_total{route}`.
+struct RouteMetrics {
+    exchanges: metrics::Counter,
+    failures: metrics::Counter,
+}
+
+impl RouteMetrics {
+    /// Registers both counters (so they show from the start, at zero).
+    fn register(route_id: &str) -> Self {
+        RouteMetrics {
+            exchanges: metrics::counter!("camel_route_exchanges_total", "route" => route_id.to_string()),
+            failures: metrics::counter!("camel_route_failures_total", "route" => route_id.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Debug for RouteMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RouteMetrics")
+    }
+}
+
+impl CountSink for RouteMetrics {
+    fn add(&self, exchanges: u64, failures: u64) {
+        self.exchanges.increment(exchanges);
+        if failures > 0 {
+            self.failures.increment(failures);
+        }
+    }
+}
+
+/// Hands `counters` to the metrics every `METRICS_FLUSH_PERIOD`, for as long as it is polled.
+async fn flush_periodically(counters: &RouteCounters) -> std::convert::Infallible {
+    let mut tick = tokio::time::interval(METRICS_FLUSH_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        counters.flush();
+    }
+}
+
 struct RunningConsumer {
     cancel: CancellationToken,
     task: JoinHandle<()>,
+    /// Flushed once the route has drained, so its metrics are exact after a stop.
+    counters: Arc<RouteCounters>,
     /// What the consumer reports about its source; a consumer that ended with an error
     /// is failing too (the route is started but takes nothing in).
     health: Arc<camel_api::ConsumerHealth>,
@@ -43,7 +90,7 @@ struct RunningConsumer {
 pub(crate) struct RouteRuntime {
     pub(crate) definition: RouteDefinition,
     pub(crate) compiled: CompiledRoute,
-    pipeline: Arc<ArcSwap<BoxProcessor>>,
+    pipeline: Arc<RoutePipeline>,
     gate: Arc<RouteGate>,
     consumer: Option<RunningConsumer>,
     pub(crate) status: RouteStatus,
@@ -63,7 +110,7 @@ pub struct StopOutcome {
 
 impl RouteRuntime {
     pub(crate) fn new(definition: RouteDefinition, compiled: CompiledRoute) -> Self {
-        let pipeline = Arc::new(ArcSwap::from_pointee(compiled.assembly.pipeline.clone()));
+        let pipeline = Arc::new(RoutePipeline::new(compiled.assembly.pipeline.clone()));
         RouteRuntime {
             definition,
             compiled,
@@ -94,22 +141,30 @@ impl RouteRuntime {
             self.compiled.source.consumer().map_err(|e| {
                 RouteError::new(RouteErrorKind::Endpoint(e)).in_route(Some(self.id()))
             })?;
-        self.pipeline
-            .store(Arc::new(self.compiled.assembly.pipeline.clone()));
+        self.pipeline.store(self.compiled.assembly.pipeline.clone());
         self.gate = Arc::default();
         let cancel = CancellationToken::new();
+        let counters = Arc::new(RouteCounters::new(RouteMetrics::register(self.id())));
         let ctx = ConsumerContext::new(
             self.id().into(),
             self.pipeline.clone(),
             self.gate.clone(),
             cancel.clone(),
             stats.clone(),
+            counters.clone(),
         );
         let route_id = self.id().to_string();
         let health = ctx.health().clone();
         let reported = health.clone();
+        let flushed = counters.clone();
         let task = tokio::spawn(async move {
-            if let Err(error) = consumer.run(ctx).await {
+            // The flush ticker lives in the consumer's task, so it ends when the task does.
+            let result = tokio::select! {
+                biased;
+                result = consumer.run(ctx) => result,
+                never = flush_periodically(&flushed) => match never {},
+            };
+            if let Err(error) = result {
                 tracing::error!(route_id = %route_id, %error, "the route's consumer failed");
                 reported.set_failing(format_args!("the consumer stopped: {error}"));
             }
@@ -117,6 +172,7 @@ impl RouteRuntime {
         self.consumer = Some(RunningConsumer {
             cancel,
             task,
+            counters,
             health,
         });
         self.status = RouteStatus::Started;
@@ -162,6 +218,9 @@ impl RouteRuntime {
         {
             outcome.cut_off = self.gate.inflight();
         }
+        // Exchanges cut off here are counted when they end: the last holder of the counters
+        // (their context) flushes on drop.
+        consumer.counters.flush();
         outcome.errors =
             shutdown_lifecycles(&self.compiled.assembly.lifecycles, reason, deadline).await;
         let mut task = consumer.task;
@@ -206,8 +265,7 @@ impl RouteRuntime {
         let stateless =
             self.compiled.assembly.lifecycles.is_empty() && next.assembly.lifecycles.is_empty();
         if running && stateless {
-            self.pipeline
-                .store(Arc::new(next.assembly.pipeline.clone()));
+            self.pipeline.store(next.assembly.pipeline.clone());
         } else if running {
             let deadline = Instant::now() + timeout;
             let was_suspended = self.status == RouteStatus::Suspended;
@@ -228,8 +286,7 @@ impl RouteRuntime {
                 self.status = RouteStatus::Suspended;
                 return Err(e);
             }
-            self.pipeline
-                .store(Arc::new(next.assembly.pipeline.clone()));
+            self.pipeline.store(next.assembly.pipeline.clone());
             if !was_suspended {
                 self.gate.resume();
             }
