@@ -35,6 +35,19 @@ impl Headers {
         }
     }
 
+    /// Sets `name` to `value` like [`Headers::insert`], for a caller that keeps the name
+    /// (a `set_header` step): the name is cloned only when it is new to the set.
+    pub fn set(&mut self, name: &Arc<str>, value: Value) {
+        match self
+            .entries
+            .iter_mut()
+            .find(|(n, _)| Arc::ptr_eq(n, name) || **n == **name)
+        {
+            Some(slot) => slot.1 = value,
+            None => self.entries.push((name.clone(), value)),
+        }
+    }
+
     /// Removes `name`, returning its value.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
         let at = self.entries.iter().position(|(n, _)| &**n == name)?;
@@ -99,5 +112,28 @@ impl Message {
     /// Shorthand for `self.headers.get(name)`.
     pub fn header(&self, name: &str) -> Option<&Value> {
         self.headers.get(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_replaces_by_name_and_keeps_order() {
+        let mut h: Headers = [("a", 1), ("b", 2)].into_iter().collect();
+        let b: Arc<str> = "b".into();
+        h.set(&b, Value::from(3));
+        let c: Arc<str> = "c".into();
+        h.set(&c, Value::from(4));
+        h.set(&c, Value::from(5));
+        let seen: Vec<(String, String)> = h
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(
+            seen,
+            [("a", "1"), ("b", "3"), ("c", "5")].map(|(n, v)| (n.to_string(), v.to_string()))
+        );
     }
 }

@@ -16,6 +16,17 @@ use crate::{CamelError, Exchange};
 pub trait Process: Send + Sync + 'static {
     /// Handles one exchange.
     fn process(&self, exchange: Exchange) -> ProcessorFuture;
+
+    /// Handles one exchange in place, when this stage is synchronous and works that way
+    /// (see [`BoxProcessor::sync_in_place`]); `None` means "not here, call `process`", and
+    /// leaves the exchange untouched.
+    ///
+    /// A pipeline tries this first: a run of such steps then passes one exchange along by
+    /// reference instead of moving it in and out of every step.
+    fn process_in_place(&self, exchange: &mut Exchange) -> Option<Result<(), CamelError>> {
+        let _ = exchange;
+        None
+    }
 }
 
 /// The future of a processor: either already complete (a synchronous stage, no allocation)
@@ -135,6 +146,42 @@ impl BoxProcessor {
         BoxProcessor::new(SyncStage(f)).named("sync")
     }
 
+    /// A synchronous stage that changes the exchange in place: the cheapest kind of step
+    /// (a pipeline hands it the exchange by reference, see [`Process::process_in_place`]).
+    /// On an error the exchange is dropped, as with [`BoxProcessor::sync`].
+    ///
+    /// ```
+    /// use camel_api::{BoxProcessor, Exchange};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let tag = BoxProcessor::sync_in_place(|ex: &mut Exchange| {
+    ///     ex.message.headers.insert("tagged", true);
+    ///     Ok(())
+    /// });
+    /// let out = tag.process(Exchange::new("x")).await.unwrap();
+    /// assert!(out.header("tagged").is_some());
+    /// # }
+    /// ```
+    pub fn sync_in_place<F>(f: F) -> Self
+    where
+        F: Fn(&mut Exchange) -> Result<(), CamelError> + Send + Sync + 'static,
+    {
+        struct InPlace<F>(F);
+        impl<F> Process for InPlace<F>
+        where
+            F: Fn(&mut Exchange) -> Result<(), CamelError> + Send + Sync + 'static,
+        {
+            fn process(&self, mut exchange: Exchange) -> ProcessorFuture {
+                ProcessorFuture::ready((self.0)(&mut exchange).map(|()| exchange))
+            }
+
+            #[inline]
+            fn process_in_place(&self, exchange: &mut Exchange) -> Option<Result<(), CamelError>> {
+                Some((self.0)(exchange))
+            }
+        }
+        BoxProcessor::new(InPlace(f)).named("sync")
+    }
+
     /// An asynchronous stage from a closure returning a future.
     pub fn from_fn<F, Fut>(f: F) -> Self
     where
@@ -163,6 +210,13 @@ impl BoxProcessor {
     /// `BoxProcessor` is always ready).
     pub fn process(&self, exchange: Exchange) -> ProcessorFuture {
         self.inner.process(exchange)
+    }
+
+    /// Handles one exchange in place if this processor can (see
+    /// [`Process::process_in_place`]); `None` otherwise.
+    #[inline]
+    pub fn process_in_place(&self, exchange: &mut Exchange) -> Option<Result<(), CamelError>> {
+        self.inner.process_in_place(exchange)
     }
 }
 

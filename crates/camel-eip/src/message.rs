@@ -1,4 +1,7 @@
 //! Steps that change the message: set a header, a property or the body, remove headers.
+//!
+//! Each works on the exchange in place, so a pipeline runs a sequence of them without
+//! moving the exchange from step to step.
 
 use std::sync::Arc;
 
@@ -7,10 +10,10 @@ use camel_api::{Body, BoxExpression, BoxProcessor, Exchange};
 /// `set_header`: evaluates `expression` and stores it under `name`.
 pub fn set_header(name: &str, expression: BoxExpression) -> BoxProcessor {
     let name: Arc<str> = name.into();
-    BoxProcessor::sync(move |mut ex: Exchange| {
-        let value = expression.evaluate(&ex)?;
-        ex.message.headers.insert(name.clone(), value);
-        Ok(ex)
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
+        let value = expression.evaluate(ex)?;
+        ex.message.headers.set(&name, value);
+        Ok(())
     })
     .named("set_header")
 }
@@ -18,20 +21,20 @@ pub fn set_header(name: &str, expression: BoxExpression) -> BoxProcessor {
 /// `set_property`: evaluates `expression` and stores it as exchange property `name`.
 pub fn set_property(name: &str, expression: BoxExpression) -> BoxProcessor {
     let name: Arc<str> = name.into();
-    BoxProcessor::sync(move |mut ex: Exchange| {
-        let value = expression.evaluate(&ex)?;
-        ex.properties.insert(name.clone(), value);
-        Ok(ex)
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
+        let value = expression.evaluate(ex)?;
+        ex.properties.set(&name, value);
+        Ok(())
     })
     .named("set_property")
 }
 
 /// `set_body` and `transform`: evaluates `expression` and makes it the body.
 pub fn set_body(expression: BoxExpression) -> BoxProcessor {
-    BoxProcessor::sync(move |mut ex: Exchange| {
-        let value = expression.evaluate(&ex)?;
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
+        let value = expression.evaluate(ex)?;
         ex.message.body = Body::from(value);
-        Ok(ex)
+        Ok(())
     })
     .named("set_body")
 }
@@ -39,9 +42,9 @@ pub fn set_body(expression: BoxExpression) -> BoxProcessor {
 /// `remove_header`: removes the header `name`.
 pub fn remove_header(name: &str) -> BoxProcessor {
     let name = name.to_string();
-    BoxProcessor::sync(move |mut ex: Exchange| {
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
         ex.message.headers.remove(&name);
-        Ok(ex)
+        Ok(())
     })
     .named("remove_header")
 }
@@ -49,9 +52,9 @@ pub fn remove_header(name: &str) -> BoxProcessor {
 /// `remove_headers`: removes every header matching `pattern` (`*` wildcards).
 pub fn remove_headers(pattern: &str) -> BoxProcessor {
     let pattern = pattern.to_string();
-    BoxProcessor::sync(move |mut ex: Exchange| {
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
         ex.message.headers.remove_matching(&pattern);
-        Ok(ex)
+        Ok(())
     })
     .named("remove_headers")
 }
@@ -59,18 +62,18 @@ pub fn remove_headers(pattern: &str) -> BoxProcessor {
 /// `remove_property`: removes the exchange property `name`.
 pub fn remove_property(name: &str) -> BoxProcessor {
     let name = name.to_string();
-    BoxProcessor::sync(move |mut ex: Exchange| {
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
         ex.properties.remove(&name);
-        Ok(ex)
+        Ok(())
     })
     .named("remove_property")
 }
 
 /// `stop`: marks the exchange stopped; no later step runs.
 pub fn stop() -> BoxProcessor {
-    BoxProcessor::sync(|mut ex: Exchange| {
+    BoxProcessor::sync_in_place(|ex: &mut Exchange| {
         ex.stop();
-        Ok(ex)
+        Ok(())
     })
     .named("stop")
 }

@@ -61,6 +61,12 @@ impl Process for Pipeline {
             if ex.is_stopped() {
                 break;
             }
+            // In-place steps take the exchange by reference: no move in and out per step.
+            match step.process_in_place(&mut ex) {
+                Some(Ok(())) => continue,
+                Some(Err(e)) => return ProcessorFuture::ready(Err(e)),
+                None => {}
+            }
             match step.process(ex) {
                 ProcessorFuture::Ready(Some(Ok(next))) => ex = next,
                 ProcessorFuture::Ready(Some(Err(e))) => return ProcessorFuture::ready(Err(e)),

@@ -32,7 +32,7 @@ impl Operand {
         match self {
             Operand::Literal(v) => Ok(Cow::Borrowed(v)),
             Operand::Function(f) => f.value(exchange),
-            Operand::Template(t) => Ok(Cow::Owned(Value::Text(t.render(exchange)?.into()))),
+            Operand::Template(t) => Ok(Cow::Owned(Value::Text(t.render(exchange)?))),
         }
     }
 }
@@ -55,21 +55,52 @@ enum Piece {
 /// ids and short header values so most renders never reallocate.
 const FUNCTION_CAPACITY: usize = 24;
 
+/// A render buffer larger than this is not kept for the thread's next render.
+const KEPT_BUFFER: usize = 64 * 1024;
+
+thread_local! {
+    /// Where templates render before the text is allocated once, at its final size: a
+    /// `String` per render would cost an allocation and a free on top (the shared text
+    /// needs its own allocation either way).
+    static RENDER_BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 impl Template {
     /// Starts an empty template.
     pub(crate) fn builder() -> TemplateBuilder {
         TemplateBuilder::default()
     }
 
-    fn render(&self, exchange: &Exchange) -> Result<String, CamelError> {
-        let mut out = String::with_capacity(self.capacity);
+    fn render(&self, exchange: &Exchange) -> Result<Arc<str>, CamelError> {
+        RENDER_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+            Ok(mut out) => {
+                out.clear();
+                out.reserve(self.capacity);
+                let rendered = self
+                    .write(exchange, &mut out)
+                    .map(|()| Arc::from(out.as_str()));
+                if out.capacity() > KEPT_BUFFER {
+                    *out = String::new();
+                }
+                rendered
+            }
+            // Only if a function ever renders a template itself.
+            Err(_) => {
+                let mut out = String::with_capacity(self.capacity);
+                self.write(exchange, &mut out)?;
+                Ok(out.into())
+            }
+        })
+    }
+
+    fn write(&self, exchange: &Exchange, out: &mut String) -> Result<(), CamelError> {
         for piece in self.pieces.iter() {
             match piece {
                 Piece::Text(t) => out.push_str(t),
-                Piece::Function(f) => f.append_to(exchange, &mut out)?,
+                Piece::Function(f) => f.append_to(exchange, out)?,
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -322,6 +353,11 @@ impl Node {
     /// The expression's value; a condition yields a boolean.
     pub(crate) fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
         match self {
+            // The two shapes every `set_header`/`transform` has, without the `Cow` between.
+            Node::Value(Operand::Function(Function::Header(name))) => {
+                Ok(exchange.header(name).cloned().unwrap_or_default())
+            }
+            Node::Value(Operand::Template(t)) => Ok(Value::Text(t.render(exchange)?)),
             Node::Value(operand) => Ok(operand.value(exchange)?.into_owned()),
             Node::Logic(_) => Ok(Value::Bool(self.matches(exchange)?)),
         }
@@ -379,8 +415,25 @@ mod tests {
         };
         assert_eq!(t.capacity, 7 + FUNCTION_CAPACITY);
         let out = t.render(&Exchange::new("you")).unwrap();
-        assert_eq!(out, "Hello you!");
-        assert!(out.capacity() >= 7 + FUNCTION_CAPACITY);
+        assert_eq!(&*out, "Hello you!");
+        // The buffer is reused: a second render starts from a clean one.
+        let out = t.render(&Exchange::new("me")).unwrap();
+        assert_eq!(&*out, "Hello me!");
+        RENDER_BUFFER.with(|b| assert!(b.borrow().capacity() >= 7 + FUNCTION_CAPACITY));
+    }
+
+    #[test]
+    fn a_huge_render_does_not_keep_its_buffer() {
+        let mut b = Template::builder();
+        b.text("x");
+        b.function(Function::Body);
+        let Operand::Template(t) = b.finish() else {
+            panic!("expected a template");
+        };
+        let big = "y".repeat(KEPT_BUFFER + 1);
+        let out = t.render(&Exchange::new(big.as_str())).unwrap();
+        assert_eq!(out.len(), KEPT_BUFFER + 2);
+        RENDER_BUFFER.with(|b| assert!(b.borrow().capacity() <= KEPT_BUFFER));
     }
 
     #[test]

@@ -85,6 +85,12 @@ impl Function {
                 let _ = write!(out, "{}", exchange.id);
                 Ok(())
             }
+            Function::Header(name) => {
+                if let Some(value) = exchange.header(name) {
+                    append_value(value, out);
+                }
+                Ok(())
+            }
             _ => {
                 append_value(&*self.value(exchange)?, out);
                 Ok(())
