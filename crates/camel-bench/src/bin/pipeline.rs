@@ -9,7 +9,8 @@
 //! ```
 //! `PIPELINE_EXCHANGES` changes the number of exchanges per case (default 200,000);
 //! `PIPELINE_ONLY=10x1` runs one case (steps x callers) and `PIPELINE_SIDE=ours|baseline`
-//! one side of it — for instruction counts under callgrind, which do not depend on load.
+//! one side of it — for instruction counts under callgrind, which do not depend on load
+//! (`crates/camel-bench/scripts/callgrind-pipeline.sh` runs both sides and prints them).
 
 use std::time::{Duration, Instant};
 
