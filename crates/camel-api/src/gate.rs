@@ -215,6 +215,78 @@ mod tests {
         assert_eq!(gate.inflight(), 0);
     }
 
+    /// Exchanges entering on some threads and leaving on another (handed over, as a
+    /// suspended pipeline is) while a drainer pauses the gate again and again: a drain
+    /// never ends while one is in flight.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_drain_never_ends_with_an_exchange_in_flight() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::mpsc;
+        let gate = Arc::new(RouteGate::default());
+        // What is really in flight: raised after entering, lowered before leaving.
+        let truth = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::sync_channel::<OwnedInflight>(8);
+        let enterers: Vec<_> = (0..3)
+            .map(|_| {
+                let (gate, truth, done, tx) =
+                    (gate.clone(), truth.clone(), done.clone(), tx.clone());
+                std::thread::spawn(move || {
+                    while !done.load(Ordering::SeqCst) {
+                        let Some(guard) = gate.try_enter() else {
+                            std::thread::yield_now();
+                            continue;
+                        };
+                        truth.fetch_add(1, Ordering::SeqCst);
+                        let owned = OwnedInflight::new(&gate);
+                        drop(guard);
+                        if tx.send(owned).is_err() {
+                            return;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let leaver = {
+            let truth = truth.clone();
+            std::thread::spawn(move || {
+                for owned in rx {
+                    for _ in 0..50 {
+                        std::hint::spin_loop();
+                    }
+                    truth.fetch_sub(1, Ordering::SeqCst);
+                    drop(owned);
+                }
+            })
+        };
+        let mut drained_busy = 0;
+        for _ in 0..200 {
+            // Pause while exchanges are in flight (the interesting case).
+            for _ in 0..100_000 {
+                if truth.load(Ordering::SeqCst) > 0 {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            gate.pause();
+            if gate.inflight() > 0 {
+                drained_busy += 1;
+            }
+            gate.drained().await;
+            assert_eq!(truth.load(Ordering::SeqCst), 0);
+            gate.resume();
+        }
+        done.store(true, Ordering::SeqCst);
+        for t in enterers {
+            t.join().unwrap();
+        }
+        leaver.join().unwrap();
+        assert_eq!(gate.inflight(), 0);
+        // The drains had something to wait for.
+        assert!(drained_busy > 100, "{drained_busy}");
+    }
+
     /// Exchanges that enter on one thread and leave on another (an async pipeline that
     /// moved) still add up, and a drain waits for the last of them.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
