@@ -9,12 +9,11 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use camel_core::{CamelContext, RouteError, RouteErrorKind, RouteStatus};
-use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -22,7 +21,7 @@ use tokio_util::task::TaskTracker;
 #[derive(Clone)]
 struct Admin {
     ctx: CamelContext,
-    metrics: PrometheusHandle,
+    metrics: crate::metrics::Exporter,
     /// Route changes in progress (they outlive their requests).
     changes: TaskTracker,
 }
@@ -41,23 +40,12 @@ const READ_WAIT: Duration = Duration::from_secs(2);
 pub(crate) async fn serve(
     addr: SocketAddr,
     ctx: CamelContext,
-    metrics: PrometheusHandle,
+    metrics: crate::metrics::Exporter,
     stop: CancellationToken,
     changes: TaskTracker,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let upkeep = metrics.clone();
-    let upkeep_stop = stop.clone();
-    // Histograms are summarised on a timer, as the exporter's own listener does.
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = upkeep_stop.cancelled() => return,
-                _ = tokio::time::sleep(Duration::from_secs(5)) => upkeep.run_upkeep(),
-            }
-        }
-    });
     let app = Router::new()
         .route("/health", get(health))
         .route("/metrics", get(render_metrics))
@@ -227,11 +215,7 @@ async fn health(State(admin): State<Admin>) -> Response {
 }
 
 async fn render_metrics(State(admin): State<Admin>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        admin.metrics.render(),
-    )
-        .into_response()
+    crate::metrics::response(&admin.metrics)
 }
 
 async fn list(State(admin): State<Admin>) -> Response {

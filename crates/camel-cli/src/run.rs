@@ -42,6 +42,11 @@ pub(crate) struct RunArgs {
     /// authentication: bind it to 127.0.0.1 (port 0 picks a free port; the log says which).
     #[arg(long, conflicts_with = "metrics_addr")]
     admin_addr: Option<std::net::SocketAddr>,
+    /// Seconds a batching sink's per-destination series (`camel_sink_batch_*`) may stay
+    /// unchanged before `/metrics` drops them (a destination's batcher stops after its
+    /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
+    #[arg(long, default_value_t = 300)]
+    sink_metrics_expiry: u64,
 }
 
 /// Loads every file, collecting the errors of all of them.
@@ -251,10 +256,7 @@ async fn start(
     args: &RunArgs,
     routes: Vec<RouteDefinition>,
     stamps: Stamps,
-    admin: Option<(
-        std::net::SocketAddr,
-        metrics_exporter_prometheus::PrometheusHandle,
-    )>,
+    admin: Option<(std::net::SocketAddr, crate::metrics::Exporter)>,
     admin_stop: &tokio_util::sync::CancellationToken,
     admin_changes: &tokio_util::task::TaskTracker,
 ) -> Result<Running, ExitCode> {
@@ -325,28 +327,29 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(STARTUP_ERROR);
         }
     };
-    if let Some(addr) = args.metrics_addr {
-        let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .with_http_listener(addr)
-            .install();
-        if let Err(e) = installed {
-            eprintln!("error: cannot serve metrics on {addr}: {e}");
-            return ExitCode::from(STARTUP_ERROR);
-        }
-        tracing::info!(%addr, "serving Prometheus metrics at /metrics");
-    }
-    let admin_metrics = match args.admin_addr {
-        Some(addr) => {
-            match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
-                Ok(handle) => Some((addr, handle)),
-                Err(e) => {
-                    eprintln!("error: cannot install the metrics recorder for the admin API: {e}");
-                    return ExitCode::from(STARTUP_ERROR);
-                }
+    let sink_expiry =
+        (args.sink_metrics_expiry > 0).then(|| Duration::from_secs(args.sink_metrics_expiry));
+    let exporter = if args.metrics_addr.is_some() || args.admin_addr.is_some() {
+        match crate::metrics::Exporter::install(sink_expiry) {
+            Ok(exporter) => Some(exporter),
+            Err(e) => {
+                eprintln!("error: cannot install the metrics recorder: {e}");
+                return ExitCode::from(STARTUP_ERROR);
             }
         }
-        None => None,
+    } else {
+        None
     };
+    if let (Some(addr), Some(exporter)) = (args.metrics_addr, &exporter) {
+        match crate::metrics::serve(addr, exporter.clone()).await {
+            Ok(bound) => tracing::info!(addr = %bound, "serving Prometheus metrics at /metrics"),
+            Err(e) => {
+                eprintln!("error: cannot serve metrics on {addr}: {e}");
+                return ExitCode::from(STARTUP_ERROR);
+            }
+        }
+    }
+    let admin_metrics = args.admin_addr.zip(exporter);
     let ctx = context();
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     let admin_stop = tokio_util::sync::CancellationToken::new();
