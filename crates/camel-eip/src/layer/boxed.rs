@@ -45,6 +45,10 @@ impl ProcessorLayer {
         <L::Service as Service<Exchange>>::Error: Into<BoxError>,
         <L::Service as Service<Exchange>>::Future: Send + 'static,
     {
+        // An already erased layer is taken as it is rather than wrapped a second time.
+        if let Some(erased) = (&layer as &dyn std::any::Any).downcast_ref::<ProcessorLayer>() {
+            return erased.clone();
+        }
         let wrap = move |inner: BoxProcessor| {
             let service = layer.layer(inner).map_err(into_camel_error);
             BoxProcessor::from_service(service).named("layer")
