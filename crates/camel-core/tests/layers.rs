@@ -153,3 +153,80 @@ async fn an_unknown_layer_reference_is_a_route_error() {
         "{err}"
     );
 }
+
+/// Retries a failed exchange up to `left` more times.
+#[derive(Clone)]
+struct RetryTimes {
+    left: usize,
+}
+
+impl tower::retry::Policy<Exchange, Exchange, CamelError> for RetryTimes {
+    type Future = std::future::Ready<()>;
+
+    fn retry(
+        &mut self,
+        _: &mut Exchange,
+        result: &mut Result<Exchange, CamelError>,
+    ) -> Option<Self::Future> {
+        if result.is_ok() || self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(std::future::ready(()))
+    }
+
+    fn clone_request(&mut self, exchange: &Exchange) -> Option<Exchange> {
+        Some(exchange.clone())
+    }
+}
+
+#[tokio::test]
+async fn a_retry_layer_runs_the_wrapped_steps_again_after_a_failure() {
+    let attempts = Arc::new(Mutex::new(0));
+    let counted = attempts.clone();
+    let flaky = BoxProcessor::sync(move |ex: Exchange| {
+        let mut n = counted.lock().unwrap();
+        *n += 1;
+        if *n < 3 {
+            return Err(CamelError::processor(format!("attempt {n} failed")));
+        }
+        Ok(ex)
+    });
+    let route = RouteBuilder::from("direct:in")
+        .layer(tower::retry::RetryLayer::new(RetryTimes { left: 2 }))
+        .process_with(flaky)
+        .build();
+    let ctx = started(route).await;
+    ctx.request("direct:in", Exchange::new("x")).await.unwrap();
+    assert_eq!(*attempts.lock().unwrap(), 3);
+    *attempts.lock().unwrap() = -10;
+    let err = ctx
+        .request("direct:in", Exchange::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "attempt -7 failed",
+        "two retries, then the error as it was"
+    );
+    ctx.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_buffered_rate_limit_spaces_the_exchanges_of_the_route() {
+    let route = RouteBuilder::from("direct:in")
+        .layer(camel_eip::layer::ProcessorLayer::buffered(
+            tower::limit::RateLimitLayer::new(1, Duration::from_secs(1)),
+            8,
+        ))
+        .set_body(constant("limited"))
+        .build();
+    let ctx = started(route).await;
+    let start = tokio::time::Instant::now();
+    for _ in 0..3 {
+        let out = ctx.request("direct:in", Exchange::new("x")).await.unwrap();
+        assert_eq!(out.message.body, Body::from("limited"));
+    }
+    assert_eq!(start.elapsed(), Duration::from_secs(2), "one per second");
+    ctx.stop().await;
+}

@@ -56,3 +56,33 @@ pub(crate) fn nest_open_layers(steps: &[StepDefinition]) -> Cow<'_, [StepDefinit
     nested.push(StepDefinition::new("layer", config));
     Cow::Owned(nested)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_open_layer_takes_the_rest_of_its_list_and_a_closed_one_does_not() {
+        let steps = vec![
+            StepDefinition::new("log", json!("a")),
+            StepDefinition::new("layer", json!({"ref": "l1"})),
+            StepDefinition::new("layer", json!({"ref": "l2", "steps": [{"log": "b"}]})),
+            StepDefinition::new("log", json!("c")),
+        ];
+        let nested = nest_open_layers(&steps);
+        assert_eq!(
+            serde_json::to_value(&*nested).unwrap(),
+            json!([
+                {"log": "a"},
+                {"layer": {"ref": "l1", "steps": [
+                    {"layer": {"ref": "l2", "steps": [{"log": "b"}]}},
+                    {"log": "c"}
+                ]}}
+            ])
+        );
+        let closed = &steps[2..];
+        assert!(matches!(nest_open_layers(closed), Cow::Borrowed(_)));
+    }
+}
