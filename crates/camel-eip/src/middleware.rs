@@ -5,11 +5,11 @@
 //!
 //! ```
 //! use camel_api::{BoxProcessor, CamelError, Exchange};
-//! use camel_eip::middleware::{from_fn, Next};
+//! use camel_eip::middleware::from_fn;
 //! use tower::{Layer, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let audit = from_fn(|mut exchange: Exchange, next: Next| async move {
+//! let audit = from_fn(|mut exchange, next| async move {
 //!     exchange.message.headers.insert("audited", true);
 //!     let out = next.call(exchange).await?;
 //!     if out.message.headers.get("reject").is_some() {
@@ -32,7 +32,13 @@ use camel_api::{CamelError, Exchange, ProcessorFuture};
 use tower::{Layer, Service};
 
 /// A layer from an async function `f(exchange, next)`.
-pub fn from_fn<F>(f: F) -> FromFnLayer<F> {
+///
+/// The bound here (not only on the service) lets a closure leave its argument types out.
+pub fn from_fn<F, Fut>(f: F) -> FromFnLayer<F>
+where
+    F: Fn(Exchange, Next) -> Fut,
+    Fut: Future<Output = Result<Exchange, CamelError>>,
+{
     FromFnLayer { f: Arc::new(f) }
 }
 

@@ -272,3 +272,24 @@ fn tower_layers_erase_into_processor_layers() {
     ];
     assert!(layers[1].type_name().contains("ConcurrencyLimitLayer"));
 }
+
+/// The route form of each EIP (over `BoxProcessor`) still completes a synchronous path
+/// with a ready future: no boxed future is allocated.
+#[test]
+fn the_route_form_keeps_the_synchronous_fast_path() {
+    use camel_api::ProcessorFuture;
+    let ready = |p: &BoxProcessor, body: &str| {
+        matches!(
+            p.process(Exchange::new(body)),
+            ProcessorFuture::Ready(Some(Ok(_)))
+        )
+    };
+    let steps = camel_eip::pipeline::pipeline(vec![set_body("a"), set_body("b")]);
+    assert!(ready(&steps, "x"));
+    let filter = camel_eip::filter::filter(body_is("x"), steps.clone());
+    assert!(ready(&filter, "x") && ready(&filter, "y"));
+    let choice = camel_eip::choice::choice(vec![(body_is("x"), steps.clone())], None);
+    assert!(ready(&choice, "x") && ready(&choice, "y"));
+    let nested = camel_eip::pipeline::pipeline(vec![filter, choice, steps]);
+    assert!(ready(&nested, "x"));
+}
