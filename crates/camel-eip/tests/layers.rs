@@ -293,3 +293,18 @@ fn the_route_form_keeps_the_synchronous_fast_path() {
     let nested = camel_eip::pipeline::pipeline(vec![filter, choice, steps]);
     assert!(ready(&nested, "x"));
 }
+
+#[tokio::test]
+async fn the_transacted_layer_runs_a_synchronous_inner_service_inside_the_transaction() {
+    // A synchronous step does its work when called, so the call itself must happen
+    // inside the transaction's scope.
+    let probe = BoxProcessor::sync(|mut ex: Exchange| {
+        let key = camel_api::transaction::current().map(|t| t.key().to_string());
+        ex.message.body = Body::from(key.unwrap_or_else(|| "none".into()));
+        Ok(ex)
+    });
+    let svc = TransactedLayer::new(Arc::new(NoopManager)).layer(probe);
+    let out = svc.oneshot(Exchange::new("x")).await.unwrap();
+    assert_eq!(out.message.body, Body::from("db"));
+    assert!(camel_api::transaction::current().is_none());
+}
