@@ -97,6 +97,10 @@ pub enum CamelError {
     /// An operation exceeded its deadline.
     #[error("timed out: {0}")]
     Timeout(Arc<str>),
+    /// A service at capacity refused the call at once instead of queueing it (load
+    /// shedding); the caller may retry later.
+    #[error("overloaded: {0}")]
+    Overloaded(Arc<str>),
     /// The route or component is stopping and takes no more work.
     #[error("stopping: {0}")]
     Stopping(Arc<str>),

@@ -88,7 +88,7 @@ static PROCESSOR_NAMES: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug, Clone)]
 #[must_use = "call .build() to get the route definition"]
 pub struct RouteBuilder {
-    route: RouteDefinition,
+    pub(crate) route: RouteDefinition,
 }
 
 impl RouteBuilder {
@@ -153,6 +153,7 @@ impl RouteBuilder {
 
     fn take_steps(&mut self, nested: RouteBuilder) -> Json {
         self.route.processors.extend(nested.route.processors);
+        self.route.layers.extend(nested.route.layers);
         serde_json::to_value(nested.route.steps).unwrap_or(Json::Null)
     }
 
@@ -228,6 +229,7 @@ impl RouteBuilder {
     pub fn choice(mut self, branches: impl FnOnce(ChoiceBuilder) -> ChoiceBuilder) -> Self {
         let built = branches(ChoiceBuilder::default());
         self.route.processors.extend(built.processors);
+        self.route.layers.extend(built.layers);
         let mut map = Map::new();
         map.insert("when".into(), Json::Array(built.whens));
         if let Some(o) = built.otherwise {
@@ -349,12 +351,14 @@ pub struct ChoiceBuilder {
     whens: Vec<Json>,
     otherwise: Option<Json>,
     processors: std::collections::HashMap<String, BoxProcessor>,
+    layers: std::collections::HashMap<String, camel_eip::layer::ProcessorLayer>,
 }
 
 impl ChoiceBuilder {
     fn steps_of(&mut self, f: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Json {
         let nested = f(RouteBuilder::nested()).route;
         self.processors.extend(nested.processors);
+        self.layers.extend(nested.layers);
         serde_json::to_value(nested.steps).unwrap_or(Json::Null)
     }
 

@@ -1,5 +1,6 @@
 //! Enterprise Integration Patterns, each a `tower` service or layer over
-//! [`camel_api::BoxProcessor`]s.
+//! [`camel_api::BoxProcessor`]s. The wrapping ones are also generic tower layers; see
+//! [`layer`].
 //!
 //! The route compiler in `camel-core` turns route steps into these; they can also be used
 //! directly from Rust.
@@ -7,8 +8,10 @@
 pub mod choice;
 pub mod convert;
 pub mod filter;
+pub mod layer;
 pub mod log;
 pub mod message;
+pub mod middleware;
 pub mod multicast;
 pub mod pipeline;
 pub mod resequencer;

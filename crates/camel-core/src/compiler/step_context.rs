@@ -343,6 +343,7 @@ pub(crate) fn compile_list(
     depth: usize,
     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
 ) -> Result<BoxProcessor, RouteError> {
+    let steps = &*super::steps::layer::nest_open_layers(steps);
     let mut processors = Vec::with_capacity(steps.len());
     for (i, step) in steps.iter().enumerate() {
         processors.push(compile_one(

@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use camel_api::BoxProcessor;
+use camel_eip::layer::ProcessorLayer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -181,6 +182,9 @@ pub struct RouteDefinition {
     /// Rust processors referenced by `process` steps of builder routes.
     #[serde(skip)]
     pub processors: HashMap<String, BoxProcessor>,
+    /// Rust tower layers referenced by `layer` steps of builder routes.
+    #[serde(skip)]
+    pub layers: HashMap<String, ProcessorLayer>,
 }
 
 fn yes() -> bool {

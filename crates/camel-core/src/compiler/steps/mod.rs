@@ -2,6 +2,7 @@
 
 mod data;
 mod endpoint;
+pub(crate) mod layer;
 mod message;
 mod multicast;
 pub(crate) mod resequence;
@@ -52,6 +53,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
         FnStep("multicast", multicast::multicast),
         FnStep("scatter_gather", multicast::scatter_gather),
         FnStep("transacted", transacted::transacted),
+        FnStep("layer", layer::layer),
     ] {
         r.register(step);
     }
