@@ -1,0 +1,428 @@
+//! The `${...}` functions of the simple language: what they read from an exchange.
+//!
+//! A function is resolved once, at parse time, into a [`Function`] value; evaluation is
+//! a field lookup or a call on already-parsed arguments, never a string match.
+
+mod access;
+mod args;
+mod call;
+mod date;
+mod date_format;
+mod file;
+mod info;
+mod text;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use camel_api::{Body, CamelError, Exchange, Value};
+
+use crate::problem::Problem;
+pub(crate) use access::Step;
+pub(crate) use call::Call;
+pub(crate) use date::DateFunction;
+pub(crate) use info::Info;
+
+/// The function names the parser knows, for "did you mean" suggestions.
+const KNOWN: &[&str] = &[
+    "body",
+    "in.body",
+    "bodyAs",
+    "mandatoryBodyAs",
+    "bodyOneLine",
+    "prettyBody",
+    "header",
+    "headers",
+    "in.header",
+    "in.headers",
+    "exchangeProperty",
+    "exchangeId",
+    "id",
+    "null",
+    "date",
+    "date-with-timezone",
+    "file",
+    "env",
+    "sysenv",
+    "uuid",
+];
+
+/// A resolved `${...}` function.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Function {
+    /// `${body}`: the message body as a value.
+    Body,
+    /// `${bodyAs(Type)}` / `${mandatoryBodyAs(Type)}`: the body converted to a type.
+    BodyAs(Conversion, Mandatory),
+    /// `${header.NAME}`: a header, or null.
+    Header(Arc<str>),
+    /// `${headers}`: every header, as a JSON object.
+    Headers,
+    /// `${exchangeProperty.NAME}`: an exchange property, or null.
+    Property(Arc<str>),
+    /// `${exchangeId}`: the exchange id as text.
+    ExchangeId,
+    /// `${null}`.
+    Null,
+    /// `${body[0]}`, `${header.x.toUpperCase()}`: a value, then indexes and method calls.
+    Access(Box<Function>, Box<[Step]>),
+    /// `${uppercase()}`, `${substringBefore(…)}`, `${iif(…)}` and the other calls.
+    Call(Box<Call>),
+    /// `${date:…}` and `${date-with-timezone:…}`.
+    Date(Box<DateFunction>),
+    /// `${file:…}`, `${env.X}`, `${uuid}`, `${prettyBody}` and other exchange or
+    /// environment facts.
+    Info(Info),
+}
+
+/// Whether `${mandatoryBodyAs}` (an empty body is an error) or `${bodyAs}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mandatory {
+    Yes,
+    No,
+}
+
+/// The target of `${bodyAs(...)}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Conversion {
+    Text,
+    Integer,
+    Decimal,
+    Boolean,
+}
+
+impl Function {
+    /// The function's value. Headers and properties are borrowed, not cloned.
+    pub(crate) fn value<'a>(&self, exchange: &'a Exchange) -> Result<Cow<'a, Value>, CamelError> {
+        Ok(match self {
+            Function::Body => Cow::Owned(exchange.message.body.to_value()),
+            Function::Header(name) => borrowed_or_null(exchange.header(name)),
+            Function::Property(name) => borrowed_or_null(exchange.property(name)),
+            Function::ExchangeId => Cow::Owned(Value::Text(exchange.id.to_string().into())),
+            Function::Null => Cow::Owned(Value::Null),
+            Function::BodyAs(conversion, mandatory) => {
+                if *mandatory == Mandatory::Yes && exchange.message.body.is_empty() {
+                    return Err(CamelError::conversion(
+                        conversion.name(),
+                        "mandatoryBodyAs: the body is empty",
+                    ));
+                }
+                Cow::Owned(convert_body(&exchange.message.body, *conversion)?)
+            }
+            Function::Headers => Cow::Owned(Value::from_json(serde_json::Value::Object(
+                exchange
+                    .message
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.to_owned(), v.to_json()))
+                    .collect(),
+            ))),
+            Function::Access(source, steps) => {
+                access::apply(source.value(exchange)?, steps, exchange)?
+            }
+            Function::Call(call) => Cow::Owned(call.value(exchange)?),
+            Function::Date(date) => Cow::Owned(date.value(exchange)?),
+            Function::Info(info) => Cow::Owned(info.value(exchange)?),
+        })
+    }
+
+    /// Appends the function's text form to `out` without building an intermediate value
+    /// where it can (text bodies and headers are copied straight in).
+    pub(crate) fn append_to(
+        &self,
+        exchange: &Exchange,
+        out: &mut String,
+    ) -> Result<(), CamelError> {
+        match self {
+            Function::Body | Function::BodyAs(Conversion::Text, Mandatory::No) => {
+                append_body(&exchange.message.body, out);
+                Ok(())
+            }
+            Function::ExchangeId => {
+                // Infallible for a String.
+                let _ = write!(out, "{}", exchange.id);
+                Ok(())
+            }
+            _ => {
+                append_value(&*self.value(exchange)?, out);
+                Ok(())
+            }
+        }
+    }
+}
+
+fn borrowed_or_null(value: Option<&Value>) -> Cow<'_, Value> {
+    match value {
+        Some(v) => Cow::Borrowed(v),
+        None => Cow::Owned(Value::Null),
+    }
+}
+
+/// Appends the text form of `value` (null appends nothing).
+pub(crate) fn append_value(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => {}
+        Value::Text(s) => out.push_str(s),
+        Value::Bytes(b) => out.push_str(&String::from_utf8_lossy(b)),
+        // Infallible for a String.
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+fn append_body(body: &Body, out: &mut String) {
+    match body {
+        Body::Empty => {}
+        Body::Text(s) => out.push_str(s),
+        Body::Bytes(b) => out.push_str(&String::from_utf8_lossy(b)),
+        Body::Json(j) => {
+            let _ = write!(out, "{j}");
+        }
+    }
+}
+
+impl Conversion {
+    fn name(self) -> &'static str {
+        match self {
+            Conversion::Text => "text",
+            Conversion::Integer => "integer",
+            Conversion::Decimal => "decimal",
+            Conversion::Boolean => "boolean",
+        }
+    }
+}
+
+fn convert_body(body: &Body, to: Conversion) -> Result<Value, CamelError> {
+    let text = || body.as_text().unwrap_or_default();
+    match to {
+        Conversion::Text => Ok(Value::Text(text().into())),
+        Conversion::Integer => text()
+            .trim()
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|e| CamelError::conversion("integer", e)),
+        Conversion::Decimal => text()
+            .trim()
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|e| CamelError::conversion("decimal", e)),
+        Conversion::Boolean => match text().trim() {
+            t if t.eq_ignore_ascii_case("true") => Ok(Value::Bool(true)),
+            t if t.eq_ignore_ascii_case("false") => Ok(Value::Bool(false)),
+            t => Err(CamelError::conversion(
+                "boolean",
+                format!("`{t}` is not true or false"),
+            )),
+        },
+    }
+}
+
+/// Parses the inside of `${...}`; `offset` is the byte offset of `content` in the whole
+/// expression, so problems point at the right column.
+pub(crate) fn parse(content: &str, offset: usize) -> Result<Function, Problem> {
+    let leading = content.len() - content.trim_start().len();
+    let name = content.trim();
+    let at = offset + leading;
+    if name.is_empty() {
+        return Err(Problem::new(offset, "empty function `${}`"));
+    }
+    if let Some(function) = parse_value(name, at)? {
+        return Ok(function);
+    }
+    if let Some(function) = info::parse(name, at)? {
+        return Ok(Function::Info(function));
+    }
+    if let Some(rest) = name.strip_prefix("date-with-timezone:") {
+        let rest_at = at + "date-with-timezone:".len();
+        return Ok(Function::Date(Box::new(date::parse(rest, rest_at, true)?)));
+    }
+    if let Some(rest) = name.strip_prefix("date:") {
+        return Ok(Function::Date(Box::new(date::parse(rest, at + 5, false)?)));
+    }
+    if let Some(rest) = name.strip_prefix("file:") {
+        return Ok(Function::Info(Info::File(file::parse(rest, at + 5)?)));
+    }
+    if let Some(open) = name.find('(') {
+        let fname = &name[..open];
+        if let Some(inner) = name[open + 1..].strip_suffix(')') {
+            if let Some(call) = call::parse(fname, at, inner, at + open + 1) {
+                return Ok(Function::Call(Box::new(call?)));
+            }
+        } else if call::NAMES.contains(&fname) {
+            return Err(Problem::new(
+                at + open,
+                format!("missing `)` after the arguments of `{fname}`"),
+            ));
+        }
+    }
+    if let Some(problem) = info::unsupported(name, at) {
+        return Err(problem);
+    }
+    let word = name
+        .split(|c: char| matches!(c, '.' | '[' | '(' | ':') || c.is_whitespace())
+        .next()
+        .unwrap_or(name);
+    let known = KNOWN.iter().chain(call::NAMES).copied();
+    let hint = camel_api::suggest::nearest(word, known)
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    Err(Problem::new(at, format!("unknown function `{name}`{hint}")))
+}
+
+/// The functions that read a value of the message, with their optional indexes and
+/// method calls: body, bodyAs, header, headers, exchangeProperty, exchangeId, null.
+fn parse_value(name: &str, at: usize) -> Result<Option<Function>, Problem> {
+    let simple = match name {
+        "exchangeId" | "id" => Some(Function::ExchangeId),
+        "null" => Some(Function::Null),
+        "headers" | "in.headers" => Some(Function::Headers),
+        _ => None,
+    };
+    if simple.is_some() {
+        return Ok(simple);
+    }
+    for prefix in ["in.body", "body"] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            if rest.is_empty() {
+                return Ok(Some(Function::Body));
+            }
+            if rest.starts_with(['.', '[']) {
+                let steps = access::parse_steps(rest, at + prefix.len(), true)?;
+                return Ok(Some(with_steps(Function::Body, steps)));
+            }
+        }
+    }
+    for (prefix, mandatory) in [
+        ("bodyAs(", Mandatory::No),
+        ("mandatoryBodyAs(", Mandatory::Yes),
+    ] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            let rest_at = at + prefix.len();
+            let Some(close) = rest.find(')') else {
+                return Err(Problem::new(rest_at, "missing `)` after the type"));
+            };
+            let conversion = parse_type(&rest[..close], rest_at)?;
+            let steps = access::parse_steps(&rest[close + 1..], rest_at + close + 1, true)?;
+            return Ok(Some(with_steps(
+                Function::BodyAs(conversion, mandatory),
+                steps,
+            )));
+        }
+    }
+    if name == "headers.size" || name == "in.headers.size" {
+        return Ok(Some(with_steps(
+            Function::Headers,
+            access::parse_steps(".size", at, true)?,
+        )));
+    }
+    for prefix in ["in.headers", "in.header", "headers", "header"] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            if let Some((key, steps)) = parse_key(rest, at + prefix.len(), "header")? {
+                return Ok(Some(with_steps(Function::Header(key), steps)));
+            }
+        }
+    }
+    if let Some(rest) = name.strip_prefix("exchangeProperty") {
+        if let Some((key, steps)) = parse_key(rest, at + "exchangeProperty".len(), "property")? {
+            return Ok(Some(with_steps(Function::Property(key), steps)));
+        }
+    }
+    Ok(None)
+}
+
+fn with_steps(function: Function, steps: Vec<Step>) -> Function {
+    if steps.is_empty() {
+        function
+    } else {
+        Function::Access(Box::new(function), steps.into_boxed_slice())
+    }
+}
+
+/// Reads `.NAME` or `[NAME]` / `['NAME']` after a header or property prefix, and the
+/// indexes and method calls after it. Names may hold dots (`${header.my.key}`), so the
+/// name ends only where a `[` or a `.method(` starts.
+/// `Ok(None)` when `rest` is not a key at all (so the caller tries other functions).
+fn parse_key(rest: &str, at: usize, what: &str) -> Result<Option<Keyed>, Problem> {
+    if let Some(key) = rest.strip_prefix('.') {
+        let end = key_end(key);
+        if end == 0 {
+            return Err(Problem::new(at, format!("missing {what} name after `.`")));
+        }
+        let steps = access::parse_steps(&key[end..], at + 1 + end, false)?;
+        return Ok(Some((key[..end].into(), steps)));
+    }
+    if let Some(inner) = rest.strip_prefix('[') {
+        let Some(close) = inner.find(']') else {
+            return Err(Problem::new(
+                at,
+                format!("missing `]` after the {what} name"),
+            ));
+        };
+        let key = unquote(inner[..close].trim());
+        if key.is_empty() {
+            return Err(Problem::new(at, format!("missing {what} name in `[]`")));
+        }
+        let steps = access::parse_steps(&inner[close + 1..], at + close + 2, false)?;
+        return Ok(Some((key.into(), steps)));
+    }
+    if rest.is_empty() {
+        return Err(Problem::new(
+            at,
+            format!("missing {what} name: write `.NAME` or `[NAME]`"),
+        ));
+    }
+    Ok(None)
+}
+
+/// A header or property name and the steps after it.
+type Keyed = (Arc<str>, Vec<Step>);
+
+/// Where a dotted key ends: at the first `[`, or at the `.` of the first `.word(`.
+fn key_end(key: &str) -> usize {
+    let bracket = key.find('[').unwrap_or(key.len());
+    let mut end = bracket;
+    for (dot, _) in key[..bracket].match_indices('.') {
+        let after = &key[dot + 1..bracket];
+        let word = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if word > 0 && after[word..].starts_with('(') {
+            end = dot;
+            break;
+        }
+    }
+    // A call's parentheses may hold a `[` (`${header.x.get('[')}`): only a bracket
+    // before the call ends the key.
+    end.min(bracket)
+}
+
+pub(crate) fn unquote(s: &str) -> &str {
+    for q in ['\'', '"'] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    s
+}
+
+fn parse_type(type_name: &str, at: usize) -> Result<Conversion, Problem> {
+    let type_name = type_name.trim();
+    let short = type_name.rsplit('.').next().unwrap_or(type_name);
+    Ok(match short {
+        "String" => Conversion::Text,
+        "Integer" | "Long" | "int" | "long" => Conversion::Integer,
+        "Double" | "Float" | "double" | "float" => Conversion::Decimal,
+        "Boolean" | "boolean" => Conversion::Boolean,
+        other => {
+            return Err(Problem::new(
+                at,
+                format!("unknown type `{other}`; use String, Integer, Long, Double or Boolean"),
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;
