@@ -113,4 +113,6 @@ impl Language for SimpleLanguage {
 }
 
 #[cfg(test)]
+mod function_tests;
+#[cfg(test)]
 mod tests;

@@ -93,6 +93,11 @@ impl Operator {
     }
 }
 
+/// True for a word that is an operator (`==`, `contains`, `&&`, …) or `not`.
+pub(crate) fn is_operator(word: &str) -> bool {
+    word == "not" || Operator::from_word(word).is_some()
+}
+
 /// An operator with the byte span of its spelling.
 #[derive(Debug, Clone)]
 struct Found {

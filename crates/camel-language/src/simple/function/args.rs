@@ -39,6 +39,15 @@ impl Nested {
         })
     }
 
+    /// Wraps a node parsed from `text` (which may be a rewritten form of the source).
+    pub(crate) fn from_node(text: &str, mode: Mode, node: Node) -> Nested {
+        Nested {
+            text: text.into(),
+            mode,
+            node: Arc::new(node),
+        }
+    }
+
     pub(crate) fn value(&self, exchange: &Exchange) -> Result<Value, CamelError> {
         self.node.evaluate(exchange)
     }

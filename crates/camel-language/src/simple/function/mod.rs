@@ -6,10 +6,12 @@
 mod access;
 mod args;
 mod call;
+mod call_value;
 mod date;
 mod date_format;
 mod file;
 mod info;
+mod inline;
 mod text;
 
 use std::borrow::Cow;
@@ -71,6 +73,8 @@ pub(crate) enum Function {
     Call(Box<Call>),
     /// `${date:…}` and `${date-with-timezone:…}`.
     Date(Box<DateFunction>),
+    /// `${header.n > 3}` and `${header.n > 3 ? 'big' : 'small'}`.
+    Inline(Box<inline::Inline>),
     /// `${file:…}`, `${env.X}`, `${uuid}`, `${prettyBody}` and other exchange or
     /// environment facts.
     Info(Info),
@@ -124,6 +128,7 @@ impl Function {
             Function::Call(call) => Cow::Owned(call.value(exchange)?),
             Function::Date(date) => Cow::Owned(date.value(exchange)?),
             Function::Info(info) => Cow::Owned(info.value(exchange)?),
+            Function::Inline(inline) => Cow::Owned(inline.value(exchange)?),
         })
     }
 
@@ -227,6 +232,11 @@ pub(crate) fn parse(content: &str, offset: usize) -> Result<Function, Problem> {
     let at = offset + leading;
     if name.is_empty() {
         return Err(Problem::new(offset, "empty function `${}`"));
+    }
+    if !name.starts_with("date") {
+        if let Some(inline) = inline::parse(name, at)? {
+            return Ok(Function::Inline(Box::new(inline)));
+        }
     }
     if let Some(function) = parse_value(name, at)? {
         return Ok(function);
