@@ -241,6 +241,8 @@ fn index_and_method_errors() {
     assert_eq!(error_at("${header.x.substring()}").0, 12);
     assert_eq!(error_at("${body[0}").0, 7);
     assert_eq!(error_at("${body.frob}").0, 8);
+    assert_eq!(error_at("${header.${body}}").0, 10);
+    assert_eq!(error_at("${header.x is 'String'}").0, 11);
     let ex = exchange();
     assert!(fails_when_evaluated(&ex, "${header.list[9]}").contains("out of bounds"));
     assert!(fails_when_evaluated(&ex, "${body[0]}").contains("needs a list"));
@@ -355,6 +357,20 @@ fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
             "{text}: {msg}"
         );
     }
+}
+
+#[test]
+fn unsupported_operators_are_refused_in_predicates() {
+    for (text, col) in [
+        ("${header.n} range '1..20'", 13),
+        ("${header.x} is 'String'", 13),
+    ] {
+        let e = simple_predicate(text).unwrap_err();
+        assert_eq!(e.column, col, "{text}");
+        assert!(e.message.contains("is not supported"), "{}", e.message);
+    }
+    // As an expression without a function, the words stay prose.
+    assert_eq!(eval("this is it"), Value::from("this is it"));
 }
 
 #[test]

@@ -197,6 +197,7 @@ fn parse_zone(zone: &str, at: usize) -> Result<i32, Problem> {
         };
         let (h, m) = match digits.split_once(':') {
             Some((h, m)) => (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?),
+            None if !digits.is_ascii() => return None,
             None if digits.len() > 2 => (digits[..2].parse().ok()?, digits[2..].parse().ok()?),
             None => (digits.parse().ok()?, 0),
         };

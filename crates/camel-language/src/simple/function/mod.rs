@@ -360,6 +360,21 @@ fn parse_key(rest: &str, at: usize, what: &str) -> Result<Option<Keyed>, Problem
         if end == 0 {
             return Err(Problem::new(at, format!("missing {what} name after `.`")));
         }
+        if let Some(space) = key[..end].find(char::is_whitespace) {
+            return Err(Problem::new(
+                at + 1 + space,
+                format!(
+                    "unexpected text after the {what} name `{}`; write a name with spaces as `[NAME]`",
+                    &key[..space]
+                ),
+            ));
+        }
+        if let Some(nested) = key[..end].find("${") {
+            return Err(Problem::new(
+                at + 1 + nested,
+                format!("a {what} name cannot hold a function"),
+            ));
+        }
         let steps = access::parse_steps(&key[end..], at + 1 + end, false)?;
         return Ok(Some((key[..end].into(), steps)));
     }
