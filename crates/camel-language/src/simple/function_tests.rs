@@ -380,3 +380,23 @@ fn create_empty() {
     assert_eq!(eval("${createEmpty(string)}"), Value::from(""));
     assert_eq!(error_at("${empty(set)}").0, 9);
 }
+
+#[test]
+fn every_documented_function_example_compiles() {
+    let guide = include_str!("../../../../docs/languages.md");
+    let start = guide.find("### Functions").unwrap_or(0);
+    let end = guide
+        .find("### Templates and values")
+        .unwrap_or(guide.len());
+    let mut checked = 0;
+    let rows = guide[start..end].lines().filter(|l| l.starts_with('|'));
+    for span in rows.flat_map(|row| row.split('`').skip(1).step_by(2)) {
+        if span.contains("${") && span != "${}" && !span.contains('…') {
+            if let Err(e) = simple(span) {
+                panic!("documented example `{span}` does not compile: {e}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} examples found");
+}

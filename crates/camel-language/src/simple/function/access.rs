@@ -145,7 +145,7 @@ fn parse_index(inner: &str, at: usize) -> Result<Step, Problem> {
     if let Ok(n) = inner.parse::<usize>() {
         return Ok(Step::Position(Position::FromStart(n)));
     }
-    let key = super::unquote(inner);
+    let key = text::unquote(inner);
     Ok(Step::Key(key.into()))
 }
 
@@ -164,7 +164,14 @@ fn parse_method(name: &str, at: usize, spans: &[Span<'_>]) -> Result<Method, Pro
         }
         args::parse_all(spans)
     };
-    let one = |v: Vec<Arg>| v.into_iter().next();
+    let one = |v: Vec<Arg>| v.into_iter().next().ok_or_else(|| arity_bug(at));
+    let two = |v: Vec<Arg>| {
+        let mut v = v.into_iter();
+        match (v.next(), v.next()) {
+            (Some(a), b) => Ok((a, b)),
+            _ => Err(arity_bug(at)),
+        }
+    };
     Ok(match name {
         "toUpperCase" => arity(0, 0).map(|_| Method::ToUpperCase)?,
         "toLowerCase" => arity(0, 0).map(|_| Method::ToLowerCase)?,
@@ -173,29 +180,23 @@ fn parse_method(name: &str, at: usize, spans: &[Span<'_>]) -> Result<Method, Pro
         "size" => arity(0, 0).map(|_| Method::Size)?,
         "isEmpty" => arity(0, 0).map(|_| Method::IsEmpty)?,
         "toString" => arity(0, 0).map(|_| Method::ToString)?,
-        "substring" => {
-            let mut a = arity(1, 2)?.into_iter();
-            match (a.next(), a.next()) {
-                (Some(begin), end) => Method::Substring(begin, end),
-                (None, _) => unreachable_arity(at, name)?,
-            }
-        }
-        "startsWith" => Method::StartsWith(one(arity(1, 1)?).ok_or_else(|| arity_bug(at))?),
-        "endsWith" => Method::EndsWith(one(arity(1, 1)?).ok_or_else(|| arity_bug(at))?),
-        "contains" => Method::Contains(one(arity(1, 1)?).ok_or_else(|| arity_bug(at))?),
-        "split" => Method::Split(one(arity(1, 1)?).ok_or_else(|| arity_bug(at))?),
-        "get" => Method::Get(one(arity(1, 1)?).ok_or_else(|| arity_bug(at))?),
-        "replace" => {
-            let mut a = arity(2, 2)?.into_iter();
-            match (a.next(), a.next()) {
-                (Some(from), Some(to)) => Method::Replace(from, to),
-                _ => unreachable_arity(at, name)?,
-            }
-        }
+        "substring" => two(arity(1, 2)?).map(|(begin, end)| Method::Substring(begin, end))?,
+        "startsWith" => Method::StartsWith(one(arity(1, 1)?)?),
+        "endsWith" => Method::EndsWith(one(arity(1, 1)?)?),
+        "contains" => Method::Contains(one(arity(1, 1)?)?),
+        "split" => Method::Split(one(arity(1, 1)?)?),
+        "get" => Method::Get(one(arity(1, 1)?)?),
+        "replace" => match two(arity(2, 2)?)? {
+            (from, Some(to)) => Method::Replace(from, to),
+            _ => return Err(arity_bug(at)),
+        },
         other => {
             return Err(Problem::new(
                 at,
-                format!("unsupported method `{other}`; supported: {METHODS}"),
+                format!(
+                    "unsupported method `{other}`; supported: {METHODS} \
+                     (a map entry is read as `[{other}]`)"
+                ),
             ))
         }
     })
@@ -203,13 +204,6 @@ fn parse_method(name: &str, at: usize, spans: &[Span<'_>]) -> Result<Method, Pro
 
 fn arity_bug(at: usize) -> Problem {
     Problem::new(at, "wrong number of arguments")
-}
-
-fn unreachable_arity(at: usize, name: &str) -> Result<Method, Problem> {
-    Err(Problem::new(
-        at,
-        format!("wrong number of arguments for `{name}`"),
-    ))
 }
 
 /// Applies the steps to `value`.

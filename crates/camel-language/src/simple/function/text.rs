@@ -99,7 +99,12 @@ pub(crate) fn normalize_whitespace(text: &str) -> String {
 
 /// Removes one pair of surrounding quotes.
 pub(crate) fn unquote(text: &str) -> &str {
-    super::unquote(text)
+    for q in ['\'', '"'] {
+        if let Some(inner) = text.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    text
 }
 
 /// Camel's `replace` escapes: `&quot;`, `&apos;` and `&empty;`.
