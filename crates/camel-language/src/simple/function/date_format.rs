@@ -322,6 +322,21 @@ mod tests {
         assert_eq!(civil(0).weekday, 4);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_instant_formats_and_its_date_round_trips(
+            millis in proptest::prelude::any::<i64>(),
+            offset in -64_800i32..=64_800,
+        ) {
+            let all = compile("G yy yyyy Y MMMM L w W D d F EEEE u a H k K h m s SSS z Z X XXX", 0).unwrap();
+            let _ = format(&all, millis, offset);
+            let c = civil(millis);
+            let days = millis.div_euclid(86_400_000);
+            proptest::prop_assert_eq!(civil_to_days(c.year, c.month, c.day), days);
+            proptest::prop_assert!((1..=366).contains(&c.day_of_year));
+        }
+    }
+
     #[test]
     fn bad_patterns_are_located() {
         assert_eq!(compile("yyyy-bb", 10).unwrap_err().at, 15);
