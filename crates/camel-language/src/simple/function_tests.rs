@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 
-fn exchange() -> Exchange {
+pub(super) fn exchange() -> Exchange {
     let mut ex = Exchange::new("Hello World")
         .with_header("x", "gold")
         .with_header("n", 10)
@@ -18,30 +18,30 @@ fn exchange() -> Exchange {
     ex
 }
 
-fn eval_on(ex: &Exchange, text: &str) -> Value {
+pub(super) fn eval_on(ex: &Exchange, text: &str) -> Value {
     simple(text)
         .unwrap_or_else(|e| panic!("{text}: {e}"))
         .evaluate(ex)
         .unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
-fn eval(text: &str) -> Value {
+pub(super) fn eval(text: &str) -> Value {
     eval_on(&exchange(), text)
 }
 
-fn json_of(text: &str) -> serde_json::Value {
+pub(super) fn json_of(text: &str) -> serde_json::Value {
     eval(text).to_json()
 }
 
 /// The column of the load error, and its message.
-fn error_at(text: &str) -> (usize, String) {
+pub(super) fn error_at(text: &str) -> (usize, String) {
     match simple(text) {
         Ok(e) => panic!("{text} compiled to {e:?}"),
         Err(e) => (e.column, e.message),
     }
 }
 
-fn fails_when_evaluated(ex: &Exchange, text: &str) -> String {
+pub(super) fn fails_when_evaluated(ex: &Exchange, text: &str) -> String {
     let compiled = simple(text).unwrap_or_else(|e| panic!("{text}: {e}"));
     match compiled.evaluate(ex) {
         Ok(v) => panic!("{text} evaluated to {v:?}"),
@@ -248,155 +248,4 @@ fn index_and_method_errors() {
     assert!(fails_when_evaluated(&ex, "${body[0]}").contains("needs a list"));
     assert!(fails_when_evaluated(&ex, "${header.none.length()}").contains("null"));
     assert!(fails_when_evaluated(&ex, "${header.x.substring(2,9)}").contains("out of range"));
-}
-
-#[test]
-fn body_conversions() {
-    let n = Exchange::new("42");
-    assert_eq!(eval_on(&n, "${bodyAs(Integer)}"), Value::Int(42));
-    assert_eq!(eval_on(&n, "${mandatoryBodyAs(Long)}"), Value::Int(42));
-    assert_eq!(eval_on(&n, "${bodyAs(String).length()}"), Value::Int(2));
-    assert!(
-        fails_when_evaluated(&Exchange::default(), "${mandatoryBodyAs(String)}").contains("empty")
-    );
-    assert_eq!(
-        eval_on(&Exchange::default(), "${bodyAs(String)}"),
-        Value::from("")
-    );
-    assert_eq!(
-        eval_on(&Exchange::new("a\r\nb\nc"), "${bodyOneLine}"),
-        Value::from("abc")
-    );
-    let json_body = Exchange::new(Body::from(json!({"a": 1})));
-    assert_eq!(
-        eval_on(&json_body, "${prettyBody}"),
-        Value::from("{\n  \"a\": 1\n}")
-    );
-    assert_eq!(error_at("${bodyAs(Date)}").0, 10);
-}
-
-#[test]
-fn dates() {
-    assert_eq!(
-        eval("${date:header.t:yyyy-MM-dd'T'HH:mm:ss.SSS}"),
-        Value::from("2024-02-29T13:05:09.007")
-    );
-    assert_eq!(eval("${date:header.t+1h:HH}"), Value::from("14"));
-    assert_eq!(
-        eval("${date:header.t-24h:yyyyMMdd}"),
-        Value::from("20240228")
-    );
-    assert_eq!(
-        eval("${date-with-timezone:header.t:GMT+8:yyyy-MM-dd HH:mm z}"),
-        Value::from("2024-02-29 21:05 GMT+08:00")
-    );
-    assert_eq!(
-        eval("${date:header.t}"),
-        Value::from("2024-02-29T13:05:09.007Z")
-    );
-    assert_eq!(eval("${date:header.none:yyyy}"), Value::Null);
-    let Value::Int(now) = eval("${date:millis}") else {
-        panic!("millis is not a number");
-    };
-    assert!(now > 1_700_000_000_000);
-    let Value::Text(year) = eval("${date:now:yyyy}") else {
-        panic!("a formatted date is text");
-    };
-    assert_eq!(year.len(), 4);
-    let file = Exchange::new("").with_header("CamelFileLastModified", 0);
-    assert_eq!(eval_on(&file, "${date:file:yyyy}"), Value::from("1970"));
-    assert_eq!(error_at("${date:now:yyyy-qq}").0, 17);
-    assert_eq!(error_at("${date:soon:yyyy}").0, 8);
-    assert_eq!(error_at("${date-with-timezone:now:Mars/Olympus:HH}").0, 26);
-    assert_eq!(error_at("${date:exchangeCreated}").0, 8);
-}
-
-#[test]
-fn environment_ids_and_files() {
-    let ex = exchange();
-    let Value::Text(a) = eval("${uuid}") else {
-        panic!("uuid is text");
-    };
-    assert_eq!(a.len(), 36);
-    assert_ne!(eval("${uuid}"), Value::Text(a));
-    let path = std::env::var("PATH").unwrap_or_default();
-    assert_eq!(eval("${env.PATH}"), Value::from(path.as_str()));
-    assert_eq!(
-        eval("${sysenv:NO_SUCH_VARIABLE_HOPEFULLY_1234}"),
-        Value::Null
-    );
-    assert_eq!(
-        eval_on(&ex, "${exchangeId}"),
-        Value::from(ex.id.to_string())
-    );
-    let file = Exchange::new("").with_header("CamelFileName", "in/a.csv");
-    assert_eq!(
-        eval_on(&file, "${file:onlyname.noext}.${file:ext}"),
-        Value::from("a.csv")
-    );
-    assert_eq!(eval_on(&file, "${file:name}"), Value::from("in/a.csv"));
-    assert_eq!(error_at("${file:nme}").0, 8);
-}
-
-#[test]
-fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
-    for (text, col, word) in [
-        ("${routeId}", 3, "routeId"),
-        ("x ${camelId}", 5, "camelId"),
-        ("${exception.message}", 3, "exception"),
-        ("${exception.stacktrace}", 3, "exception"),
-        ("${messageTimestamp}", 3, "messageTimestamp"),
-        ("${variable.x}", 3, "variable"),
-        ("${sys.user.home}", 3, "sys"),
-        ("${bean:orders.list}", 3, "bean"),
-    ] {
-        let (c, msg) = error_at(text);
-        assert_eq!(c, col, "{text}");
-        assert!(
-            msg.contains(&format!("`{word}` is not supported")),
-            "{text}: {msg}"
-        );
-    }
-}
-
-#[test]
-fn unsupported_operators_are_refused_in_predicates() {
-    for (text, col) in [
-        ("${header.n} range '1..20'", 13),
-        ("${header.x} is 'String'", 13),
-    ] {
-        let e = simple_predicate(text).unwrap_err();
-        assert_eq!(e.column, col, "{text}");
-        assert!(e.message.contains("is not supported"), "{}", e.message);
-    }
-    // As an expression without a function, the words stay prose.
-    assert_eq!(eval("this is it"), Value::from("this is it"));
-}
-
-#[test]
-fn create_empty() {
-    assert_eq!(json_of("${empty(list)}"), json!([]));
-    assert_eq!(json_of("${createEmpty(map)}"), json!({}));
-    assert_eq!(eval("${createEmpty(string)}"), Value::from(""));
-    assert_eq!(error_at("${empty(set)}").0, 9);
-}
-
-#[test]
-fn every_documented_function_example_compiles() {
-    let guide = include_str!("../../../../docs/languages.md");
-    let start = guide.find("### Functions").unwrap_or(0);
-    let end = guide
-        .find("### Templates and values")
-        .unwrap_or(guide.len());
-    let mut checked = 0;
-    let rows = guide[start..end].lines().filter(|l| l.starts_with('|'));
-    for span in rows.flat_map(|row| row.split('`').skip(1).step_by(2)) {
-        if span.contains("${") && span != "${}" && !span.contains('…') {
-            if let Err(e) = simple(span) {
-                panic!("documented example `{span}` does not compile: {e}");
-            }
-            checked += 1;
-        }
-    }
-    assert!(checked >= 60, "only {checked} examples found");
 }

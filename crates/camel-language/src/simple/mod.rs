@@ -118,4 +118,6 @@ impl Language for SimpleLanguage {
 #[cfg(test)]
 mod function_tests;
 #[cfg(test)]
+mod function_tests_more;
+#[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use camel_api::Value;
 
 use super::super::parser::Mode;
 use super::args::{self, Arg};
+use super::{query, text};
 use crate::problem::Problem;
 
 /// A function with one optional value (the body by default).
@@ -30,6 +31,10 @@ pub(crate) enum Unary {
     Abs,
     Floor,
     Ceil,
+    SafeQuote,
+    ToJson,
+    ToPrettyJson,
+    Pretty,
 }
 
 /// `sum`, `max`, `min`, `average` over integral numbers.
@@ -75,6 +80,14 @@ pub(crate) enum Call {
     Random(Arg, Arg),
     Range(Arg, Arg),
     Empty(Empty),
+    Pad {
+        source: Arg,
+        width: Arg,
+        filler: Option<Arg>,
+    },
+    Escape(text::Escape, Option<Arg>),
+    /// `${jsonpath(path)}` on the body, `${jsonpath(${…},path)}` on a value.
+    JsonPath(Option<Arg>, query::Query),
 }
 
 /// What `${createEmpty(kind)}` makes.
@@ -85,25 +98,33 @@ pub(crate) enum Empty {
     Map,
 }
 
-/// Names of the call functions, for suggestions.
-pub(crate) const NAMES: &[&str] = &[
-    "uppercase",
-    "lowercase",
-    "trim",
-    "capitalize",
-    "normalizeWhitespace",
-    "quote",
-    "unquote",
-    "length",
-    "size",
-    "isEmpty",
-    "isAlpha",
-    "isNumeric",
-    "isAlphaNumeric",
-    "kindOfType",
-    "abs",
-    "floor",
-    "ceil",
+/// The functions with one optional value.
+const UNARY: &[(&str, Unary)] = &[
+    ("uppercase", Unary::Uppercase),
+    ("lowercase", Unary::Lowercase),
+    ("trim", Unary::Trim),
+    ("capitalize", Unary::Capitalize),
+    ("normalizeWhitespace", Unary::NormalizeWhitespace),
+    ("quote", Unary::Quote),
+    ("unquote", Unary::Unquote),
+    ("safeQuote", Unary::SafeQuote),
+    ("length", Unary::Length),
+    ("size", Unary::Size),
+    ("isEmpty", Unary::IsEmpty),
+    ("isAlpha", Unary::IsAlpha),
+    ("isNumeric", Unary::IsNumeric),
+    ("isAlphaNumeric", Unary::IsAlphaNumeric),
+    ("kindOfType", Unary::KindOfType),
+    ("abs", Unary::Abs),
+    ("floor", Unary::Floor),
+    ("ceil", Unary::Ceil),
+    ("toJson", Unary::ToJson),
+    ("toPrettyJson", Unary::ToPrettyJson),
+    ("pretty", Unary::Pretty),
+];
+
+/// The other call functions.
+const OTHERS: &[&str] = &[
     "contains",
     "substringBefore",
     "substringAfter",
@@ -113,6 +134,8 @@ pub(crate) const NAMES: &[&str] = &[
     "concat",
     "join",
     "split",
+    "pad",
+    "escape",
     "iif",
     "not",
     "sum",
@@ -123,7 +146,27 @@ pub(crate) const NAMES: &[&str] = &[
     "range",
     "createEmpty",
     "empty",
+    "jsonpath",
 ];
+
+/// Every call function's name, for suggestions.
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    UNARY.iter().map(|(n, _)| *n).chain(OTHERS.iter().copied())
+}
+
+/// Whether `name` is a call function.
+pub(crate) fn is_name(name: &str) -> bool {
+    names().any(|n| n == name)
+}
+
+/// `${toJsonBody}` and `${toPrettyJsonBody}`: the body forms written without parentheses.
+pub(crate) fn parse_bare(name: &str) -> Option<Call> {
+    match name {
+        "toJsonBody" => Some(Call::Unary(Unary::ToJson, None)),
+        "toPrettyJsonBody" => Some(Call::Unary(Unary::ToPrettyJson, None)),
+        _ => None,
+    }
+}
 
 /// Resolves `name(inner)`; `None` when `name` is not a call function.
 pub(crate) fn parse(
@@ -132,29 +175,10 @@ pub(crate) fn parse(
     inner: &str,
     inner_at: usize,
 ) -> Option<Result<Call, Problem>> {
-    let unary = match name {
-        "uppercase" => Some(Unary::Uppercase),
-        "lowercase" => Some(Unary::Lowercase),
-        "trim" => Some(Unary::Trim),
-        "capitalize" => Some(Unary::Capitalize),
-        "normalizeWhitespace" => Some(Unary::NormalizeWhitespace),
-        "quote" => Some(Unary::Quote),
-        "unquote" => Some(Unary::Unquote),
-        "length" => Some(Unary::Length),
-        "size" => Some(Unary::Size),
-        "isEmpty" => Some(Unary::IsEmpty),
-        "isAlpha" => Some(Unary::IsAlpha),
-        "isNumeric" => Some(Unary::IsNumeric),
-        "isAlphaNumeric" => Some(Unary::IsAlphaNumeric),
-        "kindOfType" => Some(Unary::KindOfType),
-        "abs" => Some(Unary::Abs),
-        "floor" => Some(Unary::Floor),
-        "ceil" => Some(Unary::Ceil),
-        _ => None,
-    };
-    if !NAMES.contains(&name) {
+    if !is_name(name) {
         return None;
     }
+    let unary = UNARY.iter().find(|(n, _)| *n == name).map(|(_, u)| *u);
     Some(parse_known(name, unary, at, inner, inner_at))
 }
 
@@ -165,6 +189,9 @@ fn parse_known(
     inner: &str,
     inner_at: usize,
 ) -> Result<Call, Problem> {
+    if name == "jsonpath" {
+        return query::parse(at, inner, inner_at);
+    }
     let spans = args::split(inner, inner_at)?;
     let count = |min: usize, max: usize| -> Result<(), Problem> {
         if spans.len() < min || spans.len() > max {
@@ -259,6 +286,41 @@ fn parse_known(
                 source: v.pop(),
                 separator,
             }
+        }
+        "pad" => {
+            count(2, 3)?;
+            args::literal_int(
+                &args::parse(spans[1], Mode::Expression)?,
+                spans[1],
+                "a width",
+            )?;
+            let mut v = values()?;
+            match (v.next(), v.next()) {
+                (Some(source), Some(width)) => Call::Pad {
+                    source,
+                    width,
+                    filler: v.next(),
+                },
+                _ => return Err(Problem::new(at, "missing argument")),
+            }
+        }
+        "escape" => {
+            count(1, 2)?;
+            let kind =
+                text::Escape::parse(spans[0].text.trim_matches(['\'', '"'])).ok_or_else(|| {
+                    Problem::new(
+                        spans[0].at,
+                        format!(
+                            "unknown escape kind `{}`; use html, xml, json, js, sql or url",
+                            spans[0].text
+                        ),
+                    )
+                })?;
+            let source = spans
+                .get(1)
+                .map(|s| args::parse(*s, Mode::Expression))
+                .transpose()?;
+            Call::Escape(kind, source)
         }
         "iif" => {
             count(3, 3)?;

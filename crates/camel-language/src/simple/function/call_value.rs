@@ -184,6 +184,24 @@ impl Call {
                     (min..max).map(Into::into).collect(),
                 ))
             }
+            Call::Pad {
+                source,
+                width,
+                filler,
+            } => {
+                let width = int(&width.value(exchange)?, "pad")?;
+                let filler = match filler {
+                    Some(f) => text_arg(f, exchange)?,
+                    None => " ".to_owned(),
+                };
+                text_value(text::pad(&text_arg(source, exchange)?, width, &filler))
+            }
+            Call::Escape(kind, s) => text_value(kind.apply(&text::text_of(&source(s, exchange)?))),
+            Call::JsonPath(None, query) => query.expression.evaluate(exchange)?,
+            Call::JsonPath(Some(input), query) => {
+                let document = Exchange::new(camel_api::Body::from(input.value(exchange)?));
+                query.expression.evaluate(&document)?
+            }
             Call::Empty(Empty::Text) => text_value(""),
             Call::Empty(Empty::List) => Value::from_json(serde_json::json!([])),
             Call::Empty(Empty::Map) => Value::from_json(serde_json::json!({})),
@@ -229,7 +247,30 @@ fn unary(u: Unary, v: Value) -> Result<Value, CamelError> {
         Unary::Abs => Value::Int(int(&v, "abs")?.abs()),
         Unary::Floor => Value::Int(float(&v, "floor")?.floor() as i64),
         Unary::Ceil => Value::Int(float(&v, "ceil")?.ceil() as i64),
+        Unary::SafeQuote => match text::kind_of(&v) {
+            "null" => text_value("null"),
+            "number" | "boolean" => text_value(t()),
+            _ => text_value(format!("\"{}\"", t())),
+        },
+        Unary::ToJson | Unary::ToPrettyJson => match &v {
+            Value::Null => Value::Null,
+            Value::Text(_) | Value::Bytes(_) => text_value(t()),
+            other if u == Unary::ToJson => text_value(other.to_json().to_string()),
+            other => text_value(pretty_json(&other.to_json())),
+        },
+        Unary::Pretty => match &v {
+            Value::Null => Value::Null,
+            Value::Json(j) => text_value(pretty_json(j)),
+            other => match serde_json::from_str::<serde_json::Value>(&text::text_of(other)) {
+                Ok(j) => text_value(pretty_json(&j)),
+                Err(_) => text_value(t()),
+            },
+        },
     })
+}
+
+fn pretty_json(json: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(json).unwrap_or_else(|_| json.to_string())
 }
 
 fn aggregate(kind: Aggregate, args: &[Arg], exchange: &Exchange) -> Result<Value, CamelError> {

@@ -107,12 +107,9 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("reverse", "not supported yet"),
     ("shuffle", "not supported yet"),
     ("sort", "not supported yet"),
-    ("pad", "not supported yet"),
-    ("escape", "not supported yet"),
-    ("safeQuote", "not supported yet; use `${quote()}`"),
     ("xpath", "there is no XML support"),
-    ("jsonpath", "use the `jsonpath` language"),
-    ("jq", "there is no jq support; use the `jsonpath` language"),
+    ("jq", "there is no jq support; use `${jsonpath(…)}`"),
+    ("simpleJsonpath", "use `${jsonpath(…)}`"),
 ];
 
 /// A located refusal when `name` is a Camel function this implementation does not offer.

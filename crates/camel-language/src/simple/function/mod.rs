@@ -13,6 +13,7 @@ mod file;
 mod info;
 mod inline;
 mod message;
+mod query;
 mod text;
 
 use std::borrow::Cow;
@@ -255,13 +256,16 @@ pub(crate) fn parse(content: &str, offset: usize) -> Result<Function, Problem> {
     if let Some(rest) = name.strip_prefix("file:") {
         return Ok(Function::Info(Info::File(file::parse(rest, at + 5)?)));
     }
+    if let Some(call) = call::parse_bare(name) {
+        return Ok(Function::Call(Box::new(call)));
+    }
     if let Some(open) = name.find('(') {
         let fname = &name[..open];
         if let Some(inner) = name[open + 1..].strip_suffix(')') {
             if let Some(call) = call::parse(fname, at, inner, at + open + 1) {
                 return Ok(Function::Call(Box::new(call?)));
             }
-        } else if call::NAMES.contains(&fname) {
+        } else if call::is_name(fname) {
             return Err(Problem::new(
                 at + open,
                 format!("missing `)` after the arguments of `{fname}`"),
@@ -275,7 +279,7 @@ pub(crate) fn parse(content: &str, offset: usize) -> Result<Function, Problem> {
         .split(|c: char| matches!(c, '.' | '[' | '(' | ':') || c.is_whitespace())
         .next()
         .unwrap_or(name);
-    let known = KNOWN.iter().chain(call::NAMES).copied();
+    let known = KNOWN.iter().copied().chain(call::names());
     let hint = camel_api::suggest::nearest(word, known)
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();

@@ -114,6 +114,92 @@ pub(crate) fn replace_escapes(text: &str) -> String {
         .replace("&empty;", "")
 }
 
+/// The kinds of `${escape(kind)}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Escape {
+    Html,
+    Xml,
+    Json,
+    Js,
+    Sql,
+    Url,
+}
+
+impl Escape {
+    pub(crate) fn parse(kind: &str) -> Option<Escape> {
+        Some(match kind.to_ascii_lowercase().as_str() {
+            "html" => Escape::Html,
+            "xml" => Escape::Xml,
+            "json" => Escape::Json,
+            "js" | "javascript" => Escape::Js,
+            "sql" => Escape::Sql,
+            "url" => Escape::Url,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn apply(self, text: &str) -> String {
+        match self {
+            Escape::Html | Escape::Xml => {
+                let apostrophe = if self == Escape::Html {
+                    "&#39;"
+                } else {
+                    "&apos;"
+                };
+                let mut out = String::with_capacity(text.len());
+                for c in text.chars() {
+                    match c {
+                        '&' => out.push_str("&amp;"),
+                        '<' => out.push_str("&lt;"),
+                        '>' => out.push_str("&gt;"),
+                        '"' => out.push_str("&quot;"),
+                        '\'' => out.push_str(apostrophe),
+                        c => out.push(c),
+                    }
+                }
+                out
+            }
+            Escape::Json | Escape::Js => {
+                let quoted = serde_json::Value::String(text.to_owned()).to_string();
+                let inner = &quoted[1..quoted.len() - 1];
+                if self == Escape::Json {
+                    inner.to_owned()
+                } else {
+                    inner.replace('\'', "\\'").replace("</", "<\\/")
+                }
+            }
+            Escape::Sql => text.replace('\'', "''"),
+            Escape::Url => {
+                let mut out = String::with_capacity(text.len());
+                for b in text.bytes() {
+                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                        out.push(b as char);
+                    } else {
+                        out.push_str(&format!("%{b:02X}"));
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Pads `text` to `width` characters with `filler` repeated: on the right for a
+/// positive width, on the left for a negative one.
+pub(crate) fn pad(text: &str, width: i64, filler: &str) -> String {
+    let have = text.chars().count();
+    let want = width.unsigned_abs() as usize;
+    if have >= want || filler.is_empty() {
+        return text.to_owned();
+    }
+    let padding: String = filler.chars().cycle().take(want - have).collect();
+    if width > 0 {
+        format!("{text}{padding}")
+    } else {
+        format!("{padding}{text}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +227,25 @@ mod tests {
             Value::from_json(json!(["a", "b", "c"]))
         );
         assert!(java_split("x", "(").is_err());
+    }
+
+    #[test]
+    fn escapes_and_padding() {
+        assert_eq!(
+            Escape::Html.apply("Tom & 'J' <b>"),
+            "Tom &amp; &#39;J&#39; &lt;b&gt;"
+        );
+        assert_eq!(Escape::Xml.apply("'\""), "&apos;&quot;");
+        assert_eq!(Escape::Json.apply("a\"b\n"), "a\\\"b\\n");
+        assert_eq!(Escape::Js.apply("it's </x>"), "it\\'s <\\/x>");
+        assert_eq!(Escape::Sql.apply("O'Brien"), "O''Brien");
+        assert_eq!(
+            Escape::Url.apply("Camel in Action/é"),
+            "Camel%20in%20Action%2F%C3%A9"
+        );
+        assert_eq!(pad("foo", 5, " "), "foo  ");
+        assert_eq!(pad("foo", -5, "@"), "@@foo");
+        assert_eq!(pad("foobar", 3, " "), "foobar");
     }
 
     #[test]
