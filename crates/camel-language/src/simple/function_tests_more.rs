@@ -195,6 +195,46 @@ fn jsonpath_function() {
 }
 
 #[test]
+fn list_functions() {
+    assert_eq!(json_of("${list(1,'a',${header.n})}"), json!(["1", "a", 10]));
+    assert_eq!(
+        json_of("${list(${header.list},x)}"),
+        json!(["p", "q", "r", "x"])
+    );
+    assert_eq!(json_of("${reverse(1,2,3)}"), json!(["3", "2", "1"]));
+    assert_eq!(json_of("${distinct(Z,X,Z,A,X)}"), json!(["Z", "X", "A"]));
+    assert_eq!(
+        json_of("${sort(${header.list},true)}"),
+        json!(["r", "q", "p"])
+    );
+    let numbers = Exchange::new(Body::from(json!([10, 9, 100])));
+    assert_eq!(
+        eval_on(&numbers, "${sort()}").to_json(),
+        json!([9, 10, 100])
+    );
+    assert_eq!(
+        eval_on(&numbers, "${sort(true)}").to_json(),
+        json!([100, 10, 9])
+    );
+    assert_eq!(
+        eval_on(&numbers, "${reverse()}").to_json(),
+        json!([100, 9, 10])
+    );
+    let Value::Json(shuffled) = eval("${shuffle(${header.list})}") else {
+        panic!("shuffle yields a list");
+    };
+    let mut items: Vec<String> = shuffled
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.to_string())
+        .collect();
+    items.sort();
+    assert_eq!(items, ["\"p\"", "\"q\"", "\"r\""]);
+    assert_eq!(error_at("${sort(a,b,c)}").0, 3);
+}
+
+#[test]
 fn create_empty() {
     assert_eq!(json_of("${empty(list)}"), json!([]));
     assert_eq!(json_of("${createEmpty(map)}"), json!({}));

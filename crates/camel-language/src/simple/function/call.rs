@@ -8,7 +8,7 @@ use camel_api::Value;
 
 use super::super::parser::Mode;
 use super::args::{self, Arg};
-use super::{query, text};
+use super::{lists, query, text};
 use crate::problem::Problem;
 
 /// A function with one optional value (the body by default).
@@ -86,6 +86,10 @@ pub(crate) enum Call {
         filler: Option<Arg>,
     },
     Escape(text::Escape, Option<Arg>),
+    /// `${list(…)}`, `${reverse(…)}`, `${distinct(…)}`, `${shuffle(…)}`.
+    List(lists::ListOp, Box<[Arg]>),
+    /// `${sort([value][,descending])}`.
+    Sort(Option<Arg>, Option<Arg>),
     /// `${jsonpath(path)}` on the body, `${jsonpath(${…},path)}` on a value.
     JsonPath(Option<Arg>, query::Query),
 }
@@ -147,6 +151,11 @@ const OTHERS: &[&str] = &[
     "createEmpty",
     "empty",
     "jsonpath",
+    "list",
+    "reverse",
+    "distinct",
+    "shuffle",
+    "sort",
 ];
 
 /// Every call function's name, for suggestions.
@@ -347,6 +356,25 @@ fn parse_known(
                 _ => Aggregate::Average,
             };
             Call::Aggregate(kind, values()?.collect())
+        }
+        "list" | "reverse" | "distinct" | "shuffle" => {
+            let op = lists::ListOp::from_name(name)
+                .ok_or_else(|| Problem::new(at, "unknown list function"))?;
+            Call::List(op, values()?.collect())
+        }
+        "sort" => {
+            count(0, 2)?;
+            let mut v: Vec<Arg> = values()?.collect();
+            // One argument is the order when it is written `true` or `false`.
+            let lone_flag = v.len() == 1
+                && matches!(&v[0], Arg::Literal(Value::Text(t)) if matches!(&**t, "true" | "false"));
+            match (v.len(), lone_flag) {
+                (1, true) => Call::Sort(None, v.pop()),
+                _ => {
+                    let descending = if v.len() == 2 { v.pop() } else { None };
+                    Call::Sort(v.pop(), descending)
+                }
+            }
         }
         "random" | "range" => {
             count(1, 2)?;

@@ -5,7 +5,7 @@ use rand::Rng;
 
 use super::args::Arg;
 use super::call::{Aggregate, Call, Empty, Unary};
-use super::text;
+use super::{lists, text};
 
 fn fail(message: impl std::fmt::Display) -> CamelError {
     CamelError::processor(format!("simple: {message}"))
@@ -197,6 +197,8 @@ impl Call {
                 text_value(text::pad(&text_arg(source, exchange)?, width, &filler))
             }
             Call::Escape(kind, s) => text_value(kind.apply(&text::text_of(&source(s, exchange)?))),
+            Call::List(op, args) => lists::evaluate(*op, args, exchange)?,
+            Call::Sort(s, descending) => lists::sort(s.as_ref(), descending.as_ref(), exchange)?,
             Call::JsonPath(None, query) => query.expression.evaluate(exchange)?,
             Call::JsonPath(Some(input), query) => {
                 let document = Exchange::new(camel_api::Body::from(input.value(exchange)?));

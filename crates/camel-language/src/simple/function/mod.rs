@@ -12,6 +12,7 @@ mod date_format;
 mod file;
 mod info;
 mod inline;
+mod lists;
 mod message;
 mod query;
 mod text;
