@@ -235,6 +235,20 @@ fn list_functions() {
 }
 
 #[test]
+fn hash_is_sha_256_in_hex() {
+    let hello = Exchange::new("hello");
+    let expected = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    assert_eq!(eval_on(&hello, "${hash()}"), Value::from(expected));
+    assert_eq!(
+        eval_on(&hello, "${hash(${body},SHA-256)}"),
+        Value::from(expected)
+    );
+    let (col, msg) = error_at("${hash(${body},SHA3-256)}");
+    assert_eq!(col, 16);
+    assert!(msg.contains("only SHA-256"), "{msg}");
+}
+
+#[test]
 fn create_empty() {
     assert_eq!(json_of("${empty(list)}"), json!([]));
     assert_eq!(json_of("${createEmpty(map)}"), json!({}));

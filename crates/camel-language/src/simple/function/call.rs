@@ -86,6 +86,8 @@ pub(crate) enum Call {
         filler: Option<Arg>,
     },
     Escape(text::Escape, Option<Arg>),
+    /// `${hash([value])}`: SHA-256 of the text, in hex.
+    Hash(Option<Arg>),
     /// `${list(…)}`, `${reverse(…)}`, `${distinct(…)}`, `${shuffle(…)}`.
     List(lists::ListOp, Box<[Arg]>),
     /// `${sort([value][,descending])}`.
@@ -151,6 +153,7 @@ const OTHERS: &[&str] = &[
     "createEmpty",
     "empty",
     "jsonpath",
+    "hash",
     "list",
     "reverse",
     "distinct",
@@ -361,6 +364,19 @@ fn parse_known(
             let op = lists::ListOp::from_name(name)
                 .ok_or_else(|| Problem::new(at, "unknown list function"))?;
             Call::List(op, values()?.collect())
+        }
+        "hash" => {
+            count(0, 2)?;
+            if let Some(algorithm) = spans.get(1) {
+                let name = algorithm.text.trim_matches(['\'', '"']);
+                if !name.eq_ignore_ascii_case("SHA-256") {
+                    return Err(Problem::new(
+                        algorithm.at,
+                        format!("hash algorithm `{name}` is not supported: only SHA-256"),
+                    ));
+                }
+            }
+            Call::Hash(values()?.next())
         }
         "sort" => {
             count(0, 2)?;

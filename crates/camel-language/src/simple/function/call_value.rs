@@ -197,6 +197,16 @@ impl Call {
                 text_value(text::pad(&text_arg(source, exchange)?, width, &filler))
             }
             Call::Escape(kind, s) => text_value(kind.apply(&text::text_of(&source(s, exchange)?))),
+            Call::Hash(s) => {
+                use sha2::Digest as _;
+                let digest = sha2::Sha256::digest(text::text_of(&source(s, exchange)?).as_bytes());
+                text_value(
+                    digest
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>(),
+                )
+            }
             Call::List(op, args) => lists::evaluate(*op, args, exchange)?,
             Call::Sort(s, descending) => lists::sort(s.as_ref(), descending.as_ref(), exchange)?,
             Call::JsonPath(None, query) => query.expression.evaluate(exchange)?,

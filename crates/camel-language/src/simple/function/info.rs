@@ -86,7 +86,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("originalBody", "the original message is not kept"),
     ("function", "there are no custom functions"),
     ("load", "there is no classpath to load from"),
-    ("hash", "no digest implementation is built in yet"),
     ("hostname", "not supported yet; use `${env.HOSTNAME}` where the environment sets it"),
     ("threadId", "tasks move between threads, so a thread says nothing about the exchange"),
     ("threadName", "tasks move between threads, so a thread says nothing about the exchange"),
