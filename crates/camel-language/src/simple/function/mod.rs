@@ -6,6 +6,7 @@
 mod access;
 mod args;
 mod call;
+mod call_parse;
 mod call_value;
 mod date;
 mod date_format;
