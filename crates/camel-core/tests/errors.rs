@@ -277,9 +277,9 @@ async fn a_nul_byte_in_the_file_is_a_located_error() {
 }
 
 #[tokio::test]
-async fn a_method_call_in_simple_is_refused_where_it_starts() {
+async fn an_unsupported_method_call_in_simple_is_refused_where_it_starts() {
     let e = one_error(
-        "- from:\n    uri: direct:a\n    steps:\n      - set_body: {simple: \"n=${header.foo.length()}\"}\n",
+        "- from:\n    uri: direct:a\n    steps:\n      - set_body: {simple: \"n=${header.foo.frobnicate()}\"}\n",
         4,
         20,
     )
@@ -287,8 +287,8 @@ async fn a_method_call_in_simple_is_refused_where_it_starts() {
     let RouteErrorKind::Expression(x) = &e.kind else {
         panic!("unexpected {e}")
     };
-    assert_eq!(x.column, 16, "at `length()`: {x}");
-    assert!(x.message.contains("`length()`"), "{x}");
+    assert_eq!(x.column, 16, "at `frobnicate()`: {x}");
+    assert!(x.message.contains("unsupported method `frobnicate`"), "{x}");
 }
 
 #[tokio::test]
