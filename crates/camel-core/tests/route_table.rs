@@ -280,3 +280,41 @@ async fn a_context_stop_waits_for_a_busy_route_only_until_its_deadline() {
     stop_a.await.unwrap();
     in_flight.await.unwrap().unwrap();
 }
+
+/// Routes are compiled outside the table's lock; the ids are checked again when they are
+/// added, so of many adds of one id on many threads exactly one wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn of_concurrent_adds_of_one_id_exactly_one_wins() {
+    let ctx = CamelContext::new();
+    // All adds leave the barrier together, so their compiles overlap.
+    let together = Arc::new(tokio::sync::Barrier::new(16));
+    let adds: Vec<_> = (0..16)
+        .map(|_| {
+            let ctx = ctx.clone();
+            let together = together.clone();
+            tokio::spawn(async move {
+                together.wait().await;
+                let route = RouteBuilder::from("direct:dup")
+                    .id("dup")
+                    .process_with(reply("dup"))
+                    .build();
+                ctx.add_routes(vec![route]).await
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for add in adds {
+        match add.await.unwrap() {
+            Ok(ids) => {
+                assert_eq!(ids, ["dup"]);
+                won += 1;
+            }
+            Err(errors) => assert!(
+                matches!(errors.0[..], [ref e] if matches!(e.kind, RouteErrorKind::DuplicateRouteId { .. })),
+                "{errors:?}"
+            ),
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(ctx.route_controller().route_ids().await, ["dup"]);
+}

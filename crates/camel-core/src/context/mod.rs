@@ -271,6 +271,10 @@ impl CamelContext {
         let all = self.inner.routes.snapshot();
         let mut errors = Vec::new();
         for i in startup_order(&all) {
+            // Checked before the lock too, so a route left stopped is not waited for.
+            if !all[i].view().definition.auto_startup {
+                continue;
+            }
             let mut rt = match all[i].lock(RouteOperation::Starting).await {
                 Ok(rt) => rt,
                 Err(_) => continue, // removed meanwhile

@@ -270,3 +270,47 @@ pub(crate) fn startup_order(entries: &[Arc<RouteEntry>]) -> Vec<usize> {
     });
     idx
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::RouteBuilder;
+
+    fn entry(id: &str) -> Arc<RouteEntry> {
+        let ctx = crate::CamelContext::new();
+        let definition = RouteBuilder::from("direct:x").id(id).to("log:x").build();
+        let compiled = crate::compiler::compile_route(ctx.registry(), &definition)
+            .expect("a valid route compiles");
+        RouteEntry::new(RouteRuntime::new(definition, compiled))
+    }
+
+    #[test]
+    fn append_refuses_an_id_taken_since_the_compile_and_adds_nothing() {
+        let table = RouteTable::default();
+        table.append(&[entry("a")]).expect("a free id");
+        let clashes = table
+            .append(&[entry("b"), entry("a")])
+            .expect_err("`a` is taken");
+        assert!(
+            matches!(&clashes[..], [e] if matches!(&e.kind, RouteErrorKind::DuplicateRouteId { id, .. } if id == "a")),
+            "{clashes:?}"
+        );
+        let ids: Vec<String> = table.ids().into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["a"], "`b` is not added either");
+    }
+
+    #[tokio::test]
+    async fn a_guard_publishes_the_operation_and_clears_it_when_dropped() {
+        let a = entry("a");
+        let guard = a.lock(RouteOperation::Stopping).await.expect("not removed");
+        assert_eq!(a.view().operation, Some(RouteOperation::Stopping));
+        guard.mark_removed();
+        drop(guard);
+        assert_eq!(a.view().operation, None);
+        let gone = a.lock(RouteOperation::Starting).await.err();
+        assert!(
+            matches!(gone.map(|e| e.kind), Some(RouteErrorKind::NoSuchRoute(_))),
+            "a removed route is gone to whoever waited for its lock"
+        );
+    }
+}
