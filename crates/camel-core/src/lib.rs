@@ -33,7 +33,8 @@ use std::sync::Arc;
 pub use builder::RouteBuilder;
 pub use compiler::{CompiledRoute, PipelineAssembly, StepCompiler, StepContext, StepRegistry};
 pub use context::{
-    CamelContext, Registry, RouteController, RouteStatus, ShutdownReport, StopOutcome,
+    CamelContext, Registry, RouteController, RouteOperation, RouteStatus, ShutdownReport,
+    StopOutcome,
 };
 pub use error::{Location, RouteError, RouteErrorKind, RouteErrors};
 pub use model::{EndpointDefinition, RouteDefinition, StepDefinition};
