@@ -215,3 +215,45 @@ fn bad_input_names_the_option_and_why() {
     let ep = endpoint(&cron, "cron:t?schedule=*+*+*+*+*+?").unwrap();
     assert!(ep.producer().is_err());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_suspended_route_gets_the_waiting_firing_and_one_for_all_it_missed() {
+    let start = Instant::now();
+    let seen: Seen = Arc::default();
+    let sink = seen.clone();
+    let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+        sink.lock()
+            .unwrap()
+            .push((start.elapsed().as_millis(), ex.clone()));
+        Ok(ex)
+    });
+    let ep = endpoint(&cron(), "cron:t?schedule=0/2+*+*+*+*+?").unwrap();
+    let ctx = ConsumerContext::for_pipeline("cron", pipeline);
+    let task = tokio::spawn(ep.consumer().unwrap().run(ctx.clone()));
+    ctx.stats().wait_for(1).await; // 1750 ms
+    ctx.gate().pause();
+    // Suspended from 1750 to 11750: firings due at 3750 … 11750 are missed.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    ctx.gate().resume();
+    ctx.stats().wait_for(4).await;
+    ctx.cancellation().cancel();
+    task.await.unwrap().unwrap();
+    let seen = seen.lock().unwrap();
+    let at: Vec<(u128, Option<i64>)> = seen
+        .iter()
+        .take(4)
+        .map(|(t, ex)| (*t, header(ex, "scheduledFireTime")))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (1750, Some(wall_ms(1750))),
+            // The firing that waited at the gate since 3750 …
+            (11750, Some(wall_ms(3750))),
+            // … then one for everything missed since, at once …
+            (11750, Some(wall_ms(11750))),
+            // … and back on schedule.
+            (13750, Some(wall_ms(13750))),
+        ]
+    );
+}
