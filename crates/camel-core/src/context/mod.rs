@@ -86,8 +86,8 @@ impl Default for CamelContext {
 }
 
 impl CamelContext {
-    /// A context with the built-in components (direct, seda, timer, log, file, mock) and
-    /// languages (simple, jsonpath, header, constant).
+    /// A context with the built-in components (direct, seda, timer, scheduler, cron, quartz,
+    /// log, file, mock) and languages (simple, jsonpath, header, constant).
     pub fn new() -> Self {
         let registry = Registry::default();
         for component in crate::builtin_components() {
