@@ -1,29 +1,78 @@
 //! Typed decoding of step configurations with errors that point at the offending key.
+//!
+//! Every step's options go through its [`StepConfig`] here: serde does the parsing, this
+//! module turns serde's messages into located [`RouteErrorKind`]s (an unknown key names the
+//! nearest known one).
 
+use camel_api::definition::StepConfig;
 use camel_api::suggest::nearest;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use crate::error::RouteErrorKind;
 
-/// Decodes `config` into `T`; on failure returns the JSON path below the config (for the
-/// location) and the error kind (an unknown key gets a suggestion).
-pub(crate) fn decode<T: DeserializeOwned>(config: &Json) -> Result<T, (String, RouteErrorKind)> {
+/// A decoding failure: the JSON pointer below the configuration, and what is wrong.
+pub(crate) type DecodeError = (String, RouteErrorKind);
+
+/// Decodes `config` into `T`; `null` counts as an empty map.
+pub(crate) fn decode<T: DeserializeOwned>(config: &Json) -> Result<T, DecodeError> {
     let config = if config.is_null() {
         Json::Object(Default::default())
     } else {
         config.clone()
     };
     serde_path_to_error::deserialize::<_, T>(config).map_err(|e| {
-        let path = e.path().to_string();
         let message = e.inner().to_string();
-        let pointer = if path == "." {
-            String::new()
-        } else {
-            format!("/{}", path.replace('.', "/"))
-        };
-        (pointer, classify(&message))
+        let mut pointer = pointer_of(e.path());
+        let kind = classify(&message);
+        // serde names the map that holds an unknown key; point at the key itself.
+        if let RouteErrorKind::UnknownKey { key, .. } = &kind {
+            if !pointer.ends_with(&format!("/{key}")) {
+                pointer = format!("{pointer}/{key}");
+            }
+        }
+        (pointer, kind)
     })
+}
+
+/// Decodes a step's configuration: a map, `null` (no options), or a scalar for steps with
+/// a shorthand (`- to: log:x`).
+pub(crate) fn decode_step<T: StepConfig>(config: &Json) -> Result<T, DecodeError> {
+    let scalar = match config {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match scalar {
+        None => decode(config),
+        Some(text) => T::from_scalar(&text).ok_or_else(|| {
+            (
+                String::new(),
+                RouteErrorKind::InvalidValue(format!(
+                    "`{}` takes a map of options, not `{text}`",
+                    T::NAME
+                )),
+            )
+        }),
+    }
+}
+
+/// The JSON pointer of a serde path (`when[0].steps` → `/when/0/steps`).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => {}
+        }
+    }
+    pointer
 }
 
 /// Turns serde's "unknown field `x`, expected one of `a`, `b`" into a typed unknown-key
