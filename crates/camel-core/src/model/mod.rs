@@ -40,6 +40,18 @@ impl EndpointDefinition {
         }
     }
 
+    /// Adds a parameter beside the URI.
+    ///
+    /// ```
+    /// use camel_core::EndpointDefinition;
+    /// let e = EndpointDefinition::new("log:x").parameter("show_headers", true);
+    /// assert_eq!(e.parameter_strings(), [("show_headers", "true".to_string())]);
+    /// ```
+    pub fn parameter(mut self, name: impl Into<String>, value: impl Into<Json>) -> Self {
+        self.parameters.insert(name.into(), value.into());
+        self
+    }
+
     /// Parameters as text, the way components read them.
     pub fn parameter_strings(&self) -> Vec<(&str, String)> {
         self.parameters

@@ -87,6 +87,18 @@ impl StepConfig for ConvertBodyTo {
     }
 }
 
+impl From<crate::convert::BodyType> for ConvertBodyTo {
+    fn from(to: crate::convert::BodyType) -> Self {
+        use crate::convert::BodyType;
+        let name = match to {
+            BodyType::Text => "String",
+            BodyType::Bytes => "bytes",
+            BodyType::Json => "json",
+        };
+        ConvertBodyTo { to: name.into() }
+    }
+}
+
 /// A key written with no value (`json:`) means the format with its defaults.
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
     d: D,

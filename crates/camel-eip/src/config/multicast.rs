@@ -18,20 +18,10 @@ use crate::multicast::MulticastConfig;
 #[serde(deny_unknown_fields)]
 pub struct Multicast {
     /// Run the branches concurrently (Camel's `parallelProcessing`). Default false.
-    #[serde(
-        default,
-        alias = "parallelProcessing",
-        alias = "parallel_processing",
-        skip_serializing_if = "is_false"
-    )]
+    #[serde(default, alias = "parallelProcessing", alias = "parallel_processing")]
     pub parallel: bool,
     /// How the branch results become one exchange (Camel's `aggregationStrategy`).
-    #[serde(
-        default,
-        alias = "aggregationStrategy",
-        alias = "aggregation_strategy",
-        skip_serializing_if = "is_default"
-    )]
+    #[serde(default, alias = "aggregationStrategy", alias = "aggregation_strategy")]
     pub strategy: Strategy,
     /// The branches, one per step.
     pub steps: Vec<StepDefinition>,
@@ -68,12 +58,4 @@ impl Multicast {
 
 impl StepConfig for Multicast {
     const NAME: &'static str = "multicast";
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-fn is_default(s: &Strategy) -> bool {
-    *s == Strategy::default()
 }
