@@ -404,3 +404,27 @@ async fn typed_resequence_runs_like_the_yaml_form() {
             .unwrap();
     }
 }
+
+#[tokio::test]
+async fn every_spelling_of_an_option_reads_the_same() {
+    // snake_case, Camel's camelCase (aliases) and the kebab-case of Camel 3's YAML DSL.
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .multicast(Multicast::parallel().strategy(Strategy::CollectAll), |s| {
+                s.set_body(constant("a"))
+            }),
+    );
+    for spelling in [
+        "parallel: true, strategy: collect_all",
+        "parallelProcessing: true, aggregationStrategy: collectAll",
+        "parallel-processing: true, aggregation-strategy: collect_all",
+    ] {
+        let y = yaml(&format!(
+            "- multicast: {{{spelling}, steps: [{{set-body: {{constant: a}}}}]}}"
+        ));
+        let out = run(y, Exchange::new("x")).await.unwrap();
+        assert_eq!(text(&out), r#"["a"]"#, "{spelling}");
+    }
+    let out = run(b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), r#"["a"]"#);
+}

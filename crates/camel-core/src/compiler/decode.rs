@@ -5,7 +5,7 @@
 //! nearest known one).
 
 use camel_api::definition::StepConfig;
-use camel_api::suggest::nearest;
+use camel_api::suggest::{nearest, to_snake_case};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
@@ -14,13 +14,61 @@ use crate::error::RouteErrorKind;
 /// A decoding failure: the JSON pointer below the configuration, and what is wrong.
 pub(crate) type DecodeError = (String, RouteErrorKind);
 
+/// How many keys of one configuration may be written in another spelling (bounds the
+/// retries below).
+const MAX_RESPELLINGS: usize = 64;
+
 /// Decodes `config` into `T`; `null` counts as an empty map.
+///
+/// A key serde does not know but whose snake_case form is one it does (`pretty-print`,
+/// `PrettyPrint`) is read as that key: every spelling the reader used to normalise is
+/// still accepted, while keys of user maps (endpoint parameters) are never touched,
+/// since only the configuration's own fields are unknown to serde.
 pub(crate) fn decode<T: DeserializeOwned>(config: &Json) -> Result<T, DecodeError> {
-    let config = if config.is_null() {
+    let mut config = if config.is_null() {
         Json::Object(Default::default())
     } else {
         config.clone()
     };
+    let mut respelt = 0;
+    loop {
+        let (pointer, kind) = match attempt::<T>(config.clone()) {
+            Ok(value) => return Ok(value),
+            Err(e) => e,
+        };
+        if respelt < MAX_RESPELLINGS && respell(&mut config, &pointer, &kind) {
+            respelt += 1;
+            continue;
+        }
+        return Err((pointer, kind));
+    }
+}
+
+/// Renames an unknown key to the known key it spells, in place; false when it spells none.
+fn respell(config: &mut Json, pointer: &str, kind: &RouteErrorKind) -> bool {
+    let RouteErrorKind::UnknownKey { key, expected, .. } = kind else {
+        return false;
+    };
+    let snake = to_snake_case(key);
+    let Some(known) = expected.iter().find(|e| to_snake_case(e) == snake) else {
+        return false;
+    };
+    let Some(parent) = pointer.strip_suffix(&format!("/{key}")) else {
+        return false;
+    };
+    match config.pointer_mut(parent) {
+        Some(Json::Object(map)) if !map.contains_key(known) => match map.remove(key) {
+            Some(value) => {
+                map.insert(known.clone(), value);
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+fn attempt<T: DeserializeOwned>(config: Json) -> Result<T, DecodeError> {
     serde_path_to_error::deserialize::<_, T>(config).map_err(|e| {
         let message = e.inner().to_string();
         let mut pointer = pointer_of(e.path());
