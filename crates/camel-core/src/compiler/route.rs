@@ -223,13 +223,16 @@ fn check_split_rules(
 /// True when an aggregate completes on its own timer or on stop, which gives it a split of
 /// its own.
 pub(crate) fn aggregate_needs_split(config: &Json) -> bool {
-    let has = |k: &str, camel: &str| {
-        config
-            .get(k)
-            .or_else(|| config.get(camel))
-            .is_some_and(|v| !v.is_null() && v != &Json::Bool(false))
+    // Read in any spelling (`completionTimeout`, `completion-timeout`): the aggregate's
+    // own configuration is not known here.
+    let Json::Object(map) = config else {
+        return false;
     };
-    has("completion_timeout", "completionTimeout")
-        || has("completion_interval", "completionInterval")
-        || has("force_completion_on_stop", "forceCompletionOnStop")
+    map.iter().any(|(k, v)| {
+        matches!(
+            camel_api::suggest::to_snake_case(k).as_str(),
+            "completion_timeout" | "completion_interval" | "force_completion_on_stop"
+        ) && !v.is_null()
+            && v != &Json::Bool(false)
+    })
 }
