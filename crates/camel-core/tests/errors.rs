@@ -340,3 +340,15 @@ async fn unknown_keys_in_typed_configs_are_located_at_the_key() {
     .await;
     assert!(e.to_string().contains("did you mean"), "{e}");
 }
+
+#[tokio::test]
+async fn a_nested_item_that_is_not_a_step_is_located() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - filter:\n          simple: 'true'\n          steps:\n            - 3\n",
+        7,
+        15,
+    )
+    .await;
+    assert!(e.to_string().contains("exactly one key"), "{e}");
+    assert_eq!(e.step.as_deref(), Some("steps[0].filter"));
+}
