@@ -352,3 +352,20 @@ async fn a_nested_item_that_is_not_a_step_is_located() {
     assert!(e.to_string().contains("exactly one key"), "{e}");
     assert_eq!(e.step.as_deref(), Some("steps[0].filter"));
 }
+
+#[tokio::test]
+async fn a_misspelt_key_of_to_is_refused_and_camels_node_id_accepted() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: {uri: 'log:x', paramters: {level: INFO}}\n",
+        4,
+        28,
+    )
+    .await;
+    assert!(e.to_string().contains("did you mean `parameters`"), "{e}");
+    let routes = camel_core::yaml::load_str(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: {id: send, uri: 'log:x'}\n",
+        "routes.yaml",
+    )
+    .unwrap();
+    CamelContext::new().validate(&routes).await.unwrap();
+}

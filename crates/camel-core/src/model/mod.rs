@@ -29,6 +29,9 @@ pub struct EndpointDefinition {
     /// Parameters beside the URI (they win over the query string).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parameters: BTreeMap<String, Json>,
+    /// Camel's node id (`- to: {id: send-order, uri: …}`): accepted, not used yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl EndpointDefinition {
@@ -37,6 +40,7 @@ impl EndpointDefinition {
         EndpointDefinition {
             uri: uri.into(),
             parameters: BTreeMap::new(),
+            id: None,
         }
     }
 
