@@ -75,7 +75,8 @@ pub(super) fn from_error(e: &CamelError, route_id: &str, retry: u64) -> Response
 }
 
 /// The response of a finished exchange: status from `CamelHttpResponseCode` (else 200, or
-/// 204 without a body, as Camel), `Content-Type` from the header or the body's kind, and
+/// 204 without a body, as Camel), `Content-Type` as the route set it or from the body's
+/// kind, and
 /// the headers the route set or changed (not those the request brought in unchanged).
 pub(super) fn from_exchange(ex: Exchange, inbound: &Headers) -> Response<HttpBody> {
     let msg = ex.message;
@@ -90,13 +91,16 @@ pub(super) fn from_exchange(ex: Exchange, inbound: &Headers) -> Response<HttpBod
         None if msg.body.is_empty() => StatusCode::NO_CONTENT,
         None => StatusCode::OK,
     };
-    let content_type = match msg.headers.get(names::CONTENT_TYPE) {
-        Some(v) => Some(v.to_string()),
-        None => match &msg.body {
-            Body::Json(_) => Some("application/json".to_string()),
-            Body::Text(_) => Some("text/plain; charset=utf-8".to_string()),
-            Body::Bytes(_) | Body::Empty => None,
-        },
+    // The route's own `Content-Type` wins; the request's, still unchanged, describes the
+    // request body, so it only stays when the body is still bytes (an echo, say).
+    let declared = msg.headers.get(names::CONTENT_TYPE);
+    let set_by_route = declared.filter(|v| inbound.get(names::CONTENT_TYPE) != Some(*v));
+    let content_type = match (set_by_route, &msg.body) {
+        (Some(v), _) => Some(v.to_string()),
+        (None, Body::Json(_)) => Some("application/json".to_string()),
+        (None, Body::Text(_)) => Some("text/plain; charset=utf-8".to_string()),
+        (None, Body::Bytes(_)) => declared.map(|v| v.to_string()),
+        (None, Body::Empty) => None,
     };
     let mut resp = Response::new(HttpBody::from(msg.body.to_bytes()));
     *resp.status_mut() = status;
