@@ -96,6 +96,18 @@ async fn basic_and_bearer_credentials_reach_the_server_but_no_error_text() {
         basic.message.body.as_text().as_deref(),
         Some("status 200 auth [Basic YXBwOlMzQ1JFVA==]")
     );
+    let in_url = run
+        .ctx
+        .request(
+            &format!("http://app:S3CRET@{}/status", run.addr),
+            Exchange::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        in_url.message.body.as_text().as_deref(),
+        Some("status 200 auth [Basic YXBwOlMzQ1JFVA==]")
+    );
     let bearer = run
         .ctx
         .request(
