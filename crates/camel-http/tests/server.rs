@@ -276,3 +276,49 @@ async fn a_stop_finishes_the_request_in_flight_and_refuses_new_ones() {
     );
     assert_eq!(run.server.local_addr(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_route_cut_off_at_its_stop_deadline_can_start_again_on_its_path() {
+    let (entered_tx, mut entered) = tokio::sync::mpsc::channel::<()>(1);
+    let release = Arc::new(tokio::sync::Notify::new());
+    let gate = release.clone();
+    let first = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    // The first request hangs until released; later ones pass.
+    let stuck = BoxProcessor::from_fn(move |ex: Exchange| {
+        let entered_tx = entered_tx.clone();
+        let gate = gate.clone();
+        let hang = first.swap(false, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if hang {
+                let released = gate.notified();
+                let _ = entered_tx.send(()).await;
+                released.await;
+            }
+            Ok(ex)
+        }
+    });
+    let route = RouteBuilder::from("platform-http:/stuck")
+        .id("stuck")
+        .process_with(stuck)
+        .build();
+    let run = start(local(), vec![route], "/stuck").await;
+    run.ctx.set_shutdown_timeout(Duration::from_millis(200));
+    let url = run.url("/stuck");
+    let held = tokio::spawn({
+        let c = client();
+        let url = url.clone();
+        async move { c.get(url).send().await }
+    });
+    entered.recv().await.unwrap();
+    let routes = run.ctx.route_controller();
+    let outcome = routes.stop_route("stuck").await.unwrap();
+    assert_eq!(outcome.cut_off, 1, "{outcome:?}");
+    // The consumer was aborted at the deadline; its path went with it, so it starts again.
+    routes.start_route("stuck").await.unwrap();
+    run.server.serving("/stuck").await.unwrap();
+    let r = client().get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    release.notify_waiters();
+    let _ = held.await.unwrap();
+    run.ctx.stop().await;
+}

@@ -183,15 +183,34 @@ impl Consumer for PlatformHttpConsumer {
             .table
             .add(reg.clone())
             .map_err(|e| CamelError::invalid_uri(self.uri.clone(), e))?;
+        // Removes the path however this task ends, also when the route's stop aborts it at
+        // the deadline: a path left behind would refuse the route's next start.
+        let registered = Registered {
+            shared: self.server.shared.clone(),
+            reg: reg.clone(),
+        };
         tracing::info!(route_id = %ctx.route_id(), path = %self.template, %addr, "serving http://{addr}{}", self.template);
         ctx.cancelled().await;
         // New requests get 503 from here on; those accepted are answered (the route's stop
         // has drained its exchanges) before the path goes away.
         reg.refuse();
         reg.idle().await;
-        self.server.shared.table.remove(&reg);
+        drop(registered);
         self.server.release().await;
         Ok(())
+    }
+}
+
+/// A registration in the server's table, removed when dropped.
+#[derive(Debug)]
+struct Registered {
+    shared: Arc<crate::server::Shared>,
+    reg: Arc<Registration>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.shared.table.remove(&self.reg);
     }
 }
 
