@@ -322,3 +322,62 @@ async fn a_route_cut_off_at_its_stop_deadline_can_start_again_on_its_path() {
     let _ = held.await.unwrap();
     run.ctx.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swapping_a_route_keeps_the_server_for_it_and_the_others() {
+    let a = RouteBuilder::from("platform-http:/a")
+        .id("a")
+        .set_body(simple("A1"))
+        .build();
+    let b = RouteBuilder::from("platform-http:/b")
+        .id("b")
+        .set_body(simple("B"))
+        .build();
+    let run = start(local(), vec![a, b], "/a").await;
+    run.server.serving("/b").await.unwrap();
+    let c = client();
+    let routes = run.ctx.route_controller();
+    // Same source: the pipeline is replaced under the running consumer.
+    let same = RouteBuilder::from("platform-http:/a")
+        .set_body(simple("A2"))
+        .build();
+    routes.swap("a", same).await.unwrap();
+    assert_eq!(
+        c.get(run.url("/a"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "A2"
+    );
+    // A new source: the consumer restarts on the new path, on the same server.
+    let moved = RouteBuilder::from("platform-http:/a2")
+        .set_body(simple("A3"))
+        .build();
+    routes.swap("a", moved).await.unwrap();
+    assert_eq!(run.server.serving("/a2").await, Some(run.addr));
+    assert_eq!(
+        c.get(run.url("/a2"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "A3"
+    );
+    assert_eq!(c.get(run.url("/a")).send().await.unwrap().status(), 404);
+    assert_eq!(
+        c.get(run.url("/b"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "B"
+    );
+    run.ctx.stop().await;
+}
