@@ -68,3 +68,16 @@ fn a_platform_http_route_answers_curl_and_the_run_ends_cleanly() {
         .unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn a_port_in_use_is_a_startup_error() {
+    let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, ROUTES).unwrap();
+    let out = support::camel(&["run", &file.display().to_string(), "--port", &port]);
+    let log = support::stderr(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("cannot listen on"), "{log}");
+}

@@ -381,3 +381,18 @@ async fn swapping_a_route_keeps_the_server_for_it_and_the_others() {
     );
     run.ctx.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_in_use_fails_the_route_start() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let config = camel_http::ServerConfig::new(taken.local_addr().unwrap());
+    let ctx = camel_core::CamelContext::new();
+    ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::new(config)));
+    let route = RouteBuilder::from("platform-http:/x")
+        .set_body(simple("x"))
+        .build();
+    ctx.add_routes(vec![route]).await.unwrap();
+    let err = ctx.start().await.expect_err("the port is taken");
+    assert!(err.to_string().contains("cannot listen on"), "{err}");
+    ctx.stop().await;
+}

@@ -147,6 +147,11 @@ impl Endpoint for PlatformHttpEndpoint {
     }
 
     fn consumer(&self) -> Result<Box<dyn Consumer>, CamelError> {
+        // Bound here rather than in `run`: this is called by the route's start, so a port
+        // in use fails the start (and `camel run`) instead of a consumer task later.
+        self.server.ensure_running().map_err(|e| {
+            CamelError::external(format!("cannot listen on {}", self.server.config().addr), e)
+        })?;
         Ok(Box::new(PlatformHttpConsumer {
             uri: self.uri.clone(),
             template: self.template.clone(),
@@ -169,7 +174,8 @@ struct PlatformHttpConsumer {
 #[async_trait]
 impl Consumer for PlatformHttpConsumer {
     async fn run(self: Box<Self>, ctx: ConsumerContext) -> Result<(), CamelError> {
-        let addr = self.server.ensure_running().await.map_err(|e| {
+        // Bound by `consumer()` already, unless a context stop closed the server since.
+        let addr = self.server.ensure_running().map_err(|e| {
             CamelError::external(format!("cannot listen on {}", self.server.config().addr), e)
         })?;
         let reg = Registration::new(

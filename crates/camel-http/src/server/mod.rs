@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::ContextChange;
-use tokio::sync::{watch, Mutex};
+use std::sync::Mutex;
+
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -89,6 +91,7 @@ struct Running {
 pub(crate) struct SharedServer {
     config: ServerConfig,
     pub(crate) shared: Arc<Shared>,
+    /// Never held across an `.await`.
     running: Mutex<Option<Running>>,
     bound: watch::Sender<Option<SocketAddr>>,
 }
@@ -112,13 +115,17 @@ impl SharedServer {
         &self.config
     }
 
-    /// The bound address, binding first if no route has yet.
-    pub(crate) async fn ensure_running(&self) -> std::io::Result<SocketAddr> {
-        let mut running = self.running.lock().await;
+    /// The bound address, binding first if no route has yet. Synchronous, so a route's
+    /// start (which asks for its consumer) fails at once when the port is taken; needs a
+    /// Tokio runtime, as every route start has.
+    pub(crate) fn ensure_running(&self) -> std::io::Result<SocketAddr> {
+        let mut running = self.lock_running();
         if let Some(r) = &*running {
             return Ok(r.addr);
         }
-        let listener = tokio::net::TcpListener::bind(self.config.addr).await?;
+        let std_listener = std::net::TcpListener::bind(self.config.addr)?;
+        std_listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(std_listener)?;
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();
@@ -139,13 +146,18 @@ impl SharedServer {
         Ok(addr)
     }
 
+    fn lock_running(&self) -> std::sync::MutexGuard<'_, Option<Running>> {
+        // Only ever replaced whole, so a poisoned value is still consistent.
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Called by a route that removed itself: when the context is stopping and no route is
     /// left, closes the listener and waits for the connections to finish their responses.
     pub(crate) async fn release(&self) {
         if !self.shared.is_stopping() || !self.shared.table.is_empty() {
             return;
         }
-        let Some(running) = self.running.lock().await.take() else {
+        let Some(running) = self.lock_running().take() else {
             return;
         };
         running.cancel.cancel();
@@ -163,12 +175,10 @@ impl SharedServer {
                 // No route will release the server: close it now. Without awaiting, as
                 // this is synchronous; no route means no response to wait for.
                 if self.shared.table.is_empty() {
-                    if let Ok(mut running) = self.running.try_lock() {
-                        if let Some(r) = running.take() {
-                            r.cancel.cancel();
-                            r.tracker.close();
-                            self.bound.send_replace(None);
-                        }
+                    if let Some(r) = self.lock_running().take() {
+                        r.cancel.cancel();
+                        r.tracker.close();
+                        self.bound.send_replace(None);
                     }
                 }
             }
@@ -192,7 +202,8 @@ impl SharedServer {
 impl Drop for SharedServer {
     fn drop(&mut self) {
         // A context dropped without a stop must not leave the listener open.
-        if let Some(r) = self.running.get_mut().take() {
+        let running = self.running.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = running.take() {
             r.cancel.cancel();
         }
     }
