@@ -208,6 +208,22 @@ mod tests {
     }
 
     #[test]
+    fn the_parameters_map_takes_options_only() {
+        let with = |k: &'static str| {
+            ClientOptions::parse(
+                EndpointUri::parse("http://h/x?q=1")
+                    .unwrap()
+                    .with_parameters([(k, "2".to_string())]),
+            )
+        };
+        let o = with("socketTimeout").unwrap();
+        assert_eq!(o.socket_timeout, Some(Duration::from_millis(2)));
+        assert_eq!(o.url.as_str(), "http://h/x?q=1");
+        let err = with("pageSize").unwrap_err().to_string();
+        assert!(err.contains("page_size"), "{err}");
+    }
+
+    #[test]
     fn bad_options_are_located() {
         assert!(parse("http://h/x?httpMethod=GE T").is_err());
         assert!(parse("http://h/x?okStatusCodeRange=299-200").is_err());
