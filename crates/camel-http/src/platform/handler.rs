@@ -3,7 +3,7 @@
 use axum::body::Body as HttpBody;
 use axum::http::{header, request::Parts, Request, Response, StatusCode};
 use bytes::{Bytes, BytesMut};
-use camel_api::{Body, Exchange, ExchangePattern, Headers, Value};
+use camel_api::{Body, CamelError, Exchange, ExchangePattern, Headers, Value};
 use futures::StreamExt;
 
 use super::reply;
@@ -52,9 +52,18 @@ pub(crate) async fn handle(
     };
     let exchange = to_exchange(&parts, params, bytes);
     let inbound = exchange.message.headers.clone();
-    match reg.ctx.send(exchange).await {
-        Ok(done) => reply::from_exchange(done, &inbound),
-        Err(e) => reply::from_error(&e, reg.ctx.route_id(), retry),
+    // In its own task: a client that hangs up drops this future, and the exchange must not
+    // stop halfway through its steps because of it (a write done, the next one not).
+    let ctx = reg.ctx.clone();
+    let outcome = tokio::spawn(async move { ctx.send(exchange).await }).await;
+    match outcome {
+        Ok(Ok(done)) => reply::from_exchange(done, &inbound),
+        Ok(Err(e)) => reply::from_error(&e, reg.ctx.route_id(), retry),
+        Err(join) => reply::from_error(
+            &CamelError::processor(format!("the exchange's task ended: {join}")),
+            reg.ctx.route_id(),
+            retry,
+        ),
     }
 }
 
