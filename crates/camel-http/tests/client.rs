@@ -171,7 +171,7 @@ async fn bridge_endpoint_proxies_the_path_and_query() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_slow_server_is_a_timeout_after_response_timeout() {
+async fn a_slow_server_is_a_timeout_after_response_or_socket_timeout() {
     let release = Arc::new(tokio::sync::Notify::new());
     let gate = release.clone();
     let slow = RouteBuilder::from("platform-http:/slow")
@@ -190,6 +190,13 @@ async fn a_slow_server_is_a_timeout_after_response_timeout() {
             &run.url("/slow?responseTimeout=200ms&httpMethod=GET"),
             Exchange::default(),
         )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CamelError::Timeout(_)), "{err:?}");
+    // No byte of the response within `socket_timeout` either.
+    let err = run
+        .ctx
+        .request(&run.url("/slow?socketTimeout=200ms"), Exchange::default())
         .await
         .unwrap_err();
     assert!(matches!(err, CamelError::Timeout(_)), "{err:?}");
