@@ -71,7 +71,9 @@ impl PathTemplate {
         for segment in &self.segments {
             let part = parts.next()?;
             match segment {
-                Segment::Literal(l) if *l == percent_decode(part) => {}
+                // Decoding allocates; most request paths have nothing to decode.
+                Segment::Literal(l) if !part.contains('%') && l == part => {}
+                Segment::Literal(l) if part.contains('%') && *l == percent_decode(part) => {}
                 Segment::Literal(_) => return None,
                 Segment::Param(name) if !part.is_empty() => {
                     params.push((name.clone(), percent_decode(part)));
