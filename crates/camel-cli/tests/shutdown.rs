@@ -190,6 +190,7 @@ fn a_second_sigterm_during_an_admin_route_stop_exits_at_once() {
       uri: timer:t
       parameters: {period: 100000, delay: 0}
       steps:
+        - log: "exchange in flight"
         - to: direct:nobody?timeout=120000
 "#,
     );
@@ -201,14 +202,23 @@ fn a_second_sigterm_during_an_admin_route_stop_exits_at_once() {
         "--shutdown-timeout",
         "60",
     ]);
-    let line = wait_line(&rx, "admin API listening");
-    let addr = line
-        .split("addr=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("the log names the address")
-        .to_string();
-
+    // Both lines, in whichever order they come: under load the timer may fire late, and
+    // a stop with nothing in flight would end at once and never show as under way.
+    let (mut addr, mut in_flight) = (None, false);
+    while addr.is_none() || !in_flight {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the admin API and the exchange start");
+        if line.contains("admin API listening") {
+            addr = line
+                .split("addr=")
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .map(str::to_string);
+        }
+        in_flight |= line.contains("exchange in flight");
+    }
+    let addr = addr.expect("the log names the address");
     // The stop request is answered only when the drain ends: send it and do not wait.
     let mut stop = TcpStream::connect(&addr).unwrap();
     write!(
