@@ -97,12 +97,29 @@ pub enum CamelError {
     /// An operation exceeded its deadline.
     #[error("timed out: {0}")]
     Timeout(Arc<str>),
+    /// A service at capacity refused the call at once instead of queueing it (load
+    /// shedding); the caller may retry later.
+    #[error("overloaded: {0}")]
+    Overloaded(Arc<str>),
     /// The route or component is stopping and takes no more work.
     #[error("stopping: {0}")]
     Stopping(Arc<str>),
     /// An I/O failure.
     #[error("i/o: {0}")]
     Io(Arc<std::io::Error>),
+    /// An HTTP call answered with a status outside the producer's success range
+    /// (`throw_exception_on_failure`); an error handler can match the status.
+    #[error("HTTP operation failed invoking {} with status {status}", redact_url(.uri))]
+    HttpOperationFailed {
+        /// The URI called (redacted when shown).
+        uri: Arc<str>,
+        /// The response status code.
+        status: u16,
+        /// The status line's reason phrase.
+        status_text: Arc<str>,
+        /// The response body as text (capped by the producer).
+        body: Arc<str>,
+    },
     /// A failure reported by an external system.
     #[error("{context}: {source}")]
     External {

@@ -23,6 +23,7 @@ mod body;
 mod component;
 mod consumer;
 mod counters;
+pub mod definition;
 mod error;
 mod exchange;
 mod expression;

@@ -4,17 +4,15 @@
 //! See docs/admin.md.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use camel_core::{CamelContext, RouteError, RouteErrorKind, RouteStatus};
-use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -22,17 +20,13 @@ use tokio_util::task::TaskTracker;
 #[derive(Clone)]
 struct Admin {
     ctx: CamelContext,
-    metrics: PrometheusHandle,
+    metrics: crate::metrics::Exporter,
     /// Route changes in progress (they outlive their requests).
     changes: TaskTracker,
 }
 
 /// Largest request body: a route in YAML is a few kilobytes.
 const BODY_LIMIT: usize = 256 * 1024;
-
-/// How long a read (health, listing) waits for the route table while another operation
-/// (a stop draining for up to its deadline) holds it.
-const READ_WAIT: Duration = Duration::from_secs(2);
 
 /// Binds `addr` and serves the API until `stop` fires; returns the bound address (useful
 /// with port 0) and the server's task, which ends once open requests are answered.
@@ -41,23 +35,12 @@ const READ_WAIT: Duration = Duration::from_secs(2);
 pub(crate) async fn serve(
     addr: SocketAddr,
     ctx: CamelContext,
-    metrics: PrometheusHandle,
+    metrics: crate::metrics::Exporter,
     stop: CancellationToken,
     changes: TaskTracker,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let upkeep = metrics.clone();
-    let upkeep_stop = stop.clone();
-    // Histograms are summarised on a timer, as the exporter's own listener does.
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = upkeep_stop.cancelled() => return,
-                _ = tokio::time::sleep(Duration::from_secs(5)) => upkeep.run_upkeep(),
-            }
-        }
-    });
     let app = Router::new()
         .route("/health", get(health))
         .route("/metrics", get(render_metrics))
@@ -97,11 +80,6 @@ async fn detached<T: Send + 'static>(
         let body = json!({ "error": format!("the operation failed: {e}") });
         (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
     })
-}
-
-fn busy() -> Response {
-    let body = json!({ "error": "another route operation is in progress; try again" });
-    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
 }
 
 fn error_list(errors: &[RouteError]) -> Response {
@@ -153,21 +131,27 @@ fn failure(e: &RouteError) -> Response {
         RouteErrorKind::NoSuchRoute(_) => StatusCode::NOT_FOUND,
         RouteErrorKind::DuplicateRouteId { .. } => StatusCode::CONFLICT,
         RouteErrorKind::Lifecycle(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        RouteErrorKind::ContextStopping(_) => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::BAD_REQUEST,
     };
     (code, Json(json!({ "error": e.to_string() }))).into_response()
 }
 
-/// A route's id, status and source; with `full`, its definition too (credentials hidden).
+/// A route's id, status and source, and the operation under way on it if any; with
+/// `full`, its definition too (credentials hidden). Reads never wait for an operation.
 async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteError> {
     let routes = admin.ctx.route_controller();
     let status = routes.status(id).await?;
+    let operation = routes.operation(id).await?;
     let definition = routes.definition(id).await?;
     let mut out = json!({
         "id": id,
         "status": status_name(status),
         "from": camel_api::redact_url(&definition.from.uri),
     });
+    if let Some(op) = operation {
+        out["operation"] = Value::String(op.as_str().into());
+    }
     if let Some(reason) = routes.failure(id).await? {
         out["failing"] = Value::String(reason.to_string());
     }
@@ -181,30 +165,26 @@ async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Value, RouteErr
 
 async fn health(State(admin): State<Admin>) -> Response {
     let routes = admin.ctx.route_controller();
-    let read = tokio::time::timeout(READ_WAIT, async {
-        let (mut started, mut suspended, mut stopped) = (0, 0, 0);
-        let mut failing = Vec::new();
-        for id in routes.route_ids().await {
-            match routes.status(&id).await {
-                Ok(RouteStatus::Started) => started += 1,
-                Ok(RouteStatus::Suspended) => suspended += 1,
-                Ok(RouteStatus::Stopped) | Err(_) => stopped += 1,
-            }
-            if let Ok(Some(reason)) = routes.failure(&id).await {
-                failing.push(json!({ "id": id, "reason": &*reason }));
-            }
+    let (mut started, mut suspended, mut stopped) = (0, 0, 0);
+    let mut failing = Vec::new();
+    for id in routes.route_ids().await {
+        match routes.status(&id).await {
+            Ok(RouteStatus::Started) => started += 1,
+            Ok(RouteStatus::Suspended) => suspended += 1,
+            Ok(RouteStatus::Stopped) => stopped += 1,
+            // Removed since the listing: not counted.
+            Err(_) => {}
         }
-        let counts = json!({
-            "started": started,
-            "suspended": suspended,
-            "stopped": stopped,
-            "failing": failing.len(),
-        });
-        (counts, failing)
-    })
-    .await;
-    // The process answers, so it is up; the route table is busy with a long operation.
-    let (counts, failing) = read.unwrap_or_else(|_| (json!("busy"), Vec::new()));
+        if let Ok(Some(reason)) = routes.failure(&id).await {
+            failing.push(json!({ "id": id, "reason": &*reason }));
+        }
+    }
+    let counts = json!({
+        "started": started,
+        "suspended": suspended,
+        "stopped": stopped,
+        "failing": failing.len(),
+    });
     // A started route whose source is unreachable takes nothing in: the process is not
     // doing its job, so it is DOWN (503) until the consumer recovers.
     let (status, code) = if failing.is_empty() {
@@ -227,36 +207,24 @@ async fn health(State(admin): State<Admin>) -> Response {
 }
 
 async fn render_metrics(State(admin): State<Admin>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        admin.metrics.render(),
-    )
-        .into_response()
+    crate::metrics::response(&admin.metrics)
 }
 
 async fn list(State(admin): State<Admin>) -> Response {
-    let listed = tokio::time::timeout(READ_WAIT, async {
-        let mut out = Vec::new();
-        for id in admin.ctx.route_controller().route_ids().await {
-            // A route removed meanwhile is simply not listed.
-            if let Ok(v) = describe(&admin, &id, false).await {
-                out.push(v);
-            }
+    let mut out = Vec::new();
+    for id in admin.ctx.route_controller().route_ids().await {
+        // A route removed meanwhile is simply not listed.
+        if let Ok(v) = describe(&admin, &id, false).await {
+            out.push(v);
         }
-        out
-    })
-    .await;
-    match listed {
-        Ok(out) => Json(Value::Array(out)).into_response(),
-        Err(_) => busy(),
     }
+    Json(Value::Array(out)).into_response()
 }
 
 async fn one(State(admin): State<Admin>, Path(id): Path<String>) -> Response {
-    match tokio::time::timeout(READ_WAIT, describe(&admin, &id, true)).await {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err(e)) => failure(&e),
-        Err(_) => busy(),
+    match describe(&admin, &id, true).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => failure(&e),
     }
 }
 

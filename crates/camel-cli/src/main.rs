@@ -3,6 +3,7 @@
 mod admin;
 mod file_routes;
 mod logging;
+mod metrics;
 mod outbox;
 mod run;
 mod shutdown;

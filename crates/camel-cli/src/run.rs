@@ -42,6 +42,15 @@ pub(crate) struct RunArgs {
     /// authentication: bind it to 127.0.0.1 (port 0 picks a free port; the log says which).
     #[arg(long, conflicts_with = "metrics_addr")]
     admin_addr: Option<std::net::SocketAddr>,
+    /// Seconds a batching sink's per-destination series (`camel_sink_batch_*`) may stay
+    /// unchanged before `/metrics` drops them (a destination's batcher stops after its
+    /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
+    #[arg(long, default_value_t = 300)]
+    sink_metrics_expiry: u64,
+    /// Port of the embedded HTTP server for `platform-http:` routes (every interface); it
+    /// binds only when such a route starts. 0 picks a free port (the log says which).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
 }
 
 /// Loads every file, collecting the errors of all of them.
@@ -70,9 +79,13 @@ fn report(errors: &[RouteError]) {
 
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
-/// batching sinks (SQS, Pub/Sub, NATS).
-fn context() -> CamelContext {
+/// batching sinks (SQS, Pub/Sub, NATS), and HTTP (`platform-http:` on `port`, `http:`,
+/// `https:`).
+fn context(port: u16) -> CamelContext {
     let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::on_port(port)));
+    ctx.add_component(Arc::new(camel_http::HttpComponent::http()));
+    ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
     ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
@@ -88,7 +101,8 @@ pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let ctx = context();
+    // Validation starts no route, so the server never binds: any port will do.
+    let ctx = context(0);
     match ctx.validate(&routes).await {
         Ok(()) => {
             println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
@@ -251,10 +265,7 @@ async fn start(
     args: &RunArgs,
     routes: Vec<RouteDefinition>,
     stamps: Stamps,
-    admin: Option<(
-        std::net::SocketAddr,
-        metrics_exporter_prometheus::PrometheusHandle,
-    )>,
+    admin: Option<(std::net::SocketAddr, crate::metrics::Exporter)>,
     admin_stop: &tokio_util::sync::CancellationToken,
     admin_changes: &tokio_util::task::TaskTracker,
 ) -> Result<Running, ExitCode> {
@@ -325,29 +336,30 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(STARTUP_ERROR);
         }
     };
-    if let Some(addr) = args.metrics_addr {
-        let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .with_http_listener(addr)
-            .install();
-        if let Err(e) = installed {
-            eprintln!("error: cannot serve metrics on {addr}: {e}");
-            return ExitCode::from(STARTUP_ERROR);
-        }
-        tracing::info!(%addr, "serving Prometheus metrics at /metrics");
-    }
-    let admin_metrics = match args.admin_addr {
-        Some(addr) => {
-            match metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder() {
-                Ok(handle) => Some((addr, handle)),
-                Err(e) => {
-                    eprintln!("error: cannot install the metrics recorder for the admin API: {e}");
-                    return ExitCode::from(STARTUP_ERROR);
-                }
+    let sink_expiry =
+        (args.sink_metrics_expiry > 0).then(|| Duration::from_secs(args.sink_metrics_expiry));
+    let exporter = if args.metrics_addr.is_some() || args.admin_addr.is_some() {
+        match crate::metrics::Exporter::install(sink_expiry) {
+            Ok(exporter) => Some(exporter),
+            Err(e) => {
+                eprintln!("error: cannot install the metrics recorder: {e}");
+                return ExitCode::from(STARTUP_ERROR);
             }
         }
-        None => None,
+    } else {
+        None
     };
-    let ctx = context();
+    if let (Some(addr), Some(exporter)) = (args.metrics_addr, &exporter) {
+        match crate::metrics::serve(addr, exporter.clone()).await {
+            Ok(bound) => tracing::info!(addr = %bound, "serving Prometheus metrics at /metrics"),
+            Err(e) => {
+                eprintln!("error: cannot serve metrics on {addr}: {e}");
+                return ExitCode::from(STARTUP_ERROR);
+            }
+        }
+    }
+    let admin_metrics = args.admin_addr.zip(exporter);
+    let ctx = context(args.port);
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     let admin_stop = tokio_util::sync::CancellationToken::new();
     let admin_changes = tokio_util::task::TaskTracker::new();

@@ -39,10 +39,10 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "U+0000",
     ),
     (
-        "length.yaml",
-        "- from:\n    uri: direct:a\n    steps:\n      - set_body: {simple: \"${header.foo.length()}\"}\n",
+        "method.yaml",
+        "- from:\n    uri: direct:a\n    steps:\n      - set_body: {simple: \"${header.foo.frobnicate()}\"}\n",
         "4:20",
-        "`length()` are not supported",
+        "unsupported method `frobnicate`",
     ),
     (
         "placeholder.yaml",

@@ -1,4 +1,5 @@
-//! The built-in components: `direct`, `seda`, `timer`, `log`, `file`, `mock`.
+//! The built-in components: `direct`, `seda`, `timer`, `scheduler`, `cron`, `quartz`,
+//! `log`, `file`, `mock`.
 //!
 //! Each component is a [`camel_api::Component`] registered in the context by its scheme.
 //! [`all`] returns one instance of each, ready to register; tests that assert on `mock:`
@@ -18,6 +19,8 @@ pub mod direct;
 pub mod file;
 pub mod log;
 pub mod mock;
+pub mod schedule;
+pub mod scheduler;
 pub mod seda;
 pub mod timer;
 
@@ -26,6 +29,8 @@ pub use direct::DirectComponent;
 pub use file::{FileComponent, FileError};
 pub use log::LogComponent;
 pub use mock::{MockAssertionError, MockComponent, MockEndpoint};
+pub use schedule::{CronComponent, QuartzComponent};
+pub use scheduler::SchedulerComponent;
 pub use seda::SedaComponent;
 pub use timer::TimerComponent;
 
@@ -46,13 +51,16 @@ pub fn all() -> Vec<Arc<dyn Component>> {
 /// let mock = MockComponent::new();
 /// let components = all_with_mock(&mock);
 /// let schemes: Vec<&str> = components.iter().map(|c| c.scheme()).collect();
-/// assert_eq!(schemes, ["direct", "seda", "timer", "log", "file", "mock"]);
+/// assert_eq!(schemes, ["direct", "seda", "timer", "scheduler", "cron", "quartz", "log", "file", "mock"]);
 /// ```
 pub fn all_with_mock(mock: &MockComponent) -> Vec<Arc<dyn Component>> {
     vec![
         Arc::new(DirectComponent::new()),
         Arc::new(SedaComponent::new()),
         Arc::new(TimerComponent),
+        Arc::new(SchedulerComponent),
+        Arc::new(CronComponent::new()),
+        Arc::new(QuartzComponent::new()),
         Arc::new(LogComponent),
         Arc::new(FileComponent),
         Arc::new(mock.clone()),

@@ -2,8 +2,10 @@
 //!
 //! Each firing sends a new exchange (empty body) through the route, with the headers
 //! `CamelTimerCounter` (1 for the first firing) and `CamelTimerFiredTime` (milliseconds
-//! since the Unix epoch), and the property `CamelTimerName`. A timer only consumes: using
-//! it in `to` is an error.
+//! since the Unix epoch), and the property `CamelTimerName`. With `include_metadata=true`
+//! it also carries Camel's metadata properties `CamelTimerCounter`, `CamelTimerPeriod`
+//! (ms) and `CamelTimerFiredTime`, and the header `CamelMessageTimestamp`. A timer only
+//! consumes: using it in `to` is an error.
 //!
 //! The next firing waits for the route to finish the current exchange. With the default
 //! fixed delay a slow exchange pushes the schedule back; with `fixed_rate` the timer
@@ -17,6 +19,7 @@
 //! | `delay` | `1000` (ms) | Time before the first firing. |
 //! | `repeat_count` | `0` | Stop after this many firings; `0` fires until the route stops. |
 //! | `fixed_rate` | `false` | Keep the rate by catching up after a slow exchange, instead of keeping the delay. |
+//! | `include_metadata` | `false` | Add Camel's metadata properties and `CamelMessageTimestamp`, as above. |
 //!
 //! ```
 //! use camel_api::{BoxProcessor, Component, ConsumerContext, EndpointUri};
@@ -42,12 +45,20 @@ use camel_api::{
 };
 use tokio::time::{Instant, MissedTickBehavior};
 
-const OPTIONS: &[&str] = &["period", "delay", "repeat_count", "fixed_rate"];
+const OPTIONS: &[&str] = &[
+    "period",
+    "delay",
+    "repeat_count",
+    "fixed_rate",
+    "include_metadata",
+];
 const DEFAULT_PERIOD: Duration = Duration::from_millis(1000);
 const DEFAULT_DELAY: Duration = Duration::from_millis(1000);
 
 /// Exchange property with the name of the timer that fired.
 pub const TIMER_NAME: &str = "CamelTimerName";
+/// Exchange property with the timer's period in milliseconds (with `include_metadata`).
+pub const TIMER_PERIOD: &str = "CamelTimerPeriod";
 
 /// The `timer` component. Stateless: every endpoint owns its own schedule.
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,6 +80,7 @@ impl Component for TimerComponent {
         let delay = p.take_duration("delay")?.unwrap_or(DEFAULT_DELAY);
         let repeat_count = p.take::<u64>("repeat_count")?.unwrap_or(0);
         let fixed_rate = p.take_bool("fixed_rate")?.unwrap_or(false);
+        let include_metadata = p.take_bool("include_metadata")?.unwrap_or(false);
         let raw = uri.raw();
         uri.parameters.finish(OPTIONS)?;
         Ok(Arc::new(TimerEndpoint {
@@ -80,6 +92,7 @@ impl Component for TimerComponent {
                 // A zero period means "once", as in Camel.
                 repeat_count: if period.is_zero() { 1 } else { repeat_count },
                 fixed_rate,
+                include_metadata,
             },
         }))
     }
@@ -94,6 +107,7 @@ struct Schedule {
     /// 0 = forever.
     repeat_count: u64,
     fixed_rate: bool,
+    include_metadata: bool,
 }
 
 #[derive(Debug)]
@@ -144,7 +158,7 @@ impl Consumer for TimerConsumer {
                 _ = ticks.tick() => {}
             }
             counter += 1;
-            let exchange = fired(&s.name, counter);
+            let exchange = fired(&s, counter);
             match ctx.send(exchange).await {
                 Ok(_) => {}
                 Err(CamelError::Stopping(_)) => break,
@@ -158,7 +172,7 @@ impl Consumer for TimerConsumer {
 }
 
 /// The exchange of firing number `counter`.
-fn fired(name: &Arc<str>, counter: u64) -> Exchange {
+fn fired(s: &Schedule, counter: u64) -> Exchange {
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -166,7 +180,15 @@ fn fired(name: &Arc<str>, counter: u64) -> Exchange {
     let mut exchange = Exchange::default()
         .with_header(names::TIMER_COUNTER, counter)
         .with_header(names::TIMER_FIRED_TIME, now_ms);
-    exchange.properties.insert(TIMER_NAME, name.clone());
+    exchange.properties.insert(TIMER_NAME, s.name.clone());
+    if s.include_metadata {
+        // Where Camel puts them: properties, plus the message timestamp header.
+        let period_ms = i64::try_from(s.period.as_millis()).unwrap_or(i64::MAX);
+        exchange.properties.insert(names::TIMER_COUNTER, counter);
+        exchange.properties.insert(TIMER_PERIOD, period_ms);
+        exchange.properties.insert(names::TIMER_FIRED_TIME, now_ms);
+        exchange = exchange.with_header(crate::scheduler::MESSAGE_TIMESTAMP, now_ms);
+    }
     exchange
 }
 
@@ -293,6 +315,50 @@ mod tests {
         let (pipeline, seen) = recorder(start);
         run("timer:once?period=0&delay=0", pipeline).await;
         assert_eq!(*seen.lock().unwrap(), [(0, 1)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn include_metadata_adds_camels_properties_and_timestamp() {
+        let seen: Arc<Mutex<Vec<Exchange>>> = Arc::default();
+        let sink = seen.clone();
+        let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+            sink.lock().unwrap().push(ex.clone());
+            Ok(ex)
+        });
+        run(
+            "timer:meta?delay=0&period=250&repeatCount=2&includeMetadata=true",
+            pipeline,
+        )
+        .await;
+        let int = |v: Option<&Value>| v.and_then(Value::as_i64);
+        {
+            let seen = seen.lock().unwrap();
+            let second = &seen[1];
+            assert_eq!(int(second.property(names::TIMER_COUNTER)), Some(2));
+            assert_eq!(int(second.header(names::TIMER_COUNTER)), Some(2));
+            assert_eq!(int(second.property(TIMER_PERIOD)), Some(250));
+            assert_eq!(second.property(TIMER_NAME).unwrap().to_string(), "meta");
+            let fired = int(second.property(names::TIMER_FIRED_TIME)).unwrap();
+            assert_eq!(int(second.header(names::TIMER_FIRED_TIME)), Some(fired));
+            assert_eq!(
+                int(second.header(crate::scheduler::MESSAGE_TIMESTAMP)),
+                Some(fired)
+            );
+        }
+
+        // Without it: the counter and fired-time headers only.
+        let plain: Arc<Mutex<Option<Exchange>>> = Arc::default();
+        let sink = plain.clone();
+        let pipeline = BoxProcessor::sync(move |ex: Exchange| {
+            *sink.lock().unwrap() = Some(ex.clone());
+            Ok(ex)
+        });
+        run("timer:plain?delay=0&repeatCount=1", pipeline).await;
+        let ex = plain.lock().unwrap().take().unwrap();
+        assert_eq!(int(ex.header(names::TIMER_COUNTER)), Some(1));
+        assert!(ex.property(TIMER_PERIOD).is_none());
+        assert!(ex.property(names::TIMER_COUNTER).is_none());
+        assert!(ex.header(crate::scheduler::MESSAGE_TIMESTAMP).is_none());
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub enum RouteErrorKind {
     /// No route with this id.
     #[error("no route with id `{0}`")]
     NoSuchRoute(String),
+    /// A route cannot start while the context is stopping.
+    #[error("route `{0}` cannot start: the context is stopping")]
+    ContextStopping(String),
     /// A lifecycle step failed to start or stop.
     #[error("{0}")]
     Lifecycle(CamelError),

@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod builder;
+mod builder_layer;
 pub mod compiler;
 pub mod context;
 pub mod error;
@@ -32,10 +33,11 @@ use std::sync::Arc;
 pub use builder::RouteBuilder;
 pub use compiler::{CompiledRoute, PipelineAssembly, StepCompiler, StepContext, StepRegistry};
 pub use context::{
-    CamelContext, Registry, RouteController, RouteStatus, ShutdownReport, StopOutcome,
+    CamelContext, Registry, RouteController, RouteOperation, RouteStatus, ShutdownReport,
+    StopOutcome,
 };
 pub use error::{Location, RouteError, RouteErrorKind, RouteErrors};
-pub use model::{EndpointDefinition, RouteDefinition, StepDefinition};
+pub use model::{EndpointDefinition, LayerStep, RouteDefinition, StepDefinition};
 
 /// The built-in components every context starts with.
 pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {

@@ -19,8 +19,12 @@
 //! ```
 
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use camel_api::{BoxProcessor, CamelError, Exchange, Process, ProcessorFuture};
+use tower::{Layer, Service};
+
+use crate::layer::EipFuture;
 
 /// Steps run in sequence.
 #[derive(Debug, Clone)]
@@ -40,6 +44,50 @@ pub fn pipeline(mut steps: Vec<BoxProcessor>) -> BoxProcessor {
     }
 }
 
+/// Where running the steps synchronously got to.
+enum Progress {
+    /// Every step completed at once (or the exchange was stopped).
+    Done(Exchange),
+    /// A step failed.
+    Failed(CamelError),
+    /// The step before `next` suspended; the rest must run in a boxed future.
+    Suspended {
+        pending: ProcessorFuture,
+        next: usize,
+    },
+}
+
+/// Runs `steps` for as long as they complete synchronously: no allocation on that path.
+fn run_sync(steps: &[BoxProcessor], mut ex: Exchange) -> Progress {
+    for (i, step) in steps.iter().enumerate() {
+        if ex.is_stopped() {
+            break;
+        }
+        // In-place steps take the exchange by reference: no move in and out per step.
+        match step.process_in_place(&mut ex) {
+            Some(Ok(())) => continue,
+            Some(Err(e)) => return Progress::Failed(e),
+            None => {}
+        }
+        match step.process(ex) {
+            ProcessorFuture::Ready(Some(Ok(next))) => ex = next,
+            ProcessorFuture::Ready(Some(Err(e))) => return Progress::Failed(e),
+            ProcessorFuture::Ready(None) => {
+                return Progress::Failed(CamelError::processor(
+                    "a step returned a future that had already completed",
+                ))
+            }
+            pending @ ProcessorFuture::Pending(_) => {
+                return Progress::Suspended {
+                    pending,
+                    next: i + 1,
+                }
+            }
+        }
+    }
+    Progress::Done(ex)
+}
+
 async fn finish(
     first: ProcessorFuture,
     steps: Arc<[BoxProcessor]>,
@@ -56,31 +104,84 @@ async fn finish(
 }
 
 impl Process for Pipeline {
-    fn process(&self, mut ex: Exchange) -> ProcessorFuture {
-        for (i, step) in self.steps.iter().enumerate() {
-            if ex.is_stopped() {
-                break;
-            }
-            // In-place steps take the exchange by reference: no move in and out per step.
-            match step.process_in_place(&mut ex) {
-                Some(Ok(())) => continue,
-                Some(Err(e)) => return ProcessorFuture::ready(Err(e)),
-                None => {}
-            }
-            match step.process(ex) {
-                ProcessorFuture::Ready(Some(Ok(next))) => ex = next,
-                ProcessorFuture::Ready(Some(Err(e))) => return ProcessorFuture::ready(Err(e)),
-                ProcessorFuture::Ready(None) => {
-                    return ProcessorFuture::ready(Err(CamelError::processor(
-                        "a step returned a future that had already completed",
-                    )))
-                }
-                pending @ ProcessorFuture::Pending(_) => {
-                    return ProcessorFuture::boxed(finish(pending, self.steps.clone(), i + 1))
-                }
+    fn process(&self, ex: Exchange) -> ProcessorFuture {
+        match run_sync(&self.steps, ex) {
+            Progress::Done(ex) => ProcessorFuture::ready(Ok(ex)),
+            Progress::Failed(e) => ProcessorFuture::ready(Err(e)),
+            Progress::Suspended { pending, next } => {
+                ProcessorFuture::boxed(finish(pending, self.steps.clone(), next))
             }
         }
-        ProcessorFuture::ready(Ok(ex))
+    }
+}
+
+/// The steps of a pipeline, then the inner service `S` (skipped for a stopped exchange).
+#[derive(Debug, Clone)]
+pub struct PipelineService<S> {
+    steps: Arc<[BoxProcessor]>,
+    inner: S,
+}
+
+impl<S> Service<Exchange> for PipelineService<S>
+where
+    S: Service<Exchange, Response = Exchange, Error = CamelError> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Exchange;
+    type Error = CamelError;
+    type Future = EipFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CamelError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, ex: Exchange) -> Self::Future {
+        match run_sync(&self.steps, ex) {
+            Progress::Done(ex) if ex.is_stopped() => EipFuture::ready(Ok(ex)),
+            Progress::Done(ex) => EipFuture::inner(self.inner.call(ex)),
+            Progress::Failed(e) => EipFuture::ready(Err(e)),
+            Progress::Suspended { pending, next } => {
+                // The readiness reserved by `poll_ready` belongs to `self.inner`: move that
+                // instance into the future and keep a fresh clone here (tower's idiom).
+                let clone = self.inner.clone();
+                let mut ready = std::mem::replace(&mut self.inner, clone);
+                let steps = self.steps.clone();
+                EipFuture::step(ProcessorFuture::boxed(async move {
+                    let ex = finish(pending, steps, next).await?;
+                    if ex.is_stopped() {
+                        // Readiness was reserved but is not spent: drop it with `ready`.
+                        return Ok(ex);
+                    }
+                    ready.call(ex).await
+                }))
+            }
+        }
+    }
+}
+
+/// Runs a list of steps in front of the inner service.
+#[derive(Debug, Clone)]
+pub struct PipelineLayer {
+    steps: Arc<[BoxProcessor]>,
+}
+
+impl PipelineLayer {
+    /// A layer running `steps` before the service it wraps.
+    pub fn new(steps: Vec<BoxProcessor>) -> Self {
+        PipelineLayer {
+            steps: steps.into(),
+        }
+    }
+}
+
+impl<S> Layer<S> for PipelineLayer {
+    type Service = PipelineService<S>;
+
+    fn layer(&self, inner: S) -> PipelineService<S> {
+        PipelineService {
+            steps: self.steps.clone(),
+            inner,
+        }
     }
 }
 

@@ -7,48 +7,128 @@
 //! An exchange cut off while inside (a route stopped past its deadline) drops the open
 //! transaction, which the database rolls back.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use camel_api::transaction::{self, TransactionManager};
-use camel_api::{BoxProcessor, Exchange, Process, ProcessorFuture};
+use camel_api::{BoxProcessor, CamelError, Exchange, Process, ProcessorFuture};
+use tower::{Layer, Service};
+
+use crate::layer::EipFuture;
 
 /// Runs `steps` in a transaction of `manager`.
 pub fn transacted(manager: Arc<dyn TransactionManager>, steps: BoxProcessor) -> BoxProcessor {
-    BoxProcessor::new(Transacted { manager, steps }).named("transacted")
+    BoxProcessor::new(Transacted {
+        manager,
+        inner: steps,
+    })
+    .named("transacted")
 }
 
-#[derive(Debug)]
-struct Transacted {
+/// The transacted service: `inner` runs inside a transaction of `manager`.
+#[derive(Debug, Clone)]
+pub struct Transacted<S = BoxProcessor> {
     manager: Arc<dyn TransactionManager>,
-    steps: BoxProcessor,
+    inner: S,
 }
 
-impl Process for Transacted {
-    fn process(&self, ex: Exchange) -> ProcessorFuture {
-        if transaction::current().is_some_and(|t| t.key() == self.manager.key()) {
-            return self.steps.process(ex);
+impl<S> Transacted<S> {
+    /// True when the exchange already runs in a transaction on this database, which it
+    /// then joins.
+    fn joins_current(&self) -> bool {
+        transaction::current().is_some_and(|t| t.key() == self.manager.key())
+    }
+}
+
+/// Begins a transaction, runs `call` inside its scope, and commits or rolls back.
+///
+/// `call` starts the wrapped steps; it runs inside the scope because synchronous steps do
+/// their work when called, not when polled.
+async fn in_transaction<F, Fut>(
+    manager: Arc<dyn TransactionManager>,
+    call: F,
+) -> Result<Exchange, CamelError>
+where
+    F: FnOnce() -> Fut + Send,
+    Fut: Future<Output = Result<Exchange, CamelError>> + Send,
+{
+    let tx = manager.begin().await?;
+    let result = transaction::scope(tx.clone(), async move { call().await }).await;
+    match result {
+        Ok(ex) => {
+            tx.commit().await?;
+            Ok(ex)
         }
-        let begin = self.manager.begin();
-        let steps = self.steps.clone();
-        ProcessorFuture::boxed(async move {
-            let tx = begin.await?;
-            // `process` runs synchronous steps at once, so it must be called inside the
-            // scope, not before it.
-            let result =
-                transaction::scope(tx.clone(), async move { steps.process(ex).await }).await;
-            match result {
-                Ok(ex) => {
-                    tx.commit().await?;
-                    Ok(ex)
-                }
-                Err(e) => {
-                    if let Err(rollback) = tx.rollback().await {
-                        tracing::warn!(error = %rollback, "rollback failed after a step failed");
-                    }
-                    Err(e)
-                }
+        Err(e) => {
+            if let Err(rollback) = tx.rollback().await {
+                tracing::warn!(error = %rollback, "rollback failed after a step failed");
             }
-        })
+            Err(e)
+        }
+    }
+}
+
+impl Process for Transacted<BoxProcessor> {
+    fn process(&self, ex: Exchange) -> ProcessorFuture {
+        if self.joins_current() {
+            return self.inner.process(ex);
+        }
+        let steps = self.inner.clone();
+        ProcessorFuture::boxed(in_transaction(self.manager.clone(), move || {
+            steps.process(ex)
+        }))
+    }
+}
+
+impl<S> Service<Exchange> for Transacted<S>
+where
+    S: Service<Exchange, Response = Exchange, Error = CamelError> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Exchange;
+    type Error = CamelError;
+    type Future = EipFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CamelError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, ex: Exchange) -> Self::Future {
+        if self.joins_current() {
+            return EipFuture::inner(self.inner.call(ex));
+        }
+        // Move the instance whose readiness `poll_ready` reserved into the future.
+        let clone = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        EipFuture::step(ProcessorFuture::boxed(in_transaction(
+            self.manager.clone(),
+            move || ready.call(ex),
+        )))
+    }
+}
+
+/// Wraps a service in a [`Transacted`].
+#[derive(Debug, Clone)]
+pub struct TransactedLayer {
+    manager: Arc<dyn TransactionManager>,
+}
+
+impl TransactedLayer {
+    /// A layer running the inner service in a transaction of `manager`.
+    pub fn new(manager: Arc<dyn TransactionManager>) -> Self {
+        TransactedLayer { manager }
+    }
+}
+
+impl<S> Layer<S> for TransactedLayer {
+    type Service = Transacted<S>;
+
+    fn layer(&self, inner: S) -> Transacted<S> {
+        Transacted {
+            manager: self.manager.clone(),
+            inner,
+        }
     }
 }
 

@@ -2,33 +2,29 @@
 
 use std::sync::Arc;
 
-use camel_api::{ExchangeStats, ShutdownReason};
+use camel_api::ShutdownReason;
 use tokio::time::Instant;
 
-use super::route::{self, RouteRuntime, RouteStatus, StopOutcome};
+use super::route::{self, RouteStatus, StopOutcome};
+use super::table::{RouteOperation, RouteView};
 use super::CamelContext;
 use crate::compiler::compile_route;
-use crate::error::{RouteError, RouteErrorKind};
+use crate::error::RouteError;
 use crate::model::RouteDefinition;
 
 /// Start, stop, suspend, resume, remove and swap individual routes.
+///
+/// Operations on one route run one after another (a second stop waits for the first);
+/// operations on different routes never wait for each other, and the reads (`route_ids`,
+/// `status`, `failure`, `definition`, `operation`) never wait for any operation.
 #[derive(Clone, Debug)]
 pub struct RouteController {
     pub(super) ctx: CamelContext,
 }
 
 impl RouteController {
-    async fn with_route<T>(
-        &self,
-        id: &str,
-        f: impl AsyncFnOnce(&mut RouteRuntime, &Arc<ExchangeStats>) -> T,
-    ) -> Result<T, RouteError> {
-        let mut all = self.ctx.inner.routes.lock().await;
-        let rt = all
-            .iter_mut()
-            .find(|r| r.id() == id)
-            .ok_or_else(|| RouteError::new(RouteErrorKind::NoSuchRoute(id.to_string())))?;
-        Ok(f(rt, &self.ctx.inner.stats).await)
+    fn view(&self, id: &str) -> Result<Arc<RouteView>, RouteError> {
+        Ok(self.ctx.inner.routes.find(id)?.view())
     }
 
     /// The ids of all routes, in definition order.
@@ -36,67 +32,75 @@ impl RouteController {
         self.ctx
             .inner
             .routes
-            .lock()
-            .await
+            .snapshot()
             .iter()
             .map(|r| r.id().to_string())
             .collect()
     }
 
-    /// The status of a route.
+    /// The status of a route. While an operation runs on the route (a stop draining its
+    /// exchanges) this is the status before it; [`operation`](Self::operation) says what
+    /// is under way.
     pub async fn status(&self, id: &str) -> Result<RouteStatus, RouteError> {
-        self.with_route(id, async |rt, _| rt.status).await
+        Ok(self.view(id)?.status)
+    }
+
+    /// The operation running on a route, if any.
+    pub async fn operation(&self, id: &str) -> Result<Option<RouteOperation>, RouteError> {
+        Ok(self.view(id)?.operation)
     }
 
     /// Why a started route's consumer takes nothing in (its source is unreachable, or it
     /// ended with an error); `None` when it is healthy or the route is not running.
     pub async fn failure(&self, id: &str) -> Result<Option<Arc<str>>, RouteError> {
-        self.with_route(id, async |rt, _| rt.failing()).await
+        Ok(self.view(id)?.health.as_ref().and_then(|h| h.failing()))
     }
 
     /// The definition a route runs.
     pub async fn definition(&self, id: &str) -> Result<RouteDefinition, RouteError> {
-        self.with_route(id, async |rt, _| rt.definition.clone())
-            .await
+        Ok(RouteDefinition::clone(&self.view(id)?.definition))
     }
 
     /// Starts a stopped route (compiling it afresh).
     pub async fn start_route(&self, id: &str) -> Result<(), RouteError> {
-        let registry = &self.ctx.inner.registry;
-        self.with_route(id, async |rt, stats| rt.restart(registry, stats).await)
-            .await?
+        let entry = self.ctx.inner.routes.find(id)?;
+        let mut rt = entry.lock(RouteOperation::Starting).await?;
+        self.ctx.may_start(id)?;
+        rt.restart(&self.ctx.inner.registry, &self.ctx.inner.stats)
+            .await
     }
 
     /// Stops a route gracefully within the context's shutdown deadline.
     pub async fn stop_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
         let deadline = Instant::now() + self.ctx.shutdown_timeout();
-        self.with_route(id, async |rt, _| {
-            rt.stop(deadline, ShutdownReason::RouteStop).await
-        })
-        .await
+        let entry = self.ctx.inner.routes.find(id)?;
+        let mut rt = entry.lock(RouteOperation::Stopping).await?;
+        Ok(rt.stop(deadline, ShutdownReason::RouteStop).await)
     }
 
     /// Pauses a route's intake; exchanges in flight go on.
     pub async fn suspend_route(&self, id: &str) -> Result<(), RouteError> {
-        self.with_route(id, async |rt, _| rt.suspend()).await
+        let entry = self.ctx.inner.routes.find(id)?;
+        entry.lock(RouteOperation::Suspending).await?.suspend();
+        Ok(())
     }
 
     /// Resumes a suspended route.
     pub async fn resume_route(&self, id: &str) -> Result<(), RouteError> {
-        self.with_route(id, async |rt, _| rt.resume()).await
+        let entry = self.ctx.inner.routes.find(id)?;
+        entry.lock(RouteOperation::Resuming).await?.resume();
+        Ok(())
     }
 
     /// Stops and removes a route.
     pub async fn remove_route(&self, id: &str) -> Result<StopOutcome, RouteError> {
-        // Stop and remove under one lock, so nothing can restart the route in between.
         let deadline = Instant::now() + self.ctx.shutdown_timeout();
-        let mut all = self.ctx.inner.routes.lock().await;
-        let at = all
-            .iter()
-            .position(|r| r.id() == id)
-            .ok_or_else(|| RouteError::new(RouteErrorKind::NoSuchRoute(id.to_string())))?;
-        let outcome = all[at].stop(deadline, ShutdownReason::RouteStop).await;
-        all.remove(at);
+        let entry = self.ctx.inner.routes.find(id)?;
+        // Stop and remove under the route's lock, so nothing can restart it in between.
+        let mut rt = entry.lock(RouteOperation::Removing).await?;
+        let outcome = rt.stop(deadline, ShutdownReason::RouteStop).await;
+        rt.mark_removed();
+        self.ctx.inner.routes.remove(&entry);
         Ok(outcome)
     }
 
@@ -112,26 +116,26 @@ impl RouteController {
         definition.id = Some(id.to_string());
         let registry = &self.ctx.inner.registry;
         let timeout = self.ctx.shutdown_timeout();
-        self.with_route(id, async |rt, stats| {
-            let next = compile_route(registry, &definition)?;
-            if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
-                let deadline = Instant::now() + timeout;
-                let was_suspended = rt.status == RouteStatus::Suspended;
-                let outcome = rt
-                    .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
-                    .await;
-                route::hand_over(&rt.compiled.assembly.lifecycles, &next.assembly.lifecycles);
-                rt.definition = definition;
-                rt.compiled = next;
-                rt.stale = false;
-                rt.start(stats).await?;
-                if was_suspended {
-                    rt.suspend();
-                }
-                return Ok(outcome);
+        let entry = self.ctx.inner.routes.find(id)?;
+        let mut rt = entry.lock(RouteOperation::Swapping).await?;
+        let next = compile_route(registry, &definition)?;
+        if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
+            let deadline = Instant::now() + timeout;
+            let was_suspended = rt.status == RouteStatus::Suspended;
+            let outcome = rt
+                .stop_with(deadline, route::swap_reason(&next.assembly.lifecycles))
+                .await;
+            route::hand_over(&rt.compiled.assembly.lifecycles, &next.assembly.lifecycles);
+            rt.definition = definition;
+            rt.compiled = next;
+            rt.stale = false;
+            self.ctx.may_start(id)?;
+            rt.start(&self.ctx.inner.stats).await?;
+            if was_suspended {
+                rt.suspend();
             }
-            rt.swap(definition, next, timeout).await
-        })
-        .await?
+            return Ok(outcome);
+        }
+        rt.swap(definition, next, timeout).await
     }
 }

@@ -15,26 +15,28 @@ mod controller;
 mod registry;
 mod reload;
 mod route;
+mod table;
 
 use std::any::Any;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::{Component, ContextChange, ExchangeStats, ShutdownReason};
-use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 pub use controller::RouteController;
 pub use registry::Registry;
 pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
+pub use table::RouteOperation;
 
 use crate::compiler::compile_route;
 use crate::error::{RouteError, RouteErrorKind, RouteErrors};
 use crate::model::RouteDefinition;
 use route::RouteRuntime;
+use table::{startup_order, RouteEntry, RouteGuard, RouteTable};
 
 /// The default time a graceful shutdown gives exchanges in flight.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -66,20 +68,15 @@ pub struct CamelContext {
 #[derive(Debug)]
 struct Inner {
     registry: Registry,
-    routes: Mutex<Vec<RouteRuntime>>,
+    /// Never locked across an `.await`; each route has its own lock (see `table`).
+    routes: RouteTable,
     stats: Arc<ExchangeStats>,
     shutdown_timeout: std::sync::Mutex<Duration>,
     next_id: AtomicU64,
-    started: std::sync::atomic::AtomicBool,
-}
-
-impl std::fmt::Debug for RouteRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Route")
-            .field("id", &self.id())
-            .field("status", &self.status)
-            .finish()
-    }
+    started: AtomicBool,
+    /// Context stops under way. While one runs no route starts: a start that got its
+    /// route's lock after the stop passed that route would leave it running.
+    stopping: AtomicUsize,
 }
 
 impl Default for CamelContext {
@@ -89,8 +86,8 @@ impl Default for CamelContext {
 }
 
 impl CamelContext {
-    /// A context with the built-in components (direct, seda, timer, log, file, mock) and
-    /// languages (simple, jsonpath, header, constant).
+    /// A context with the built-in components (direct, seda, timer, scheduler, cron, quartz,
+    /// log, file, mock) and languages (simple, jsonpath, header, constant).
     pub fn new() -> Self {
         let registry = Registry::default();
         for component in crate::builtin_components() {
@@ -99,11 +96,12 @@ impl CamelContext {
         CamelContext {
             inner: Arc::new(Inner {
                 registry,
-                routes: Mutex::new(Vec::new()),
+                routes: RouteTable::default(),
                 stats: ExchangeStats::new(),
                 shutdown_timeout: std::sync::Mutex::new(DEFAULT_SHUTDOWN_TIMEOUT),
                 next_id: AtomicU64::new(1),
                 started: Default::default(),
+                stopping: AtomicUsize::new(0),
             }),
         }
     }
@@ -111,6 +109,19 @@ impl CamelContext {
     /// Registers a component (replacing one with the same scheme).
     pub fn add_component(&self, component: Arc<dyn Component>) {
         self.inner.registry.add_component(component);
+    }
+
+    /// Registers a step compiler under `name` (snake_case), usable from YAML
+    /// (`- name: {…}`) and from the builder ([`RouteBuilder::step`](crate::RouteBuilder::step))
+    /// in routes added afterwards. See `examples/custom-step`.
+    pub fn add_step(&self, name: impl Into<String>, compiler: impl crate::StepCompiler) {
+        self.inner.registry.add_step(name, compiler);
+    }
+
+    /// Registers an expression language under `name`, usable as
+    /// `expression: {name: "…"}` in routes added afterwards.
+    pub fn add_language(&self, name: &'static str, language: impl camel_api::Language) {
+        self.inner.registry.add_language(name, Arc::new(language));
     }
 
     /// Registers a shared resource under `name`; a [`camel_api::BoxProcessor`] resource can
@@ -148,14 +159,7 @@ impl CamelContext {
 
     /// Compiles `routes` without adding them: every error of every route is returned.
     pub async fn validate(&self, routes: &[RouteDefinition]) -> Result<(), RouteErrors> {
-        let existing: Vec<(String, Option<crate::error::Location>)> = self
-            .inner
-            .routes
-            .lock()
-            .await
-            .iter()
-            .map(|r| (r.id().to_string(), r.definition.location()))
-            .collect();
+        let existing = self.inner.routes.ids();
         let mut routes = routes.to_vec();
         self.compile_all(&mut routes, existing).map(|_| ())
     }
@@ -230,25 +234,28 @@ impl CamelContext {
         &self,
         mut routes: Vec<RouteDefinition>,
     ) -> Result<Vec<String>, RouteErrors> {
-        let mut all = self.inner.routes.lock().await;
-        let existing = all
-            .iter()
-            .map(|r| (r.id().to_string(), r.definition.location()))
+        // Compiled outside the table's lock; `append` checks the ids again under it.
+        let compiled = self.compile_all(&mut routes, self.inner.routes.ids())?;
+        let added: Vec<Arc<RouteEntry>> = routes
+            .into_iter()
+            .zip(compiled)
+            .map(|(def, c)| RouteEntry::new(RouteRuntime::new(def, c)))
             .collect();
-        let compiled = self.compile_all(&mut routes, existing)?;
-        let first_new = all.len();
-        for (def, c) in routes.into_iter().zip(compiled) {
-            all.push(RouteRuntime::new(def, c));
-        }
-        let ids = all[first_new..]
+        let ids = added.iter().map(|e| e.id().to_string()).collect();
+        // Locked before anyone can see them, so no other operation comes between the add
+        // and the start.
+        let mut guards: Vec<RouteGuard<'_>> = added
             .iter()
-            .map(|r| r.id().to_string())
+            .filter_map(|e| e.lock_new(RouteOperation::Starting))
             .collect();
+        self.inner.routes.append(&added).map_err(RouteErrors)?;
         if self.inner.started.load(Ordering::SeqCst) {
             let mut errors = Vec::new();
-            for i in startup_order(&all[first_new..]) {
-                let rt = &mut all[first_new + i];
-                if rt.definition.auto_startup {
+            for i in startup_order(&added) {
+                let Some(rt) = guards.get_mut(i) else {
+                    continue;
+                };
+                if rt.definition.auto_startup && self.may_start(rt.id()).is_ok() {
                     if let Err(e) = rt.start(&self.inner.stats).await {
                         errors.push(e);
                     }
@@ -261,20 +268,39 @@ impl CamelContext {
         Ok(ids)
     }
 
+    /// Refuses a route start while the context stops.
+    fn may_start(&self, id: &str) -> Result<(), RouteError> {
+        if self.inner.stopping.load(Ordering::SeqCst) > 0 {
+            Err(RouteError::new(RouteErrorKind::ContextStopping(id.to_string())).in_route(Some(id)))
+        } else {
+            Ok(())
+        }
+    }
+
     /// Starts every route with `auto_startup`, in startup order.
     pub async fn start(&self) -> Result<(), RouteErrors> {
         self.inner.started.store(true, Ordering::SeqCst);
         self.announce(ContextChange::Starting);
-        let mut all = self.inner.routes.lock().await;
+        let all = self.inner.routes.snapshot();
         let mut errors = Vec::new();
         for i in startup_order(&all) {
-            if all[i].definition.auto_startup {
-                if let Err(e) = all[i]
-                    .restart(&self.inner.registry, &self.inner.stats)
-                    .await
-                {
-                    errors.push(e);
-                }
+            // Checked before the lock too, so a route left stopped is not waited for.
+            if !all[i].view().definition.auto_startup {
+                continue;
+            }
+            let mut rt = match all[i].lock(RouteOperation::Starting).await {
+                Ok(rt) => rt,
+                Err(_) => continue, // removed meanwhile
+            };
+            if !rt.definition.auto_startup {
+                continue;
+            }
+            let started = match self.may_start(rt.id()) {
+                Ok(()) => rt.restart(&self.inner.registry, &self.inner.stats).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = started {
+                errors.push(e);
             }
         }
         if errors.is_empty() {
@@ -301,27 +327,48 @@ impl CamelContext {
     pub async fn stop_by(&self, deadline: Instant) -> ShutdownReport {
         let started = Instant::now();
         self.inner.started.store(false, Ordering::SeqCst);
+        let _stopping = StopInProgress::begin(&self.inner.stopping);
         // Before the routes stop, so a wait for a route to start ends now, not at the
         // deadline (no route starts during a stop).
         self.announce(ContextChange::Stopping);
-        let mut all = self.inner.routes.lock().await;
+        let all = self.inner.routes.snapshot();
         let mut report = ShutdownReport::default();
         let mut order = startup_order(&all);
         order.reverse();
         for i in order {
-            if all[i].status == RouteStatus::Stopped {
+            // Another operation on this route (an admin stop draining) finishes first,
+            // but only until the deadline.
+            let mut rt = match tokio::time::timeout_at(
+                deadline,
+                all[i].lock(RouteOperation::Stopping),
+            )
+            .await
+            {
+                Ok(Ok(rt)) => rt,
+                Ok(Err(_)) => continue, // removed meanwhile
+                Err(_) => {
+                    // Its exchanges in flight are in doubt, as any cut off at the deadline.
+                    let id = all[i].id().to_string();
+                    let inflight = all[i].view().gate.inflight();
+                    if inflight > 0 {
+                        report.cut_off.push((id.clone(), inflight));
+                    }
+                    report.errors.push(format!(
+                        "route `{id}`: another operation on it was still running at the deadline"
+                    ));
+                    continue;
+                }
+            };
+            if rt.status == RouteStatus::Stopped {
                 continue;
             }
-            let outcome = all[i].stop(deadline, ShutdownReason::RouteStop).await;
+            let outcome = rt.stop(deadline, ShutdownReason::RouteStop).await;
             report.routes_stopped += 1;
             if outcome.cut_off > 0 {
-                report
-                    .cut_off
-                    .push((all[i].id().to_string(), outcome.cut_off));
+                report.cut_off.push((rt.id().to_string(), outcome.cut_off));
             }
             report.errors.extend(outcome.errors);
         }
-        drop(all);
         for component in self.inner.registry.components() {
             report.left_queued.extend(component.left_at_stop());
         }
@@ -362,9 +409,18 @@ impl CamelContext {
     }
 }
 
-/// Indices of `routes` in startup order: by `startup_order`, then definition order.
-fn startup_order(routes: &[RouteRuntime]) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..routes.len()).collect();
-    idx.sort_by_key(|&i| (routes[i].definition.startup_order.unwrap_or(i32::MAX), i));
-    idx
+/// Counts a context stop as under way until dropped (also when the stop's future is).
+struct StopInProgress<'a>(&'a AtomicUsize);
+
+impl<'a> StopInProgress<'a> {
+    fn begin(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        StopInProgress(count)
+    }
+}
+
+impl Drop for StopInProgress<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }

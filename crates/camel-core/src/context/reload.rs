@@ -33,12 +33,18 @@ impl CamelContext {
         // Validate the new set on its own (its ids replace the old ones).
         self.compile_all(&mut routes.clone(), Vec::new())?;
         let controller = self.route_controller();
-        let old: Vec<(String, RouteDefinition)> = {
-            let all = self.inner.routes.lock().await;
-            all.iter()
-                .map(|r| (r.id().to_string(), r.definition.clone()))
-                .collect()
-        };
+        let old: Vec<(String, RouteDefinition)> = self
+            .inner
+            .routes
+            .snapshot()
+            .iter()
+            .map(|r| {
+                (
+                    r.id().to_string(),
+                    RouteDefinition::clone(&r.view().definition),
+                )
+            })
+            .collect();
         let taken: HashSet<String> = old
             .iter()
             .map(|(id, _)| id.clone())

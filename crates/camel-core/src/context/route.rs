@@ -126,9 +126,14 @@ impl RouteRuntime {
         &self.compiled.id
     }
 
-    /// Why the running consumer takes nothing in, or `None` (healthy or not running).
-    pub(crate) fn failing(&self) -> Option<Arc<str>> {
-        self.consumer.as_ref().and_then(|c| c.health.failing())
+    /// The gate exchanges pass on their way in (replaced at each start).
+    pub(crate) fn gate(&self) -> &Arc<RouteGate> {
+        &self.gate
+    }
+
+    /// What the running consumer reports about its source; `None` when not running.
+    pub(crate) fn health(&self) -> Option<Arc<camel_api::ConsumerHealth>> {
+        self.consumer.as_ref().map(|c| c.health.clone())
     }
 
     /// Starts lifecycles (in route order), then the consumer.

@@ -5,6 +5,9 @@
 //! task, and the results are combined by an [`AggregationStrategy`]. `scatter_gather` in
 //! the DSLs is this with `parallel: true`.
 //!
+//! As a tower layer, [`MulticastLayer`] runs the branches and hands the aggregated
+//! exchange to the service it wraps.
+//!
 //! ```
 //! use camel_api::{Body, BoxProcessor, Exchange};
 //! use camel_eip::multicast::{AggregationStrategy, Multicast, MulticastConfig};
@@ -23,7 +26,9 @@
 
 mod aggregate;
 mod config;
+mod layer;
 mod service;
 
 pub use config::{AggregationStrategy, MulticastConfig};
+pub use layer::{MulticastLayer, MulticastService};
 pub use service::Multicast;

@@ -34,7 +34,7 @@ impl Multicast {
         BoxProcessor::new(self).named("multicast")
     }
 
-    async fn run(self, exchange: Exchange) -> Result<Exchange, CamelError> {
+    pub(super) async fn run(self, exchange: Exchange) -> Result<Exchange, CamelError> {
         let results = if self.config.parallel {
             let calls = self.branches.iter().map(|b| b.process(exchange.clone()));
             join_all(calls)

@@ -99,20 +99,36 @@ fn word_end(text: &str, from: usize) -> usize {
         .map_or(text.len(), |(at, _)| at)
 }
 
-/// Reads `${...}` starting at `start`; returns the function and the offset after `}`.
+/// Reads `${...}` starting at `start`; returns the function and the offset after its `}`.
+/// Functions nest (`${concat('a',${body})}`), so the closing brace is the one that
+/// balances the opening `${`.
 fn lex_function(text: &str, start: usize) -> Result<(Function, usize), Problem> {
     let inner = start + 2;
-    let Some(len) = text[inner..].find('}') else {
+    let Some(len) = closing_brace(&text[inner..]) else {
         return Err(Problem::new(start, "unterminated `${`: missing `}`"));
     };
     let content = &text[inner..inner + len];
-    if let Some(nested) = content.find("${") {
-        return Err(Problem::new(
-            inner + nested,
-            "a function cannot contain another `${`",
-        ));
-    }
     Ok((function::parse(content, inner)?, inner + len + 1))
+}
+
+/// The offset of the `}` that closes a `${` whose content starts `text`.
+pub(crate) fn closing_brace(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -176,7 +192,7 @@ mod tests {
     #[test]
     fn broken_functions_are_errors() {
         assert_eq!(lex("ab ${body").unwrap_err().at, 3);
-        assert_eq!(lex("${header.${body}}").unwrap_err().at, 9);
+        assert_eq!(lex("${header.x ${body").unwrap_err().at, 0);
         assert_eq!(lex("x ${nope}").unwrap_err().at, 4);
     }
 }

@@ -3,7 +3,10 @@
 //! The text is parsed once, into a tree that evaluation walks without parsing again.
 //! A text that is exactly one function (`${header.x}`) yields that value untouched; text
 //! mixed with functions yields one string; operators (`==`, `contains`, `regex`, `in`,
-//! `&&`, …) yield a boolean. See `docs/languages.md` for the full syntax.
+//! `&&`, …) yield a boolean. Functions take arguments and nest
+//! (`${substringAfter(${header.path},'/')}`), and values take indexes and method calls
+//! (`${body[items][0]}`, `${header.id.toUpperCase()}`). See `docs/languages.md` for the
+//! full syntax and `docs/compatibility.md` for how it differs from Camel's.
 //!
 //! ```
 //! use camel_api::{Exchange, Value};
@@ -112,5 +115,9 @@ impl Language for SimpleLanguage {
     }
 }
 
+#[cfg(test)]
+mod function_tests;
+#[cfg(test)]
+mod function_tests_more;
 #[cfg(test)]
 mod tests;

@@ -93,6 +93,11 @@ impl Operator {
     }
 }
 
+/// True for a word that is an operator (`==`, `contains`, `&&`, …) or `not`.
+pub(crate) fn is_operator(word: &str) -> bool {
+    word == "not" || Operator::from_word(word).is_some()
+}
+
 /// An operator with the byte span of its spelling.
 #[derive(Debug, Clone)]
 struct Found {
@@ -112,6 +117,9 @@ struct Split {
 pub(crate) fn parse(text: &str, mode: Mode) -> Result<Node, Problem> {
     let lexed = lex(text)?;
     let tokens = &lexed.tokens;
+    if mode == Mode::Predicate {
+        refuse_unsupported_operators(text, tokens)?;
+    }
     let split = split(text, tokens);
     let is_condition = !split.ops.is_empty()
         && (mode == Mode::Predicate || looks_like_condition(text, tokens, &split));
@@ -122,6 +130,31 @@ pub(crate) fn parse(text: &str, mode: Mode) -> Result<Node, Problem> {
         return Err(Problem::new(at, "unterminated quote"));
     }
     conditions(text, tokens, &split)
+}
+
+/// Camel operators this language does not implement. In a predicate they would
+/// otherwise be read as text and the predicate silently be false.
+const UNSUPPORTED_OPERATORS: &[&str] = &[
+    "is", "!is", "range", "!range", "equals", "!equals", "?:", "~>", "?~>",
+];
+
+fn refuse_unsupported_operators(text: &str, tokens: &[Token]) -> Result<(), Problem> {
+    if !tokens
+        .iter()
+        .any(|t| matches!(t.kind, TokenKind::Function(_)))
+    {
+        return Ok(());
+    }
+    for (i, token) in tokens.iter().enumerate() {
+        let word = &text[token.start..token.end];
+        if is_bounded(tokens, i) && UNSUPPORTED_OPERATORS.contains(&word) {
+            return Err(Problem::new(
+                token.start,
+                format!("the operator `{word}` is not supported (see docs/compatibility.md)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// For an expression: operators with at least one operand, and every operand typed.
