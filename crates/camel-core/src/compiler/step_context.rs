@@ -112,6 +112,12 @@ impl<'a> StepContext<'a> {
         at: &str,
     ) -> Result<Arc<dyn Language>, RouteError> {
         self.registry.language(&e.language).ok_or_else(|| {
+            if let Some(message) = crate::model::camel_dsl::unsupported(
+                crate::model::camel_dsl::Kind::Language,
+                &camel_api::suggest::to_snake_case(&e.language),
+            ) {
+                return self.error_at(at, RouteErrorKind::InvalidValue(message));
+            }
             let names = self.registry.language_names();
             self.error_at(
                 at,
@@ -334,16 +340,31 @@ pub(crate) fn compile_one(
     depth: usize,
     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
 ) -> Result<BoxProcessor, RouteError> {
+    // Camel's node options, on any step: `id` names the step (in errors, spans and the
+    // admin API), `description` documents it, `disabled: true` leaves it out.
+    let (config, node) = node_options(&step.config);
+    let named = match &node.id {
+        Some(id) => format!("{item_path}.{}#{id}", step.name),
+        None => format!("{item_path}.{}", step.name),
+    };
     let mut cx = StepContext {
         registry,
         route,
         route_id,
         pointer: format!("{item_pointer}/{}", step.name),
-        path: format!("{item_path}.{}", step.name),
+        path: named,
         depth,
         lifecycles,
     };
+    if node.disabled {
+        return Ok(BoxProcessor::identity());
+    }
     let Some(compiler) = registry.step(&step.name) else {
+        if let Some(message) =
+            crate::model::camel_dsl::unsupported(crate::model::camel_dsl::Kind::Eip, &step.name)
+        {
+            return Err(cx.error(RouteErrorKind::InvalidValue(message)));
+        }
         let names = registry.step_names();
         return Err(cx.error(RouteErrorKind::UnknownKey {
             key: step.name.clone(),
@@ -351,6 +372,48 @@ pub(crate) fn compile_one(
             expected: Vec::new(),
         }));
     };
-    let processor = compiler.compile(&step.config, &mut cx)?;
+    let processor = compiler.compile(&config, &mut cx)?;
     Ok(camel_eip::trace::traced(processor, route_id, &cx.path))
+}
+
+/// Camel's options of every node.
+#[derive(Default)]
+struct NodeOptions {
+    id: Option<String>,
+    disabled: bool,
+}
+
+/// Splits `id`, `description` and `disabled` off a step's configuration map, so that no
+/// step's typed configuration has to list them.
+fn node_options(config: &Json) -> (std::borrow::Cow<'_, Json>, NodeOptions) {
+    let Json::Object(map) = config else {
+        return (std::borrow::Cow::Borrowed(config), NodeOptions::default());
+    };
+    if !["id", "description", "disabled"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return (std::borrow::Cow::Borrowed(config), NodeOptions::default());
+    }
+    let mut map = map.clone();
+    let id = map.remove("id").and_then(|v| match v {
+        Json::String(s) => Some(s),
+        Json::Null => None,
+        other => Some(other.to_string()),
+    });
+    map.remove("description");
+    let disabled = match map.remove("disabled") {
+        Some(Json::Bool(b)) => b,
+        Some(Json::String(s)) => s.eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    let config = if map.is_empty() {
+        Json::Null
+    } else {
+        Json::Object(map)
+    };
+    (
+        std::borrow::Cow::Owned(config),
+        NodeOptions { id, disabled },
+    )
 }

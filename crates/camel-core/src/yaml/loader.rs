@@ -6,7 +6,25 @@ use serde_json::{Map, Value as Json};
 
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
-use crate::model::{EndpointDefinition, RouteDefinition, SourceMap, StepDefinition};
+use crate::model::{camel_dsl, EndpointDefinition, RouteDefinition, SourceMap, StepDefinition};
+
+/// Route options Camel files carry that change nothing here (JVM tuning, grouping for
+/// Camel's tooling): accepted, with a one-time warning naming them.
+const ROUTE_OPTIONS_IGNORED: &[&str] = &[
+    "group",
+    "node_prefix_id",
+    "stream_cache",
+    "message_history",
+    "log_mask",
+    "trace",
+    "delayer",
+    "shutdown_route",
+    "shutdown_running_task",
+];
+
+/// Route options of Camel that would change behaviour and are not implemented.
+const ROUTE_OPTIONS_UNSUPPORTED: &[&str] =
+    &["route_policy", "precondition", "input_type", "output_type"];
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
@@ -21,27 +39,40 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteEr
     load_str(&text, &path.display().to_string())
 }
 
-/// Loads the routes in `text`; `file` names the source in error messages.
+/// Loads the routes in `text`; `file` names the source in error messages. Every document
+/// of the file (`---`) is read, and every error of every route and item is reported.
 pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErrors> {
     let file: Arc<str> = file.into();
-    let doc = node::parse(text).map_err(|e| {
+    let docs = node::parse_all(text).map_err(|e| {
         RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
             file: file.clone(),
             line: e.line,
             column: e.column,
         }))
     })?;
-    let Some(Spanned { value, positions }) = doc else {
-        return Ok(Vec::new());
-    };
-    let reader = Reader {
-        file,
-        positions: Arc::new(positions),
-    };
-    reader.routes(value)
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for Spanned { value, positions } in docs {
+        let reader = Reader {
+            file: file.clone(),
+            positions: Arc::new(positions),
+        };
+        match reader.document(value) {
+            Ok(r) => routes.extend(r),
+            Err(e) => errors.extend(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
 }
 
-struct Reader {
+/// Routes read from one document, or every error found in it.
+pub(super) type Read<T> = Result<T, Vec<RouteError>>;
+
+pub(super) struct Reader {
     file: Arc<str>,
     positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
 }
@@ -56,7 +87,7 @@ impl Reader {
         .locate(pointer)
     }
 
-    fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
+    pub(super) fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
         RouteError::new(kind).at(self.locate(pointer))
     }
 
@@ -71,68 +102,144 @@ impl Reader {
         )
     }
 
-    fn routes(&self, value: Json) -> Result<Vec<RouteDefinition>, RouteErrors> {
-        let items = match value {
-            Json::Array(items) => items,
-            Json::Null => return Ok(Vec::new()),
-            _ => {
-                return Err(self
-                    .error(
-                        RouteErrorKind::InvalidValue(
-                            "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
-                        ),
-                        "",
-                    )
-                    .into())
-            }
-        };
+    /// A document: a list of items, or a Camel K resource (`kind: Integration`, `Pipe`).
+    fn document(&self, value: Json) -> Read<Vec<RouteDefinition>> {
+        match value {
+            Json::Array(items) => self.items(items, ""),
+            Json::Null => Ok(Vec::new()),
+            Json::Object(map) if map.contains_key("kind") => self.camel_k(map),
+            _ => Err(vec![self.error(
+                RouteErrorKind::InvalidValue(
+                    "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
+                ),
+                "",
+            )]),
+        }
+    }
+
+    /// The items of a route list whose node is at `base`.
+    pub(super) fn items(&self, items: Vec<Json>, base: &str) -> Read<Vec<RouteDefinition>> {
         let mut routes = Vec::new();
         let mut errors = Vec::new();
         for (i, item) in items.into_iter().enumerate() {
-            let pointer = format!("/{i}");
-            match self.route_item(item, &pointer) {
-                Ok(r) => routes.push(r),
-                Err(e) => errors.push(e),
+            match self.item(item, &format!("{base}/{i}")) {
+                Ok(r) => routes.extend(r),
+                Err(e) => errors.extend(e),
             }
         }
         if errors.is_empty() {
             Ok(routes)
         } else {
-            Err(RouteErrors(errors))
+            Err(errors)
         }
     }
 
-    fn route_item(&self, item: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
-        let map = self.object(item, pointer, "a list item is `route:` or `from:`")?;
-        let mut entries = map.into_iter();
-        let (key, body) = match (entries.next(), entries.next()) {
-            (Some(kv), None) => kv,
-            _ => {
-                return Err(self.error(
-                    RouteErrorKind::InvalidValue(
-                        "each list item holds exactly one of `route` or `from`".into(),
-                    ),
-                    pointer,
-                ))
-            }
+    /// One list item: a one-key map. A key written beside the item's key (`steps:` level
+    /// with `- from:`) is reported at its own line, and the item's key is still read.
+    fn item(&self, item: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+        let map = self
+            .object(item, pointer, "a list item is `route:` or `from:`")
+            .map_err(|e| vec![e])?;
+        let main = map
+            .keys()
+            .find(|k| matches!(to_snake_case(k).as_str(), "route" | "from"))
+            .or_else(|| map.keys().next())
+            .cloned();
+        let Some(main) = main else {
+            return Err(vec![self.error(
+                RouteErrorKind::InvalidValue(
+                    "each list item holds exactly one of `route` or `from`".into(),
+                ),
+                pointer,
+            )]);
         };
-        match to_snake_case(&key).as_str() {
-            "route" => self.route(body, &format!("{pointer}/route")),
-            "from" => {
-                let from_pointer = format!("{pointer}/from");
-                let mut route = RouteDefinition {
-                    auto_startup: true,
-                    ..Default::default()
-                };
-                let steps_pointer = self.from(body, &from_pointer, &mut route)?;
-                route.source = Some(self.source_map(&from_pointer, &steps_pointer));
-                Ok(route)
+        let mut errors: Vec<RouteError> = map
+            .keys()
+            .filter(|k| **k != main)
+            .map(|extra| {
+                self.error(
+                    RouteErrorKind::InvalidValue(format!(
+                        "`{extra}` is beside `{main}` on the same list item; a list item holds \
+                         one key: indent `{extra}` under `{main}`"
+                    )),
+                    &format!("{pointer}/{extra}"),
+                )
+            })
+            .collect();
+        let mut map = map;
+        let body = map.remove(&main).unwrap_or(Json::Null);
+        let read = self.top_level(&main, body, pointer);
+        match read {
+            Ok(route) if errors.is_empty() => Ok(route),
+            Ok(_) => Err(errors),
+            Err(mut e) => {
+                errors.append(&mut e);
+                Err(errors)
             }
-            other => Err(self.unknown_key(other, &["route", "from"], pointer)),
         }
     }
 
-    fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {
+    /// The one dispatch point for a top-level key: each kind of item has its function.
+    fn top_level(&self, key: &str, body: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+        let at = format!("{pointer}/{key}");
+        match to_snake_case(key).as_str() {
+            "route" => self.route(body, &at).map(Some),
+            "from" => self.bare_from(body, &at).map(Some),
+            "beans" => Err(self.beans(body, &at)),
+            other => Err(vec![
+                match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
+                    Some(message) => self.error(RouteErrorKind::InvalidValue(message), &at),
+                    None => self.unknown_key(key, &["route", "from"], pointer),
+                },
+            ]),
+        }
+    }
+
+    /// `- from: …` without `route:`.
+    fn bare_from(&self, body: Json, from_pointer: &str) -> Read<RouteDefinition> {
+        let mut route = RouteDefinition {
+            auto_startup: true,
+            ..Default::default()
+        };
+        let mut errors = Vec::new();
+        let steps_pointer = self.from(body, from_pointer, &mut route, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        route.source = Some(self.source_map(from_pointer, &steps_pointer));
+        Ok(route)
+    }
+
+    /// `beans:` entries: a Java class cannot be built here; anything else is not yet.
+    fn beans(&self, body: Json, pointer: &str) -> Vec<RouteError> {
+        let mut errors = Vec::new();
+        if let Json::Array(entries) = &body {
+            for (i, entry) in entries.iter().enumerate() {
+                let java = entry
+                    .get("type")
+                    .and_then(Json::as_str)
+                    .filter(|t| t.contains('.') || t.starts_with("#class:"));
+                if java.is_some() {
+                    let name = entry.get("name").and_then(Json::as_str).unwrap_or("name");
+                    errors.push(self.error(
+                        RouteErrorKind::InvalidValue(camel_dsl::java_class_message(name)),
+                        &format!("{pointer}/{i}/type"),
+                    ));
+                }
+            }
+        }
+        if errors.is_empty() {
+            errors.push(self.error(
+                RouteErrorKind::InvalidValue(
+                    camel_dsl::unsupported(camel_dsl::Kind::TopLevel, "beans").unwrap_or_default(),
+                ),
+                pointer,
+            ));
+        }
+        errors
+    }
+
+    pub(super) fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {
         SourceMap {
             file: self.file.clone(),
             positions: self.positions.clone(),
@@ -141,7 +248,7 @@ impl Reader {
         }
     }
 
-    fn route(&self, body: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
+    fn route(&self, body: Json, pointer: &str) -> Read<RouteDefinition> {
         const KEYS: &[&str] = &[
             "id",
             "description",
@@ -150,122 +257,173 @@ impl Reader {
             "auto_startup",
             "startup_order",
         ];
-        let map = self.object(body, pointer, "`route` takes a map")?;
+        let map = self
+            .object(body, pointer, "`route` takes a map")
+            .map_err(|e| vec![e])?;
         let mut route = RouteDefinition {
             auto_startup: true,
             ..Default::default()
         };
         let mut from = None;
         let mut steps = None;
+        let mut errors = Vec::new();
+        let mut ignored = Vec::new();
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
-            match to_snake_case(&key).as_str() {
-                "id" => {
-                    let id = self.string(value, &at, "id")?;
+            let read: Result<(), RouteError> = match to_snake_case(&key).as_str() {
+                "id" => self.string(value, &at, "id").and_then(|id| {
                     crate::model::check_route_id(&id)
                         .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
                     route.id = Some(id);
+                    Ok(())
+                }),
+                "description" => self
+                    .string(value, &at, "description")
+                    .map(|d| route.description = Some(d)),
+                "auto_startup" => self
+                    .boolean(value, &at, "auto_startup")
+                    .map(|b| route.auto_startup = b),
+                "startup_order" => value
+                    .as_i64()
+                    .and_then(|v| i32::try_from(v).ok())
+                    .map(|v| route.startup_order = Some(v))
+                    .ok_or_else(|| self.wrong_type("startup_order", "a number", &at)),
+                "from" => {
+                    from = Some(value);
+                    Ok(())
                 }
-                "description" => {
-                    route.description = Some(self.string(value, &at, "description")?)
+                "steps" => {
+                    steps = Some(value);
+                    Ok(())
                 }
-                "auto_startup" => route.auto_startup = self.boolean(value, &at, "auto_startup")?,
-                "startup_order" => {
-                    route.startup_order = Some(
-                        value
-                            .as_i64()
-                            .and_then(|v| i32::try_from(v).ok())
-                            .ok_or_else(|| self.wrong_type("startup_order", "a number", &at))?,
-                    )
+                k if ROUTE_OPTIONS_IGNORED.contains(&k) => {
+                    ignored.push(key.clone());
+                    Ok(())
                 }
-                "from" => from = Some(value),
-                "steps" => steps = Some(value),
-                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
+                k if ROUTE_OPTIONS_UNSUPPORTED.contains(&k) => Err(self.error(
+                    RouteErrorKind::InvalidValue(format!(
+                        "`{key}` is a Camel route option that camel-rs does not support yet"
+                    )),
+                    &at,
+                )),
+                _ => Err(self.unknown_key(&key, KEYS, pointer)),
+            };
+            if let Err(e) = read {
+                errors.push(e);
             }
         }
-        let Some(from) = from else {
-            return Err(self
-                .error(RouteErrorKind::MissingFrom, pointer)
-                .in_route(route.id.as_deref()));
+        if !ignored.is_empty() {
+            camel_dsl::warn_ignored("route", &ignored);
+        }
+        let id = route.id.clone();
+        let in_route = |errors: Vec<RouteError>| -> Vec<RouteError> {
+            errors
+                .into_iter()
+                .map(|e| e.in_route(id.as_deref()))
+                .collect()
         };
-        let mut steps_pointer = self
-            .from(from, &format!("{pointer}/from"), &mut route)
-            .map_err(|e| e.in_route(route.id.as_deref()))?;
+        let Some(from) = from else {
+            errors.push(self.error(RouteErrorKind::MissingFrom, pointer));
+            return Err(in_route(errors));
+        };
+        let mut steps_pointer =
+            self.from(from, &format!("{pointer}/from"), &mut route, &mut errors);
         if let Some(steps) = steps {
             if !route.steps.is_empty() {
-                return Err(self
-                    .error(
-                        RouteErrorKind::InvalidValue(
-                            "steps are given both under `from` and under `route`; keep one list"
-                                .into(),
-                        ),
-                        &format!("{pointer}/steps"),
-                    )
-                    .in_route(route.id.as_deref()));
+                errors.push(self.error(
+                    RouteErrorKind::InvalidValue(
+                        "steps are given both under `from` and under `route`; keep one list".into(),
+                    ),
+                    &format!("{pointer}/steps"),
+                ));
+            } else {
+                steps_pointer = format!("{pointer}/steps");
+                route.steps = self.steps(steps, &steps_pointer, &mut errors);
             }
-            steps_pointer = format!("{pointer}/steps");
-            route.steps = self
-                .steps(steps, &steps_pointer)
-                .map_err(|e| e.in_route(route.id.as_deref()))?;
+        }
+        if !errors.is_empty() {
+            return Err(in_route(errors));
         }
         route.source = Some(self.source_map(pointer, &steps_pointer));
         Ok(route)
     }
 
-    /// Reads a `from` node into `route`; returns the pointer of its steps list.
+    /// Reads a `from` node into `route`, adding its errors to `errors`; returns the pointer
+    /// of its steps list.
     fn from(
         &self,
         body: Json,
         pointer: &str,
         route: &mut RouteDefinition,
-    ) -> Result<String, RouteError> {
-        const KEYS: &[&str] = &["uri", "parameters", "steps", "id"];
+        errors: &mut Vec<RouteError>,
+    ) -> String {
+        const KEYS: &[&str] = &["uri", "parameters", "steps", "id", "description"];
         let steps_pointer = format!("{pointer}/steps");
         if let Json::String(uri) = body {
             route.from = EndpointDefinition::new(uri);
-            return Ok(steps_pointer);
+            return steps_pointer;
         }
-        let map = self.object(body, pointer, "`from` takes a URI or a map with `uri`")?;
+        let map = match self.object(body, pointer, "`from` takes a URI or a map with `uri`") {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(e);
+                return steps_pointer;
+            }
+        };
         let mut uri = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
-            match to_snake_case(&key).as_str() {
-                "uri" => uri = Some(self.string(value, &at, "uri")?),
-                "parameters" => {
-                    route.from.parameters = self
-                        .object(value, &at, "`parameters` takes a map")?
-                        .into_iter()
-                        .collect()
+            let read = match to_snake_case(&key).as_str() {
+                "uri" => self.string(value, &at, "uri").map(|u| uri = Some(u)),
+                "parameters" => self
+                    .object(value, &at, "`parameters` takes a map")
+                    .map(|p| route.from.parameters = p.into_iter().collect()),
+                "steps" => {
+                    route.steps = self.steps(value, &steps_pointer, errors);
+                    Ok(())
                 }
-                "steps" => route.steps = self.steps(value, &steps_pointer)?,
-                "id" => {}
-                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
+                // Camel's node id and description of the consumer: named, not used.
+                "id" | "description" => self.string(value, &at, &key).map(|_| ()),
+                _ => Err(self.unknown_key(&key, KEYS, pointer)),
+            };
+            if let Err(e) = read {
+                errors.push(e);
             }
         }
-        route.from.uri =
-            uri.ok_or_else(|| self.error(RouteErrorKind::Missing("uri".into()), pointer))?;
-        Ok(steps_pointer)
+        match uri {
+            Some(uri) => route.from.uri = uri,
+            None => errors.push(self.error(RouteErrorKind::Missing("uri".into()), pointer)),
+        }
+        steps_pointer
     }
 
-    fn steps(&self, value: Json, pointer: &str) -> Result<Vec<StepDefinition>, RouteError> {
+    /// Reads a step list, adding the error of each bad item to `errors`.
+    fn steps(
+        &self,
+        value: Json,
+        pointer: &str,
+        errors: &mut Vec<RouteError>,
+    ) -> Vec<StepDefinition> {
         let Json::Array(items) = value else {
-            return Err(self.wrong_type("steps", "a list of steps", pointer));
+            errors.push(self.wrong_type("steps", "a list of steps", pointer));
+            return Vec::new();
         };
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let at = format!("{pointer}/{i}");
-                let mut step = StepDefinition::from_item(item)
-                    .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
-                normalise_config(&mut step.config);
-                Ok(step)
-            })
-            .collect()
+        let mut steps = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            match StepDefinition::from_item(item) {
+                Ok(mut step) => {
+                    normalise_config(&mut step.config);
+                    steps.push(step);
+                }
+                Err(why) => errors.push(self.error(RouteErrorKind::InvalidValue(why), &at)),
+            }
+        }
+        steps
     }
 
-    fn object(
+    pub(super) fn object(
         &self,
         value: Json,
         pointer: &str,
@@ -285,7 +443,12 @@ impl Reader {
         )
     }
 
-    fn string(&self, value: Json, pointer: &str, key: &str) -> Result<String, RouteError> {
+    pub(super) fn string(
+        &self,
+        value: Json,
+        pointer: &str,
+        key: &str,
+    ) -> Result<String, RouteError> {
         match value {
             Json::String(s) => Ok(s),
             Json::Number(n) => Ok(n.to_string()),
