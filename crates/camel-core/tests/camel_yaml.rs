@@ -277,3 +277,66 @@ async fn jvm_only_options_and_route_options_are_accepted() {
         "{errs}"
     );
 }
+
+#[tokio::test]
+async fn ids_on_the_parts_of_a_step_as_kaoto_writes_them() {
+    // `when` clauses, `otherwise` and data formats carry ids too; nested steps keep theirs.
+    let text = r#"- route:
+    id: route-1
+    from:
+      id: from-1
+      uri: direct
+      parameters:
+        name: in
+      steps:
+        - choice:
+            id: choice-1
+            when:
+              - id: when-1
+                expression:
+                  simple:
+                    expression: ${header.x} == 1
+                    id: s1
+                steps:
+                  - log:
+                      id: log-1
+                      message: one
+            otherwise:
+              id: otherwise-1
+              steps:
+                - log:
+                    id: log-2
+                    message: other
+        - filter:
+            id: filter-1
+            expression:
+              simple:
+                expression: ${body} != null
+            steps:
+              - to:
+                  id: to-1
+                  uri: mock
+                  parameters:
+                    name: out
+        - marshal:
+            id: marshal-1
+            json:
+              id: json-1
+              library: Jackson
+        - convertBodyTo:
+            id: c1
+            type: java.lang.String
+        - removeHeaders:
+            id: rh
+            pattern: "*"
+"#;
+    let routes = load(text);
+    CamelContext::new().validate(&routes).await.unwrap();
+    let broken = text.replace("message: other", "mesage: other");
+    let errs = errors_of(&broken).await;
+    assert_eq!(
+        errs.0[0].step.as_deref(),
+        Some("steps[0].choice#choice-1.otherwise.steps[0].log#log-2"),
+        "{errs}"
+    );
+}

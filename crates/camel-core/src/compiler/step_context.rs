@@ -389,12 +389,6 @@ fn node_options(config: &Json) -> (std::borrow::Cow<'_, Json>, NodeOptions) {
     let Json::Object(map) = config else {
         return (std::borrow::Cow::Borrowed(config), NodeOptions::default());
     };
-    if !["id", "description", "disabled"]
-        .iter()
-        .any(|k| map.contains_key(*k))
-    {
-        return (std::borrow::Cow::Borrowed(config), NodeOptions::default());
-    }
     let mut map = map.clone();
     let id = map.remove("id").and_then(|v| match v {
         Json::String(s) => Some(s),
@@ -407,6 +401,9 @@ fn node_options(config: &Json) -> (std::borrow::Cow<'_, Json>, NodeOptions) {
         Some(Json::String(s)) => s.eq_ignore_ascii_case("true"),
         _ => false,
     };
+    for (key, value) in map.iter_mut() {
+        strip_inner_node_options(key, value);
+    }
     let config = if map.is_empty() {
         Json::Null
     } else {
@@ -416,4 +413,31 @@ fn node_options(config: &Json) -> (std::borrow::Cow<'_, Json>, NodeOptions) {
         std::borrow::Cow::Owned(config),
         NodeOptions { id, disabled },
     )
+}
+
+/// Camel gives an `id` and `description` to the parts of a step too (a `when` clause,
+/// `otherwise`, a data format): they name the part for tooling and are dropped here.
+/// Nested step lists keep theirs (each step reads its own), and maps that are the user's
+/// data (`parameters`, `properties`) are left alone.
+fn strip_inner_node_options(key: &str, value: &mut Json) {
+    if matches!(key, "steps" | "parameters" | "properties") {
+        return;
+    }
+    match value {
+        Json::Object(map) => {
+            if map.get("id").is_some_and(Json::is_string) {
+                map.remove("id");
+            }
+            if map.get("description").is_some_and(Json::is_string) {
+                map.remove("description");
+            }
+            for (k, v) in map.iter_mut() {
+                strip_inner_node_options(k, v);
+            }
+        }
+        Json::Array(items) => items
+            .iter_mut()
+            .for_each(|v| strip_inner_node_options(key, v)),
+        _ => {}
+    }
 }
