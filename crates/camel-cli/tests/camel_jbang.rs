@@ -73,3 +73,27 @@ fn validate_prints_every_located_error() {
     assert!(all.contains("`kafka` is a Camel component"), "{all}");
     assert!(all.contains("unknown key `frobnicate`"), "{all}");
 }
+
+#[test]
+fn camel_options_without_meaning_are_accepted_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("options.camel.yaml");
+    std::fs::write(
+        &file,
+        "\
+- route:
+    nodePrefixId: n
+    from:
+      uri: timer
+      parameters: {timerName: t, bridgeErrorHandler: true, repeatCount: 1}
+      steps:
+        - to: log:x
+",
+    )
+    .unwrap();
+    let out = camel(&["validate", &file.display().to_string()]);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("options=nodePrefixId"), "{all}");
+    assert!(all.contains("options=bridgeErrorHandler"), "{all}");
+}
