@@ -340,3 +340,21 @@ async fn ids_on_the_parts_of_a_step_as_kaoto_writes_them() {
         "{errs}"
     );
 }
+
+#[tokio::test]
+async fn the_builder_resolves_a_path_given_as_a_parameter() {
+    use camel_core::builder::RouteBuilder;
+    use camel_core::EndpointDefinition;
+    let route = RouteBuilder::from("direct:b")
+        .to_endpoint(EndpointDefinition::new("direct").parameter("name", "c"))
+        .build();
+    let target =
+        load("- from:\n    uri: direct:c\n    steps:\n      - setBody: {constant: reached}\n");
+    let ctx = CamelContext::new();
+    ctx.add_routes(vec![route]).await.unwrap();
+    ctx.add_routes(target).await.unwrap();
+    ctx.start().await.unwrap();
+    let out = ctx.request("direct:b", Exchange::default()).await.unwrap();
+    ctx.stop().await;
+    assert_eq!(out.message.body.as_text().unwrap_or_default(), "reached");
+}

@@ -6,6 +6,7 @@
 //! order, so the controller can start and drain them.
 
 mod decode;
+mod node_options;
 mod route;
 mod step_context;
 pub mod steps;

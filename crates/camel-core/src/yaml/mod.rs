@@ -20,5 +20,7 @@
 mod camel_k;
 mod loader;
 mod node;
+mod normalise;
+mod route;
 
 pub use loader::{load_file, load_str};

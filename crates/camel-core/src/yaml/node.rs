@@ -467,4 +467,13 @@ mod tests {
         let e = parse("a: 1\na: 2\n").unwrap_err();
         assert!(e.message.contains("duplicate"), "{e:?}");
     }
+
+    #[test]
+    fn each_document_has_its_own_positions() {
+        let docs = parse_all("- a: 1\n---\n- b: 2\n  c: 3\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].positions["/0/a"], (1, 3));
+        assert_eq!(docs[1].positions["/0/b"], (3, 3));
+        assert!(!docs[1].positions.contains_key("/0/a"));
+    }
 }
