@@ -52,6 +52,9 @@ fn validate_prints_every_located_error() {
       - setHeader: {nmae: x, constant: y}
       - to: kafka:orders
       - frobnicate: {}
+- beans:
+    - name: greeter
+      type: com.example.Greeter
 ",
     )
     .unwrap();
@@ -59,13 +62,15 @@ fn validate_prints_every_located_error() {
     let out = camel(&["validate", &path]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
-    for line in 4..=8 {
+    // The bad top-level item does not hide the errors inside the route.
+    for line in [4, 5, 6, 7, 8, 11] {
         assert!(
             all.contains(&format!("broken.camel.yaml:{line}:")),
             "line {line}: {all}"
         );
     }
-    assert!(all.contains("5 error(s)"), "{all}");
+    assert!(all.contains("6 error(s)"), "{all}");
+    assert!(all.contains("Java classes cannot run here"), "{all}");
     assert!(
         all.contains("`throttle` is a Camel EIP that camel-rs does not support yet"),
         "{all}"

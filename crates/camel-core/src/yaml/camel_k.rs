@@ -5,13 +5,20 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::loader::{Read, Reader};
+use super::loader::{Loaded, Read, Reader};
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
 
 impl Reader {
     /// A document whose root map has `kind`.
-    pub(super) fn camel_k(&self, mut map: Map<String, Json>) -> Read<Vec<RouteDefinition>> {
+    pub(super) fn camel_k(&self, map: Map<String, Json>) -> Loaded {
+        match self.camel_k_routes(map) {
+            Ok(loaded) => loaded,
+            Err(errors) => (Vec::new(), errors),
+        }
+    }
+
+    fn camel_k_routes(&self, mut map: Map<String, Json>) -> Read<Loaded> {
         let kind = map
             .get("kind")
             .and_then(Json::as_str)
@@ -32,7 +39,7 @@ impl Reader {
         };
         match kind.as_str() {
             "Integration" => match spec.get("flows") {
-                Some(Json::Array(flows)) => self.items(flows.clone(), "/spec/flows"),
+                Some(Json::Array(flows)) => Ok(self.items(flows.clone(), "/spec/flows")),
                 _ => Err(vec![self.invalid(
                     "an `Integration` is read from `spec.flows` (a list of routes); \
                      `spec.sources` is not supported yet"
@@ -40,7 +47,7 @@ impl Reader {
                     "/spec",
                 )]),
             },
-            "Pipe" | "KameletBinding" => self.pipe(spec, name).map(|r| vec![r]),
+            "Pipe" | "KameletBinding" => self.pipe(spec, name).map(|r| (vec![r], Vec::new())),
             other => Err(vec![self.invalid(
                 format!(
                     "a `{other}` resource holds no routes; route files are route lists, \

@@ -24,26 +24,7 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteEr
 /// Loads the routes in `text`; `file` names the source in error messages. Every document
 /// of the file (`---`) is read, and every error of every route and item is reported.
 pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let file: Arc<str> = file.into();
-    let docs = node::parse_all(text).map_err(|e| {
-        RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
-            file: file.clone(),
-            line: e.line,
-            column: e.column,
-        }))
-    })?;
-    let mut routes = Vec::new();
-    let mut errors = Vec::new();
-    for Spanned { value, positions } in docs {
-        let reader = Reader {
-            file: file.clone(),
-            positions: Arc::new(positions),
-        };
-        match reader.document(value) {
-            Ok(r) => routes.extend(r),
-            Err(e) => errors.extend(e),
-        }
-    }
+    let (routes, errors) = load_str_partial(text, file);
     if errors.is_empty() {
         Ok(routes)
     } else {
@@ -51,8 +32,58 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErr
     }
 }
 
-/// Routes read from one document, or every error found in it.
+/// Like [`load_file`], but also returns the routes that loaded when others did not, so
+/// that `camel validate` can compile them and report their errors in the same run.
+pub fn load_file_partial(path: impl AsRef<Path>) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let path = path.as_ref();
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str_partial(&text, &path.display().to_string()),
+        Err(e) => (
+            Vec::new(),
+            vec![
+                RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
+                    file: path.display().to_string().into(),
+                    line: 0,
+                    column: 0,
+                })),
+            ],
+        ),
+    }
+}
+
+/// Like [`load_str`], returning the routes that loaded beside every error.
+pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let file: Arc<str> = file.into();
+    let docs = match node::parse_all(text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            let error = RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
+                file: file.clone(),
+                line: e.line,
+                column: e.column,
+            }));
+            return (Vec::new(), vec![error]);
+        }
+    };
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for Spanned { value, positions } in docs {
+        let reader = Reader {
+            file: file.clone(),
+            positions: Arc::new(positions),
+        };
+        let (r, e) = reader.document(value);
+        routes.extend(r);
+        errors.extend(e);
+    }
+    (routes, errors)
+}
+
+/// What was read from one part of a file, or every error found in it.
 pub(super) type Read<T> = Result<T, Vec<RouteError>>;
+
+/// The routes that loaded and the errors of those that did not.
+pub(super) type Loaded = (Vec<RouteDefinition>, Vec<RouteError>);
 
 pub(super) struct Reader {
     file: Arc<str>,
@@ -85,22 +116,25 @@ impl Reader {
     }
 
     /// A document: a list of items, or a Camel K resource (`kind: Integration`, `Pipe`).
-    fn document(&self, value: Json) -> Read<Vec<RouteDefinition>> {
+    fn document(&self, value: Json) -> Loaded {
         match value {
             Json::Array(items) => self.items(items, ""),
-            Json::Null => Ok(Vec::new()),
+            Json::Null => (Vec::new(), Vec::new()),
             Json::Object(map) if map.contains_key("kind") => self.camel_k(map),
-            _ => Err(vec![self.error(
-                RouteErrorKind::InvalidValue(
-                    "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
-                ),
-                "",
-            )]),
+            _ => (
+                Vec::new(),
+                vec![self.error(
+                    RouteErrorKind::InvalidValue(
+                        "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
+                    ),
+                    "",
+                )],
+            ),
         }
     }
 
     /// The items of a route list whose node is at `base`.
-    pub(super) fn items(&self, items: Vec<Json>, base: &str) -> Read<Vec<RouteDefinition>> {
+    pub(super) fn items(&self, items: Vec<Json>, base: &str) -> Loaded {
         let mut routes = Vec::new();
         let mut errors = Vec::new();
         for (i, item) in items.into_iter().enumerate() {
@@ -109,11 +143,7 @@ impl Reader {
                 Err(e) => errors.extend(e),
             }
         }
-        if errors.is_empty() {
-            Ok(routes)
-        } else {
-            Err(errors)
-        }
+        (routes, errors)
     }
 
     /// One list item: a one-key map. A key written beside the item's key (`steps:` level

@@ -23,4 +23,4 @@ mod node;
 mod normalise;
 mod route;
 
-pub use loader::{load_file, load_str};
+pub use loader::{load_file, load_file_partial, load_str, load_str_partial};
