@@ -164,9 +164,9 @@ spec:
     assert_eq!(err.0[0].location.as_ref().map(|l| l.line), Some(7), "{err}");
 }
 
-#[tokio::test]
-async fn five_errors_in_one_file_are_five_located_errors() {
-    let text = "\
+/// A file with five mistakes, each of another kind.
+fn text_of_five() -> &'static str {
+    "\
 - beans:
     - name: greeter
       type: com.example.Greeter
@@ -181,8 +181,12 @@ async fn five_errors_in_one_file_are_five_located_errors() {
     uri: direct:b
   steps:
     - log: hi
-";
-    let errs = errors_of(text).await;
+"
+}
+
+#[tokio::test]
+async fn five_errors_in_one_file_are_five_located_errors() {
+    let errs = errors_of(text_of_five()).await;
     let text = errs.to_string();
     // The loader finds all of these at once; nothing inside a route is hidden by a bad
     // top-level item or by the route's first mistake.
@@ -202,6 +206,18 @@ async fn five_errors_in_one_file_are_five_located_errors() {
     assert_eq!(lines, [4, 5, 6, 7, 8], "{fixed}");
     assert!(text.contains("Java classes cannot run here"), "{text}");
     assert!(text.contains("indent `steps` under `from`"), "{text}");
+    // What `camel validate` does: the routes read whole are compiled too, so the errors
+    // inside the route with a bad option are found in the same run.
+    let (routes, mut all) = camel_core::yaml::load_str_partial(text_of_five(), "routes.yaml");
+    if let Err(e) = CamelContext::new().validate(&routes).await {
+        all.extend(e.0);
+    }
+    let mut lines: Vec<usize> = all
+        .iter()
+        .filter_map(|e| e.location.as_ref().map(|l| l.line))
+        .collect();
+    lines.sort_unstable();
+    assert_eq!(lines, [3, 5, 9, 10, 13], "{}", RouteErrors(all.clone()));
 }
 
 #[tokio::test]

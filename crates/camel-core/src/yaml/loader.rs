@@ -51,7 +51,9 @@ pub fn load_file_partial(path: impl AsRef<Path>) -> (Vec<RouteDefinition>, Vec<R
     }
 }
 
-/// Like [`load_str`], returning the routes that loaded beside every error.
+/// Like [`load_str`], returning the routes that loaded beside every error, including
+/// routes whose source and steps were read whole although one of their options (or a key
+/// beside them) was wrong: compile them to find more errors, never run them.
 pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let file: Arc<str> = file.into();
     let docs = match node::parse_all(text) {
@@ -71,10 +73,12 @@ pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<Ro
         let reader = Reader {
             file: file.clone(),
             positions: Arc::new(positions),
+            partial: Default::default(),
         };
         let (r, e) = reader.document(value);
         routes.extend(r);
         errors.extend(e);
+        routes.extend(reader.partial.into_inner());
     }
     (routes, errors)
 }
@@ -88,9 +92,16 @@ pub(super) type Loaded = (Vec<RouteDefinition>, Vec<RouteError>);
 pub(super) struct Reader {
     file: Arc<str>,
     positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
+    /// Routes whose whole body was read although an error was found beside it (a bad
+    /// route option, a key beside `from`): compiled by `camel validate` only.
+    partial: std::cell::RefCell<Vec<RouteDefinition>>,
 }
 
 impl Reader {
+    pub(super) fn keep_partial(&self, route: RouteDefinition) {
+        self.partial.borrow_mut().push(route);
+    }
+
     fn locate(&self, pointer: &str) -> Option<Location> {
         SourceMap {
             file: self.file.clone(),
@@ -183,7 +194,12 @@ impl Reader {
         let read = self.top_level(&main, body, pointer);
         match read {
             Ok(route) if errors.is_empty() => Ok(route),
-            Ok(_) => Err(errors),
+            Ok(route) => {
+                if let Some(route) = route {
+                    self.keep_partial(route);
+                }
+                Err(errors)
+            }
             Err(mut e) => {
                 errors.append(&mut e);
                 Err(errors)

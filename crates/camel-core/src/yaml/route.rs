@@ -103,6 +103,7 @@ impl Reader {
                 .map(|e| e.in_route(id.as_deref()))
                 .collect()
         };
+        let option_errors = errors.len();
         let Some(from) = from else {
             errors.push(self.error(RouteErrorKind::MissingFrom, pointer));
             return Err(in_route(errors));
@@ -122,10 +123,15 @@ impl Reader {
                 route.steps = self.steps(steps, &steps_pointer, &mut errors);
             }
         }
+        route.source = Some(self.source_map(pointer, &steps_pointer));
         if !errors.is_empty() {
+            // Only the route's own options were wrong: its source and steps are whole, so
+            // `camel validate` can still compile them and report their errors too.
+            if errors.len() == option_errors {
+                self.keep_partial(route);
+            }
             return Err(in_route(errors));
         }
-        route.source = Some(self.source_map(pointer, &steps_pointer));
         Ok(route)
     }
 
