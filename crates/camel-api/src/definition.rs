@@ -191,6 +191,10 @@ impl<'de> Deserialize<'de> for LanguageValue {
         };
         match Json::deserialize(d)? {
             Json::Object(mut options) => {
+                // Camel's node id and description of an expression name it for tooling;
+                // they are not options of the language.
+                options.remove("id");
+                options.remove("description");
                 let text = options
                     .remove("expression")
                     .and_then(|v| text_of(&v))

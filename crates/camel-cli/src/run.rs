@@ -93,25 +93,27 @@ fn context(port: u16) -> CamelContext {
     ctx
 }
 
+/// Loads every file and compiles every route that loaded, even when others did not: a
+/// mistake in one item does not hide the errors inside the other routes.
 pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
-    let routes = match load(files) {
-        Ok(r) => r,
-        Err(errors) => {
-            report(&errors);
-            return ExitCode::FAILURE;
-        }
-    };
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        let (r, e) = camel_core::yaml::load_file_partial(f);
+        routes.extend(r);
+        errors.extend(e);
+    }
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(0);
-    match ctx.validate(&routes).await {
-        Ok(()) => {
-            println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
-            ExitCode::SUCCESS
-        }
-        Err(errors) => {
-            report(&errors.0);
-            ExitCode::FAILURE
-        }
+    if let Err(e) = ctx.validate(&routes).await {
+        errors.extend(e.0);
+    }
+    if errors.is_empty() {
+        println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
+        ExitCode::SUCCESS
+    } else {
+        report(&errors);
+        ExitCode::FAILURE
     }
 }
 

@@ -6,6 +6,7 @@
 //! order, so the controller can start and drain them.
 
 mod decode;
+mod node_options;
 mod route;
 mod step_context;
 pub mod steps;
@@ -19,7 +20,7 @@ use camel_api::definition::StepConfig;
 use camel_api::{BoxProcessor, Endpoint, StepLifecycle};
 use serde_json::Value as Json;
 
-pub use route::compile_route;
+pub use route::{compile_route, compile_route_reporting_all};
 pub use step_context::StepContext;
 
 use crate::error::RouteError;

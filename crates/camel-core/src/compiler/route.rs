@@ -18,6 +18,82 @@ pub fn compile_route(
     registry: &Registry,
     route: &RouteDefinition,
 ) -> Result<CompiledRoute, RouteError> {
+    compile_route_reporting_all(registry, route).map_err(|mut errors| errors.swap_remove(0))
+}
+
+/// Like [`compile_route`], but on failure returns every error it can find: the source's
+/// and each failing top-level step's (a nested list still reports its first), so that
+/// `camel validate` shows a file's mistakes in one run. Never an empty list.
+pub fn compile_route_reporting_all(
+    registry: &Registry,
+    route: &RouteDefinition,
+) -> Result<CompiledRoute, Vec<RouteError>> {
+    match compile_first_error(registry, route) {
+        Ok(c) => Ok(c),
+        Err(first) => {
+            // A rule that only the whole list shows (a resequencer's continuation) is not
+            // found step by step: the first error is kept whatever the search finds.
+            let shown = first.to_string();
+            let mut errors = every_error(registry, route);
+            if !errors.iter().any(|e| e.to_string() == shown) {
+                errors.insert(0, first);
+            }
+            Err(errors)
+        }
+    }
+}
+
+/// The errors of the source and of each top-level step, compiled on their own.
+fn every_error(registry: &Registry, route: &RouteDefinition) -> Vec<RouteError> {
+    let id = route.id.clone().unwrap_or_default();
+    let mut errors = Vec::new();
+    if let Err(kind) = registry.endpoint(&route.from, Some(&id)) {
+        let location = route
+            .source
+            .as_ref()
+            .and_then(|s| s.locate(&format!("{}/from/uri", s.route_pointer)));
+        errors.push(
+            RouteError::new(kind)
+                .at(location)
+                .in_route(Some(&id))
+                .in_step(Some("from".into())),
+        );
+    }
+    let steps_pointer = route
+        .source
+        .as_ref()
+        .map(|s| s.steps_pointer.clone())
+        .unwrap_or_default();
+    if let Err(e) = check_split_rules(route, &id, &steps_pointer) {
+        errors.push(e);
+    }
+    let mut lifecycles = Vec::new();
+    for (i, step) in route.steps.iter().enumerate() {
+        // A top-level resequencer compiles only with its continuation (its errors are the
+        // first error's); alone it would be refused as nested.
+        if step.name == "resequence" {
+            continue;
+        }
+        if let Err(e) = super::step_context::compile_one(
+            registry,
+            route,
+            &id,
+            step,
+            &format!("{steps_pointer}/{i}"),
+            &format!("steps[{i}]"),
+            0,
+            &mut lifecycles,
+        ) {
+            errors.push(e);
+        }
+    }
+    errors
+}
+
+fn compile_first_error(
+    registry: &Registry,
+    route: &RouteDefinition,
+) -> Result<CompiledRoute, RouteError> {
     let id = route.id.clone().unwrap_or_default();
     let source_map = route.source.as_ref();
     let route_location =

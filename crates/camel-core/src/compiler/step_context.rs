@@ -112,6 +112,12 @@ impl<'a> StepContext<'a> {
         at: &str,
     ) -> Result<Arc<dyn Language>, RouteError> {
         self.registry.language(&e.language).ok_or_else(|| {
+            if let Some(message) = crate::model::camel_dsl::unsupported(
+                crate::model::camel_dsl::Kind::Language,
+                &camel_api::suggest::to_snake_case(&e.language),
+            ) {
+                return self.error_at(at, RouteErrorKind::InvalidValue(message));
+            }
             let names = self.registry.language_names();
             self.error_at(
                 at,
@@ -334,16 +340,31 @@ pub(crate) fn compile_one(
     depth: usize,
     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
 ) -> Result<BoxProcessor, RouteError> {
+    // Camel's node options, on any step: `id` names the step (in errors, spans and the
+    // admin API), `description` documents it, `disabled: true` leaves it out.
+    let (config, node) = super::node_options::node_options(&step.config);
+    let named = match &node.id {
+        Some(id) => format!("{item_path}.{}#{id}", step.name),
+        None => format!("{item_path}.{}", step.name),
+    };
     let mut cx = StepContext {
         registry,
         route,
         route_id,
         pointer: format!("{item_pointer}/{}", step.name),
-        path: format!("{item_path}.{}", step.name),
+        path: named,
         depth,
         lifecycles,
     };
+    if node.disabled {
+        return Ok(BoxProcessor::identity());
+    }
     let Some(compiler) = registry.step(&step.name) else {
+        if let Some(message) =
+            crate::model::camel_dsl::unsupported(crate::model::camel_dsl::Kind::Eip, &step.name)
+        {
+            return Err(cx.error(RouteErrorKind::InvalidValue(message)));
+        }
         let names = registry.step_names();
         return Err(cx.error(RouteErrorKind::UnknownKey {
             key: step.name.clone(),
@@ -351,6 +372,6 @@ pub(crate) fn compile_one(
             expected: Vec::new(),
         }));
     };
-    let processor = compiler.compile(&step.config, &mut cx)?;
+    let processor = compiler.compile(&config, &mut cx)?;
     Ok(camel_eip::trace::traced(processor, route_id, &cx.path))
 }

@@ -32,7 +32,6 @@ pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 pub use table::RouteOperation;
 
-use crate::compiler::compile_route;
 use crate::error::{RouteError, RouteErrorKind, RouteErrors};
 use crate::model::RouteDefinition;
 use route::RouteRuntime;
@@ -216,9 +215,9 @@ impl CamelContext {
                 continue;
             }
             seen.insert(id.clone(), route.location());
-            match compile_route(&self.inner.registry, route) {
+            match crate::compiler::compile_route_reporting_all(&self.inner.registry, route) {
                 Ok(c) => compiled.push(c),
-                Err(e) => errors.push(e),
+                Err(e) => errors.extend(e),
             }
         }
         if errors.is_empty() {

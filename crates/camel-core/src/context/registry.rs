@@ -163,12 +163,19 @@ impl Registry {
         def: &EndpointDefinition,
         route_id: Option<&str>,
     ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
+        let def = &crate::model::endpoint_path::camel_form(def);
         let parameters = def.parameter_strings();
         unresolved_placeholder(&def.uri, &parameters)?;
         let uri = EndpointUri::parse(&def.uri)
             .map_err(RouteErrorKind::Endpoint)?
             .with_parameters(parameters);
         let Some(component) = self.component(uri.scheme()) else {
+            if let Some(message) = crate::model::camel_dsl::unsupported(
+                crate::model::camel_dsl::Kind::Component,
+                uri.scheme(),
+            ) {
+                return Err(RouteErrorKind::InvalidValue(message));
+            }
             let schemes = self.component_schemes();
             return Err(RouteErrorKind::UnknownComponent(
                 CamelError::UnknownComponent {

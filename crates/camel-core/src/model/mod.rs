@@ -19,6 +19,9 @@ use serde_json::Value as Json;
 
 use crate::error::Location;
 
+pub mod camel_dsl;
+pub mod endpoint_path;
+
 /// An endpoint reference: a URI and parameters given beside it. Also the typed
 /// configuration of the `to` step (`to: uri` or `to: {uri, parameters}`). Parameter names
 /// are kept as written: the endpoint's URI parser reads Camel's camelCase names.

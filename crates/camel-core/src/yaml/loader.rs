@@ -6,7 +6,7 @@ use serde_json::{Map, Value as Json};
 
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
-use crate::model::{EndpointDefinition, RouteDefinition, SourceMap, StepDefinition};
+use crate::model::{camel_dsl, RouteDefinition, SourceMap};
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
@@ -21,32 +21,87 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteEr
     load_str(&text, &path.display().to_string())
 }
 
-/// Loads the routes in `text`; `file` names the source in error messages.
+/// Loads the routes in `text`; `file` names the source in error messages. Every document
+/// of the file (`---`) is read, and every error of every route and item is reported.
 pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let file: Arc<str> = file.into();
-    let doc = node::parse(text).map_err(|e| {
-        RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
-            file: file.clone(),
-            line: e.line,
-            column: e.column,
-        }))
-    })?;
-    let Some(Spanned { value, positions }) = doc else {
-        return Ok(Vec::new());
-    };
-    let reader = Reader {
-        file,
-        positions: Arc::new(positions),
-    };
-    reader.routes(value)
+    let (routes, errors) = load_str_partial(text, file);
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
 }
 
-struct Reader {
+/// Like [`load_file`], but also returns the routes that loaded when others did not, so
+/// that `camel validate` can compile them and report their errors in the same run.
+pub fn load_file_partial(path: impl AsRef<Path>) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let path = path.as_ref();
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str_partial(&text, &path.display().to_string()),
+        Err(e) => (
+            Vec::new(),
+            vec![
+                RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
+                    file: path.display().to_string().into(),
+                    line: 0,
+                    column: 0,
+                })),
+            ],
+        ),
+    }
+}
+
+/// Like [`load_str`], returning the routes that loaded beside every error, including
+/// routes whose source and steps were read whole although one of their options (or a key
+/// beside them) was wrong: compile them to find more errors, never run them.
+pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let file: Arc<str> = file.into();
+    let docs = match node::parse_all(text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            let error = RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
+                file: file.clone(),
+                line: e.line,
+                column: e.column,
+            }));
+            return (Vec::new(), vec![error]);
+        }
+    };
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for Spanned { value, positions } in docs {
+        let reader = Reader {
+            file: file.clone(),
+            positions: Arc::new(positions),
+            partial: Default::default(),
+        };
+        let (r, e) = reader.document(value);
+        routes.extend(r);
+        errors.extend(e);
+        routes.extend(reader.partial.into_inner());
+    }
+    (routes, errors)
+}
+
+/// What was read from one part of a file, or every error found in it.
+pub(super) type Read<T> = Result<T, Vec<RouteError>>;
+
+/// The routes that loaded and the errors of those that did not.
+pub(super) type Loaded = (Vec<RouteDefinition>, Vec<RouteError>);
+
+pub(super) struct Reader {
     file: Arc<str>,
     positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
+    /// Routes whose whole body was read although an error was found beside it (a bad
+    /// route option, a key beside `from`): compiled by `camel validate` only.
+    partial: std::cell::RefCell<Vec<RouteDefinition>>,
 }
 
 impl Reader {
+    pub(super) fn keep_partial(&self, route: RouteDefinition) {
+        self.partial.borrow_mut().push(route);
+    }
+
     fn locate(&self, pointer: &str) -> Option<Location> {
         SourceMap {
             file: self.file.clone(),
@@ -56,11 +111,11 @@ impl Reader {
         .locate(pointer)
     }
 
-    fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
+    pub(super) fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
         RouteError::new(kind).at(self.locate(pointer))
     }
 
-    fn unknown_key(&self, key: &str, expected: &[&str], pointer: &str) -> RouteError {
+    pub(super) fn unknown_key(&self, key: &str, expected: &[&str], pointer: &str) -> RouteError {
         self.error(
             RouteErrorKind::UnknownKey {
                 key: key.to_string(),
@@ -71,68 +126,148 @@ impl Reader {
         )
     }
 
-    fn routes(&self, value: Json) -> Result<Vec<RouteDefinition>, RouteErrors> {
-        let items = match value {
-            Json::Array(items) => items,
-            Json::Null => return Ok(Vec::new()),
-            _ => {
-                return Err(self
-                    .error(
-                        RouteErrorKind::InvalidValue(
-                            "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
-                        ),
-                        "",
-                    )
-                    .into())
-            }
-        };
+    /// A document: a list of items, or a Camel K resource (`kind: Integration`, `Pipe`).
+    fn document(&self, value: Json) -> Loaded {
+        match value {
+            Json::Array(items) => self.items(items, ""),
+            Json::Null => (Vec::new(), Vec::new()),
+            Json::Object(map) if map.contains_key("kind") => self.camel_k(map),
+            _ => (
+                Vec::new(),
+                vec![self.error(
+                    RouteErrorKind::InvalidValue(
+                        "a route file is a list of routes (`- route: …` or `- from: …`)".into(),
+                    ),
+                    "",
+                )],
+            ),
+        }
+    }
+
+    /// The items of a route list whose node is at `base`.
+    pub(super) fn items(&self, items: Vec<Json>, base: &str) -> Loaded {
         let mut routes = Vec::new();
         let mut errors = Vec::new();
         for (i, item) in items.into_iter().enumerate() {
-            let pointer = format!("/{i}");
-            match self.route_item(item, &pointer) {
-                Ok(r) => routes.push(r),
-                Err(e) => errors.push(e),
+            match self.item(item, &format!("{base}/{i}")) {
+                Ok(r) => routes.extend(r),
+                Err(e) => errors.extend(e),
+            }
+        }
+        (routes, errors)
+    }
+
+    /// One list item: a one-key map. A key written beside the item's key (`steps:` level
+    /// with `- from:`) is reported at its own line, and the item's key is still read.
+    fn item(&self, item: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+        let map = self
+            .object(item, pointer, "a list item is `route:` or `from:`")
+            .map_err(|e| vec![e])?;
+        let main = map
+            .keys()
+            .find(|k| matches!(to_snake_case(k).as_str(), "route" | "from"))
+            .or_else(|| map.keys().next())
+            .cloned();
+        let Some(main) = main else {
+            return Err(vec![self.error(
+                RouteErrorKind::InvalidValue(
+                    "each list item holds exactly one of `route` or `from`".into(),
+                ),
+                pointer,
+            )]);
+        };
+        let mut errors: Vec<RouteError> = map
+            .keys()
+            .filter(|k| **k != main)
+            .map(|extra| {
+                self.error(
+                    RouteErrorKind::InvalidValue(format!(
+                        "`{extra}` is beside `{main}` on the same list item; a list item holds \
+                         one key: indent `{extra}` under `{main}`"
+                    )),
+                    &format!("{pointer}/{extra}"),
+                )
+            })
+            .collect();
+        let mut map = map;
+        let body = map.remove(&main).unwrap_or(Json::Null);
+        let read = self.top_level(&main, body, pointer);
+        match read {
+            Ok(route) if errors.is_empty() => Ok(route),
+            Ok(route) => {
+                if let Some(route) = route {
+                    self.keep_partial(route);
+                }
+                Err(errors)
+            }
+            Err(mut e) => {
+                errors.append(&mut e);
+                Err(errors)
+            }
+        }
+    }
+
+    /// The one dispatch point for a top-level key: each kind of item has its function.
+    fn top_level(&self, key: &str, body: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+        let at = format!("{pointer}/{key}");
+        match to_snake_case(key).as_str() {
+            "route" => self.route(body, &at).map(Some),
+            "from" => self.bare_from(body, &at).map(Some),
+            "beans" => Err(self.beans(body, &at)),
+            other => Err(vec![
+                match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
+                    Some(message) => self.error(RouteErrorKind::InvalidValue(message), &at),
+                    None => self.unknown_key(key, &["route", "from"], pointer),
+                },
+            ]),
+        }
+    }
+
+    /// `- from: …` without `route:`.
+    fn bare_from(&self, body: Json, from_pointer: &str) -> Read<RouteDefinition> {
+        let mut route = RouteDefinition {
+            auto_startup: true,
+            ..Default::default()
+        };
+        let mut errors = Vec::new();
+        let steps_pointer = self.from(body, from_pointer, &mut route, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        route.source = Some(self.source_map(from_pointer, &steps_pointer));
+        Ok(route)
+    }
+
+    /// `beans:` entries: a Java class cannot be built here; anything else is not yet.
+    fn beans(&self, body: Json, pointer: &str) -> Vec<RouteError> {
+        let mut errors = Vec::new();
+        if let Json::Array(entries) = &body {
+            for (i, entry) in entries.iter().enumerate() {
+                let java = entry
+                    .get("type")
+                    .and_then(Json::as_str)
+                    .filter(|t| t.contains('.') || t.starts_with("#class:"));
+                if java.is_some() {
+                    let name = entry.get("name").and_then(Json::as_str).unwrap_or("name");
+                    errors.push(self.error(
+                        RouteErrorKind::InvalidValue(camel_dsl::java_class_message(name)),
+                        &format!("{pointer}/{i}/type"),
+                    ));
+                }
             }
         }
         if errors.is_empty() {
-            Ok(routes)
-        } else {
-            Err(RouteErrors(errors))
+            errors.push(self.error(
+                RouteErrorKind::InvalidValue(
+                    camel_dsl::unsupported(camel_dsl::Kind::TopLevel, "beans").unwrap_or_default(),
+                ),
+                pointer,
+            ));
         }
+        errors
     }
 
-    fn route_item(&self, item: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
-        let map = self.object(item, pointer, "a list item is `route:` or `from:`")?;
-        let mut entries = map.into_iter();
-        let (key, body) = match (entries.next(), entries.next()) {
-            (Some(kv), None) => kv,
-            _ => {
-                return Err(self.error(
-                    RouteErrorKind::InvalidValue(
-                        "each list item holds exactly one of `route` or `from`".into(),
-                    ),
-                    pointer,
-                ))
-            }
-        };
-        match to_snake_case(&key).as_str() {
-            "route" => self.route(body, &format!("{pointer}/route")),
-            "from" => {
-                let from_pointer = format!("{pointer}/from");
-                let mut route = RouteDefinition {
-                    auto_startup: true,
-                    ..Default::default()
-                };
-                let steps_pointer = self.from(body, &from_pointer, &mut route)?;
-                route.source = Some(self.source_map(&from_pointer, &steps_pointer));
-                Ok(route)
-            }
-            other => Err(self.unknown_key(other, &["route", "from"], pointer)),
-        }
-    }
-
-    fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {
+    pub(super) fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {
         SourceMap {
             file: self.file.clone(),
             positions: self.positions.clone(),
@@ -141,131 +276,7 @@ impl Reader {
         }
     }
 
-    fn route(&self, body: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
-        const KEYS: &[&str] = &[
-            "id",
-            "description",
-            "from",
-            "steps",
-            "auto_startup",
-            "startup_order",
-        ];
-        let map = self.object(body, pointer, "`route` takes a map")?;
-        let mut route = RouteDefinition {
-            auto_startup: true,
-            ..Default::default()
-        };
-        let mut from = None;
-        let mut steps = None;
-        for (key, value) in map {
-            let at = format!("{pointer}/{key}");
-            // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
-            match to_snake_case(&key).as_str() {
-                "id" => {
-                    let id = self.string(value, &at, "id")?;
-                    crate::model::check_route_id(&id)
-                        .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
-                    route.id = Some(id);
-                }
-                "description" => {
-                    route.description = Some(self.string(value, &at, "description")?)
-                }
-                "auto_startup" => route.auto_startup = self.boolean(value, &at, "auto_startup")?,
-                "startup_order" => {
-                    route.startup_order = Some(
-                        value
-                            .as_i64()
-                            .and_then(|v| i32::try_from(v).ok())
-                            .ok_or_else(|| self.wrong_type("startup_order", "a number", &at))?,
-                    )
-                }
-                "from" => from = Some(value),
-                "steps" => steps = Some(value),
-                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
-            }
-        }
-        let Some(from) = from else {
-            return Err(self
-                .error(RouteErrorKind::MissingFrom, pointer)
-                .in_route(route.id.as_deref()));
-        };
-        let mut steps_pointer = self
-            .from(from, &format!("{pointer}/from"), &mut route)
-            .map_err(|e| e.in_route(route.id.as_deref()))?;
-        if let Some(steps) = steps {
-            if !route.steps.is_empty() {
-                return Err(self
-                    .error(
-                        RouteErrorKind::InvalidValue(
-                            "steps are given both under `from` and under `route`; keep one list"
-                                .into(),
-                        ),
-                        &format!("{pointer}/steps"),
-                    )
-                    .in_route(route.id.as_deref()));
-            }
-            steps_pointer = format!("{pointer}/steps");
-            route.steps = self
-                .steps(steps, &steps_pointer)
-                .map_err(|e| e.in_route(route.id.as_deref()))?;
-        }
-        route.source = Some(self.source_map(pointer, &steps_pointer));
-        Ok(route)
-    }
-
-    /// Reads a `from` node into `route`; returns the pointer of its steps list.
-    fn from(
-        &self,
-        body: Json,
-        pointer: &str,
-        route: &mut RouteDefinition,
-    ) -> Result<String, RouteError> {
-        const KEYS: &[&str] = &["uri", "parameters", "steps", "id"];
-        let steps_pointer = format!("{pointer}/steps");
-        if let Json::String(uri) = body {
-            route.from = EndpointDefinition::new(uri);
-            return Ok(steps_pointer);
-        }
-        let map = self.object(body, pointer, "`from` takes a URI or a map with `uri`")?;
-        let mut uri = None;
-        for (key, value) in map {
-            let at = format!("{pointer}/{key}");
-            match to_snake_case(&key).as_str() {
-                "uri" => uri = Some(self.string(value, &at, "uri")?),
-                "parameters" => {
-                    route.from.parameters = self
-                        .object(value, &at, "`parameters` takes a map")?
-                        .into_iter()
-                        .collect()
-                }
-                "steps" => route.steps = self.steps(value, &steps_pointer)?,
-                "id" => {}
-                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
-            }
-        }
-        route.from.uri =
-            uri.ok_or_else(|| self.error(RouteErrorKind::Missing("uri".into()), pointer))?;
-        Ok(steps_pointer)
-    }
-
-    fn steps(&self, value: Json, pointer: &str) -> Result<Vec<StepDefinition>, RouteError> {
-        let Json::Array(items) = value else {
-            return Err(self.wrong_type("steps", "a list of steps", pointer));
-        };
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let at = format!("{pointer}/{i}");
-                let mut step = StepDefinition::from_item(item)
-                    .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
-                normalise_config(&mut step.config);
-                Ok(step)
-            })
-            .collect()
-    }
-
-    fn object(
+    pub(super) fn object(
         &self,
         value: Json,
         pointer: &str,
@@ -278,14 +289,19 @@ impl Reader {
         }
     }
 
-    fn wrong_type(&self, key: &str, expected: &str, pointer: &str) -> RouteError {
+    pub(super) fn wrong_type(&self, key: &str, expected: &str, pointer: &str) -> RouteError {
         self.error(
             RouteErrorKind::InvalidValue(format!("`{key}` must be {expected}")),
             pointer,
         )
     }
 
-    fn string(&self, value: Json, pointer: &str, key: &str) -> Result<String, RouteError> {
+    pub(super) fn string(
+        &self,
+        value: Json,
+        pointer: &str,
+        key: &str,
+    ) -> Result<String, RouteError> {
         match value {
             Json::String(s) => Ok(s),
             Json::Number(n) => Ok(n.to_string()),
@@ -293,60 +309,14 @@ impl Reader {
         }
     }
 
-    fn boolean(&self, value: Json, pointer: &str, key: &str) -> Result<bool, RouteError> {
+    pub(super) fn boolean(
+        &self,
+        value: Json,
+        pointer: &str,
+        key: &str,
+    ) -> Result<bool, RouteError> {
         value
             .as_bool()
             .ok_or_else(|| self.wrong_type(key, "true or false", pointer))
-    }
-}
-
-/// Gives equivalent spellings of nested steps one form, so YAML and builder definitions
-/// compare equal: an empty step configuration is `null`, and a nested step is a one-key
-/// map under its canonical name (`steps: [stop]` becomes `[{stop: null}]`, `setHeader`
-/// becomes `set_header`, as at the top level). Option keys are left as written.
-fn normalise_config(config: &mut Json) {
-    match config {
-        Json::Object(map) if map.is_empty() => *config = Json::Null,
-        Json::Object(map) => {
-            for (key, value) in map.iter_mut() {
-                if key == "steps" {
-                    normalise_steps(value);
-                } else {
-                    normalise_nested(value);
-                }
-            }
-        }
-        Json::Array(_) => normalise_nested(config),
-        _ => {}
-    }
-}
-
-fn normalise_nested(value: &mut Json) {
-    match value {
-        Json::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                if key == "steps" {
-                    normalise_steps(v);
-                } else {
-                    normalise_nested(v);
-                }
-            }
-        }
-        Json::Array(items) => items.iter_mut().for_each(normalise_nested),
-        _ => {}
-    }
-}
-
-fn normalise_steps(list: &mut Json) {
-    let Json::Array(items) = list else { return };
-    for item in items.iter_mut() {
-        // Items that are not steps are left for the step's configuration to refuse, where
-        // the error is located.
-        if let Ok(mut step) = StepDefinition::from_item(item.clone()) {
-            normalise_config(&mut step.config);
-            let mut m = Map::new();
-            m.insert(step.name, step.config);
-            *item = Json::Object(m);
-        }
     }
 }

@@ -15,9 +15,17 @@
 //! everywhere. The reader keeps keys as written: each step's options are decoded by the
 //! step's typed configuration (with its aliases) when the route is compiled, and maps of
 //! user data (endpoint `parameters`) reach their reader unchanged. Every error names the
-//! file, line and column.
+//! file, line and column, and every error of a file is reported at once.
+//!
+//! Files in the shapes Camel's tools write load as they are: several documents (`---`),
+//! Camel K `Integration`s (`spec.flows`) and `Pipe`s (`source` → `sink`), endpoint paths
+//! given as parameters (`uri: timer` + `timerName`), node `id`/`description`/`disabled`.
+//! A Camel name camel-rs lacks is reported as such, not as a typo (ADR 0051).
 
+mod camel_k;
 mod loader;
 mod node;
+mod normalise;
+mod route;
 
-pub use loader::{load_file, load_str};
+pub use loader::{load_file, load_file_partial, load_str, load_str_partial};

@@ -52,7 +52,7 @@ const VALUE_COST: usize = 16;
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    docs: Vec<Json>,
+    docs: Vec<Spanned>,
     positions: HashMap<String, (usize, usize)>,
     /// Anchored values, with their size and depth.
     anchors: HashMap<usize, (Json, usize, usize)>,
@@ -184,7 +184,11 @@ impl Builder {
             self.anchors.insert(anchor, (value.clone(), size, depth));
         }
         match self.stack.last_mut() {
-            None => self.docs.push(value),
+            // A document's root is complete: the positions recorded so far are its own.
+            None => self.docs.push(Spanned {
+                value,
+                positions: std::mem::take(&mut self.positions),
+            }),
             Some(Frame::Seq { items, .. }) => items.push(value),
             Some(Frame::Map { map, key, pointer }) => match key.take() {
                 Some(k) => {
@@ -337,7 +341,14 @@ fn unprintable(text: &str) -> Result<(), SyntaxError> {
 }
 
 /// Parses `text`, a single YAML document (`None` when it is empty).
+#[cfg(test)]
 pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
+    Ok(parse_all(text)?.pop())
+}
+
+/// Parses every document of `text` (`---` separates them, as in Camel JBang files), each
+/// with its own positions: pointers restart at every document.
+pub(crate) fn parse_all(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
     unprintable(text)?;
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
@@ -352,18 +363,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
     if let Some(e) = builder.error {
         return Err(e);
     }
-    let mut docs = builder.docs;
-    if docs.len() > 1 {
-        return Err(SyntaxError {
-            message: "a route file holds one YAML document; put further routes in the same list or in another file".into(),
-            line: 1,
-            column: 1,
-        });
-    }
-    Ok(docs.pop().map(|value| Spanned {
-        value,
-        positions: builder.positions,
-    }))
+    Ok(builder.docs)
 }
 
 #[cfg(test)]
@@ -466,5 +466,14 @@ mod tests {
     fn duplicate_keys_are_errors() {
         let e = parse("a: 1\na: 2\n").unwrap_err();
         assert!(e.message.contains("duplicate"), "{e:?}");
+    }
+
+    #[test]
+    fn each_document_has_its_own_positions() {
+        let docs = parse_all("- a: 1\n---\n- b: 2\n  c: 3\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].positions["/0/a"], (1, 3));
+        assert_eq!(docs[1].positions["/0/b"], (3, 3));
+        assert!(!docs[1].positions.contains_key("/0/a"));
     }
 }

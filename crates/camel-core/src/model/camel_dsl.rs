@@ -1,0 +1,319 @@
+//! What Apache Camel's YAML DSL knows that camel-rs does not run (ADR 0051).
+//!
+//! A Camel file that names an EIP, a top-level construct, a language or a component we do
+//! not implement is not misspelt: telling its author "unknown key" (or suggesting a
+//! spelling that is not in the file) sends them looking for a typo. These lists, taken
+//! from Camel 4's YAML DSL schema (`camelYamlDsl.json`) and its component catalogue, let
+//! every such name get "a Camel X that camel-rs does not support yet" instead. Names are
+//! snake_case, the form the reader gives keys. What *is* implemented is decided by the
+//! registries at compile time, so a step added later leaves these lists untouched.
+//!
+//! ```
+//! use camel_core::model::camel_dsl::{unsupported, Kind};
+//! assert_eq!(
+//!     unsupported(Kind::Eip, "throttle").unwrap(),
+//!     "`throttle` is a Camel EIP that camel-rs does not support yet"
+//! );
+//! assert!(unsupported(Kind::Eip, "thrott1e").is_none());
+//! ```
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+/// Camel's processors (EIPs), as YAML step names. Steps that another part of camel-rs is
+/// adding (error handling) are left out so they stay plain "unknown" until they land.
+pub const EIPS: &[&str] = &[
+    "aggregate",
+    "bean",
+    "choice",
+    "circuit_breaker",
+    "claim_check",
+    "convert_body_to",
+    "convert_header_to",
+    "convert_variable_to",
+    "delay",
+    "dynamic_router",
+    "enrich",
+    "filter",
+    "idempotent_consumer",
+    "kamelet",
+    "load_balance",
+    "log",
+    "loop",
+    "marshal",
+    "multicast",
+    "pausable",
+    "pipeline",
+    "policy",
+    "poll",
+    "poll_enrich",
+    "process",
+    "recipient_list",
+    "remove_header",
+    "remove_headers",
+    "remove_properties",
+    "remove_property",
+    "remove_variable",
+    "resequence",
+    "resumable",
+    "rollback",
+    "routing_slip",
+    "saga",
+    "sample",
+    "script",
+    "service_call",
+    "set_body",
+    "set_exchange_pattern",
+    "set_header",
+    "set_headers",
+    "set_property",
+    "set_variable",
+    "set_variables",
+    "sort",
+    "split",
+    "step",
+    "stop",
+    "threads",
+    "throttle",
+    "to",
+    "to_d",
+    "tokenizer",
+    "transacted",
+    "transform",
+    "unmarshal",
+    "validate",
+    "wire_tap",
+];
+
+/// Camel's top-level items other than `route` and `from` (and the error-handling ones
+/// being added separately).
+pub const TOP_LEVEL: &[&str] = &[
+    "beans",
+    "data_formats",
+    "intercept",
+    "intercept_from",
+    "intercept_send_to_endpoint",
+    "rest",
+    "rest_configuration",
+    "route_template",
+    "templated_route",
+];
+
+/// Camel's expression languages.
+pub const LANGUAGES: &[&str] = &[
+    "bean",
+    "constant",
+    "csimple",
+    "datasonnet",
+    "exchange_property",
+    "file",
+    "groovy",
+    "header",
+    "hl7terser",
+    "java",
+    "joor",
+    "jq",
+    "js",
+    "jsonpath",
+    "method",
+    "mvel",
+    "ognl",
+    "python",
+    "ref",
+    "simple",
+    "spel",
+    "tokenize",
+    "variable",
+    "wasm",
+    "xpath",
+    "xquery",
+    "xtokenize",
+];
+
+/// Languages whose expressions are code for the JVM (or a script engine inside it).
+const JVM_LANGUAGES: &[&str] = &[
+    "bean", "groovy", "java", "joor", "js", "method", "mvel", "ognl", "python", "spel",
+];
+
+/// Camel components (URI schemes) a route file commonly names. Not the whole catalogue:
+/// a scheme missing here is reported as unknown, with the nearest scheme we have.
+pub const COMPONENTS: &[&str] = &[
+    "activemq",
+    "amqp",
+    "arangodb",
+    "aws2-ddb",
+    "aws2-kinesis",
+    "aws2-lambda",
+    "aws2-s3",
+    "aws2-sns",
+    "aws2-sqs",
+    "azure-eventhubs",
+    "azure-servicebus",
+    "azure-storage-blob",
+    "azure-storage-queue",
+    "bean",
+    "browse",
+    "caffeine-cache",
+    "cassandraql",
+    "class",
+    "controlbus",
+    "couchdb",
+    "cxf",
+    "dataformat",
+    "dataset",
+    "debezium-mysql",
+    "debezium-postgres",
+    "elasticsearch",
+    "exec",
+    "ftp",
+    "ftps",
+    "github",
+    "google-pubsub",
+    "google-storage",
+    "grpc",
+    "http",
+    "https",
+    "infinispan",
+    "jdbc",
+    "jms",
+    "jpa",
+    "jslt",
+    "json-validator",
+    "jolt",
+    "kafka",
+    "kamelet",
+    "kubernetes-pods",
+    "language",
+    "mail",
+    "master",
+    "minio",
+    "mongodb",
+    "mqtt",
+    "netty",
+    "netty-http",
+    "paho",
+    "paho-mqtt5",
+    "platform-http",
+    "rabbitmq",
+    "redis",
+    "ref",
+    "rest",
+    "rest-api",
+    "salesforce",
+    "sftp",
+    "slack",
+    "smtp",
+    "spring-rabbitmq",
+    "spring-redis",
+    "sql",
+    "stub",
+    "telegram",
+    "undertow",
+    "velocity",
+    "vertx-http",
+    "vm",
+    "websocket",
+    "xslt",
+];
+
+/// The kind of Camel name being looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A step (processor).
+    Eip,
+    /// A top-level item of a route file.
+    TopLevel,
+    /// An expression language.
+    Language,
+    /// A component (URI scheme).
+    Component,
+}
+
+/// The message for `name` when Camel knows it as a `kind` that camel-rs lacks, or `None`
+/// when Camel does not know it either (a true unknown, reported as such by the caller).
+/// The caller decides first that camel-rs does not have it.
+pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
+    let (list, what) = match kind {
+        Kind::Eip => (EIPS, "EIP"),
+        Kind::TopLevel => (TOP_LEVEL, "top-level construct"),
+        Kind::Language => (LANGUAGES, "language"),
+        Kind::Component => (COMPONENTS, "component"),
+    };
+    if !list.contains(&name) {
+        return None;
+    }
+    if kind == Kind::Language && JVM_LANGUAGES.contains(&name) {
+        return Some(format!(
+            "`{name}` is a Camel language that runs JVM code, which cannot run here: \
+             use `simple` or `jsonpath`, or a Rust processor (`process: {{ref: name}}`)"
+        ));
+    }
+    if kind == Kind::Component && matches!(name, "bean" | "class") {
+        return Some(java_class_message(name));
+    }
+    Some(format!(
+        "`{name}` is a Camel {what} that camel-rs does not support yet"
+    ))
+}
+
+/// The message for a Java class or bean reference that would need a JVM.
+pub fn java_class_message(name: &str) -> String {
+    format!(
+        "Java classes cannot run here: register a Rust processor as bean `{name}` \
+         (`CamelContext::add_resource(\"{name}\", Arc::new(processor))`) and call it with \
+         `process: {{ref: {name}}}`"
+    )
+}
+
+/// Logs, once per process and per name, that Camel options with no effect here were
+/// accepted: a file written for Camel keeps working, and its author learns the option is
+/// ignored without being told again for every route and reload.
+pub fn warn_ignored(place: &str, names: &[String]) {
+    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(|| Mutex::new(HashSet::new()));
+    let fresh: Vec<&str> = match seen.lock() {
+        Ok(mut seen) => names
+            .iter()
+            .filter(|n| seen.insert(format!("{place}/{n}")))
+            .map(String::as_str)
+            .collect(),
+        Err(_) => return,
+    };
+    if !fresh.is_empty() {
+        tracing::warn!(
+            place,
+            options = %fresh.join(", "),
+            "Camel options accepted without effect in camel-rs"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_camel_names_get_a_message_and_unknown_ones_none() {
+        assert!(unsupported(Kind::TopLevel, "rest")
+            .unwrap()
+            .contains("top-level construct"));
+        assert!(unsupported(Kind::Language, "groovy")
+            .unwrap()
+            .contains("JVM"));
+        assert!(unsupported(Kind::Component, "kafka")
+            .unwrap()
+            .contains("component"));
+        assert!(unsupported(Kind::Component, "bean")
+            .unwrap()
+            .starts_with("Java classes cannot run here"));
+        assert!(unsupported(Kind::Eip, "frobnicate").is_none());
+        // Error handling is being added elsewhere; it must not be called unsupported.
+        for name in ["do_try", "throw_exception", "on_exception", "on_completion"] {
+            assert!(unsupported(Kind::Eip, name).is_none(), "{name}");
+        }
+        for name in ["error_handler", "on_exception", "route_configuration"] {
+            assert!(unsupported(Kind::TopLevel, name).is_none(), "{name}");
+        }
+    }
+}

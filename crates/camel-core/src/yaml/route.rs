@@ -1,0 +1,211 @@
+//! Reading a `route:` item and its `from`, each error collected rather than returned, so
+//! that one run reports every mistake of a route.
+
+use camel_api::suggest::to_snake_case;
+use serde_json::Value as Json;
+
+use super::loader::{Read, Reader};
+use super::normalise::normalise_config;
+use crate::error::{RouteError, RouteErrorKind};
+use crate::model::{camel_dsl, EndpointDefinition, RouteDefinition, StepDefinition};
+
+/// Route options Camel files carry that change nothing here (JVM tuning, grouping for
+/// Camel's tooling): accepted, with a one-time warning naming them.
+const ROUTE_OPTIONS_IGNORED: &[&str] = &[
+    "group",
+    "node_prefix_id",
+    "stream_cache",
+    "message_history",
+    "log_mask",
+    "trace",
+    "delayer",
+    "shutdown_route",
+    "shutdown_running_task",
+];
+
+/// Route options of Camel that would change behaviour and are not implemented.
+const ROUTE_OPTIONS_UNSUPPORTED: &[&str] =
+    &["route_policy", "precondition", "input_type", "output_type"];
+
+impl Reader {
+    pub(super) fn route(&self, body: Json, pointer: &str) -> Read<RouteDefinition> {
+        const KEYS: &[&str] = &[
+            "id",
+            "description",
+            "from",
+            "steps",
+            "auto_startup",
+            "startup_order",
+        ];
+        let map = self
+            .object(body, pointer, "`route` takes a map")
+            .map_err(|e| vec![e])?;
+        let mut route = RouteDefinition {
+            auto_startup: true,
+            ..Default::default()
+        };
+        let mut from = None;
+        let mut steps = None;
+        let mut errors = Vec::new();
+        let mut ignored = Vec::new();
+        for (key, value) in map {
+            let at = format!("{pointer}/{key}");
+            // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
+            let read: Result<(), RouteError> = match to_snake_case(&key).as_str() {
+                "id" => self.string(value, &at, "id").and_then(|id| {
+                    crate::model::check_route_id(&id)
+                        .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
+                    route.id = Some(id);
+                    Ok(())
+                }),
+                "description" => self
+                    .string(value, &at, "description")
+                    .map(|d| route.description = Some(d)),
+                "auto_startup" => self
+                    .boolean(value, &at, "auto_startup")
+                    .map(|b| route.auto_startup = b),
+                "startup_order" => value
+                    .as_i64()
+                    .and_then(|v| i32::try_from(v).ok())
+                    .map(|v| route.startup_order = Some(v))
+                    .ok_or_else(|| self.wrong_type("startup_order", "a number", &at)),
+                "from" => {
+                    from = Some(value);
+                    Ok(())
+                }
+                "steps" => {
+                    steps = Some(value);
+                    Ok(())
+                }
+                k if ROUTE_OPTIONS_IGNORED.contains(&k) => {
+                    ignored.push(key.clone());
+                    Ok(())
+                }
+                k if ROUTE_OPTIONS_UNSUPPORTED.contains(&k) => Err(self.error(
+                    RouteErrorKind::InvalidValue(format!(
+                        "`{key}` is a Camel route option that camel-rs does not support yet"
+                    )),
+                    &at,
+                )),
+                _ => Err(self.unknown_key(&key, KEYS, pointer)),
+            };
+            if let Err(e) = read {
+                errors.push(e);
+            }
+        }
+        if !ignored.is_empty() {
+            camel_dsl::warn_ignored("route", &ignored);
+        }
+        let id = route.id.clone();
+        let in_route = |errors: Vec<RouteError>| -> Vec<RouteError> {
+            errors
+                .into_iter()
+                .map(|e| e.in_route(id.as_deref()))
+                .collect()
+        };
+        let option_errors = errors.len();
+        let Some(from) = from else {
+            errors.push(self.error(RouteErrorKind::MissingFrom, pointer));
+            return Err(in_route(errors));
+        };
+        let mut steps_pointer =
+            self.from(from, &format!("{pointer}/from"), &mut route, &mut errors);
+        if let Some(steps) = steps {
+            if !route.steps.is_empty() {
+                errors.push(self.error(
+                    RouteErrorKind::InvalidValue(
+                        "steps are given both under `from` and under `route`; keep one list".into(),
+                    ),
+                    &format!("{pointer}/steps"),
+                ));
+            } else {
+                steps_pointer = format!("{pointer}/steps");
+                route.steps = self.steps(steps, &steps_pointer, &mut errors);
+            }
+        }
+        route.source = Some(self.source_map(pointer, &steps_pointer));
+        if !errors.is_empty() {
+            // Only the route's own options were wrong: its source and steps are whole, so
+            // `camel validate` can still compile them and report their errors too.
+            if errors.len() == option_errors {
+                self.keep_partial(route);
+            }
+            return Err(in_route(errors));
+        }
+        Ok(route)
+    }
+
+    /// Reads a `from` node into `route`, adding its errors to `errors`; returns the pointer
+    /// of its steps list.
+    pub(super) fn from(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+        errors: &mut Vec<RouteError>,
+    ) -> String {
+        const KEYS: &[&str] = &["uri", "parameters", "steps", "id", "description"];
+        let steps_pointer = format!("{pointer}/steps");
+        if let Json::String(uri) = body {
+            route.from = EndpointDefinition::new(uri);
+            return steps_pointer;
+        }
+        let map = match self.object(body, pointer, "`from` takes a URI or a map with `uri`") {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(e);
+                return steps_pointer;
+            }
+        };
+        let mut uri = None;
+        for (key, value) in map {
+            let at = format!("{pointer}/{key}");
+            let read = match to_snake_case(&key).as_str() {
+                "uri" => self.string(value, &at, "uri").map(|u| uri = Some(u)),
+                "parameters" => self
+                    .object(value, &at, "`parameters` takes a map")
+                    .map(|p| route.from.parameters = p.into_iter().collect()),
+                "steps" => {
+                    route.steps = self.steps(value, &steps_pointer, errors);
+                    Ok(())
+                }
+                // Camel's node id and description of the consumer: named, not used.
+                "id" | "description" => self.string(value, &at, &key).map(|_| ()),
+                _ => Err(self.unknown_key(&key, KEYS, pointer)),
+            };
+            if let Err(e) = read {
+                errors.push(e);
+            }
+        }
+        match uri {
+            Some(uri) => route.from.uri = uri,
+            None => errors.push(self.error(RouteErrorKind::Missing("uri".into()), pointer)),
+        }
+        steps_pointer
+    }
+
+    /// Reads a step list, adding the error of each bad item to `errors`.
+    fn steps(
+        &self,
+        value: Json,
+        pointer: &str,
+        errors: &mut Vec<RouteError>,
+    ) -> Vec<StepDefinition> {
+        let Json::Array(items) = value else {
+            errors.push(self.wrong_type("steps", "a list of steps", pointer));
+            return Vec::new();
+        };
+        let mut steps = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            match StepDefinition::from_item(item) {
+                Ok(mut step) => {
+                    normalise_config(&mut step.config);
+                    steps.push(step);
+                }
+                Err(why) => errors.push(self.error(RouteErrorKind::InvalidValue(why), &at)),
+            }
+        }
+        steps
+    }
+}
