@@ -82,6 +82,7 @@ fn context() -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
+    ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
     ctx
 }
 
