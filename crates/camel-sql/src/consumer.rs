@@ -59,6 +59,10 @@ impl SqlConsumer {
                     .with_header("CamelBatchIndex", i64::try_from(index).unwrap_or(i64::MAX))
                     .with_header("CamelBatchSize", total);
                 let routed = ctx.send(ex).await;
+                // A stopping route did not fail the row: leave it for the next start.
+                if matches!(routed, Err(CamelError::Stopping(_))) {
+                    return Ok(());
+                }
                 let marked = self.after_route(routed.is_ok(), &row).await;
                 if let Err(e) = marked {
                     tracing::warn!(route_id = %ctx.route_id(), error = %e, "sql consumer: on_consume failed");
@@ -70,7 +74,11 @@ impl SqlConsumer {
         } else {
             let list = Json::Array(rows.iter().cloned().map(Json::Object).collect());
             let ex = Exchange::new(list).with_header(headers::ROW_COUNT, total);
-            let ok = ctx.send(ex).await.is_ok();
+            let routed = ctx.send(ex).await;
+            if matches!(routed, Err(CamelError::Stopping(_))) {
+                return Ok(());
+            }
+            let ok = routed.is_ok();
             for row in &rows {
                 if let Err(e) = self.after_route(ok, row).await {
                     tracing::warn!(route_id = %ctx.route_id(), error = %e, "sql consumer: on_consume failed");
@@ -123,8 +131,12 @@ impl Consumer for SqlConsumer {
                 _ = tokio::time::sleep(wait) => {}
             }
             wait = self.options.delay;
-            if let Err(e) = self.poll(&ctx).await {
-                tracing::warn!(route_id = %ctx.route_id(), datasource = %self.database.shown, error = %e, "sql consumer: poll failed");
+            match self.poll(&ctx).await {
+                Ok(()) => ctx.health().set_healthy(),
+                Err(e) => {
+                    tracing::warn!(route_id = %ctx.route_id(), datasource = %self.database.shown, error = %e, "sql consumer: poll failed");
+                    ctx.health().set_failing(&e);
+                }
             }
         }
     }
