@@ -79,3 +79,13 @@ pub(crate) fn hex(bytes: &[u8]) -> Json {
 pub(crate) fn float(f: f64) -> Json {
     serde_json::Number::from_f64(f).map_or(Json::Null, Json::Number)
 }
+
+/// A point in time as RFC 3339 text in UTC.
+pub(crate) fn utc(t: sqlx::types::chrono::DateTime<sqlx::types::chrono::Utc>) -> Json {
+    Json::String(t.format("%Y-%m-%dT%H:%M:%S%.fZ").to_string())
+}
+
+/// A date and time without a zone, as ISO 8601 text.
+pub(crate) fn local(t: sqlx::types::chrono::NaiveDateTime) -> Json {
+    Json::String(t.format("%Y-%m-%dT%H:%M:%S%.f").to_string())
+}

@@ -4,6 +4,7 @@
 use futures::TryStreamExt;
 use sqlx::mysql::{MySql, MySqlArguments, MySqlConnection, MySqlRow};
 use sqlx::query::Query;
+use sqlx::types::chrono::{NaiveDate, NaiveTime};
 use sqlx::{Column, Either, Executor, Row as _, TypeInfo, ValueRef};
 
 use super::{float, hex, Outcome, Row};
@@ -73,6 +74,18 @@ fn row_map(row: &MySqlRow, ds: &str) -> Result<Row, SqlError> {
             "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BIT" => {
                 hex(&row.try_get_unchecked::<Vec<u8>, _>(i).map_err(db)?)
             }
+            "DATETIME" => super::local(row.try_get(i).map_err(db)?),
+            "TIMESTAMP" => super::utc(row.try_get(i).map_err(db)?),
+            "DATE" => row
+                .try_get::<NaiveDate, _>(i)
+                .map_err(db)?
+                .to_string()
+                .into(),
+            "TIME" => row
+                .try_get::<NaiveTime, _>(i)
+                .map_err(db)?
+                .to_string()
+                .into(),
             other => {
                 return Err(SqlError::UnsupportedColumn {
                     column: name,

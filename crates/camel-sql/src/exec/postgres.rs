@@ -6,6 +6,7 @@
 use futures::TryStreamExt;
 use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;
+use sqlx::types::chrono::{NaiveDate, NaiveTime};
 use sqlx::{Column, Either, Executor, Row as _, Statement as _, TypeInfo, ValueRef};
 
 use super::{as_bool, as_f64, as_i64, as_json, float, hex, Outcome, Row};
@@ -146,6 +147,36 @@ fn row_map(row: &PgRow, ds: &str) -> Result<Row, SqlError> {
             }
             "JSON" | "JSONB" => row.try_get::<serde_json::Value, _>(i).map_err(db)?,
             "BYTEA" => hex(&row.try_get::<Vec<u8>, _>(i).map_err(db)?),
+            "UUID" => row
+                .try_get::<sqlx::types::Uuid, _>(i)
+                .map_err(db)?
+                .to_string()
+                .into(),
+            "TIMESTAMPTZ" => super::utc(row.try_get(i).map_err(db)?),
+            "TIMESTAMP" => super::local(row.try_get(i).map_err(db)?),
+            "DATE" => row
+                .try_get::<NaiveDate, _>(i)
+                .map_err(db)?
+                .to_string()
+                .into(),
+            "TIME" => row
+                .try_get::<NaiveTime, _>(i)
+                .map_err(db)?
+                .to_string()
+                .into(),
+            "NUMERIC" => {
+                let raw = row.try_get_raw(i).map_err(db)?;
+                let bytes = raw.as_bytes().map_err(|e| SqlError::Database {
+                    datasource: ds.to_string(),
+                    message: e.to_string(),
+                })?;
+                numeric_text(bytes)
+                    .map(serde_json::Value::String)
+                    .ok_or_else(|| SqlError::UnsupportedColumn {
+                        column: name.clone(),
+                        type_name: "NUMERIC (malformed)".into(),
+                    })?
+            }
             other => {
                 return Err(SqlError::UnsupportedColumn {
                     column: name,
@@ -156,4 +187,85 @@ fn row_map(row: &PgRow, ds: &str) -> Result<Row, SqlError> {
         map.insert(name, value);
     }
     Ok(map)
+}
+
+/// PostgreSQL's binary NUMERIC as exact decimal text: base-10000 digit groups, the
+/// weight of the first group, a sign and the number of decimals shown. Text, not a JSON
+/// number, so no digit is lost to a float.
+fn numeric_text(b: &[u8]) -> Option<String> {
+    let word = |i: usize| Some(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?]));
+    let ndigits = usize::from(word(0)?);
+    let weight = i32::from(word(2)? as i16);
+    let sign = word(4)?;
+    let dscale = usize::from(word(6)?);
+    match sign {
+        0xC000 => return Some("NaN".into()),
+        0xD000 => return Some("Infinity".into()),
+        0xF000 => return Some("-Infinity".into()),
+        _ => {}
+    }
+    let digits = (0..ndigits)
+        .map(|k| word(8 + 2 * k))
+        .collect::<Option<Vec<u16>>>()?;
+    let group = |k: i32| {
+        usize::try_from(k)
+            .ok()
+            .and_then(|k| digits.get(k))
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut text = String::new();
+    if sign == 0x4000 {
+        text.push('-');
+    }
+    if weight < 0 {
+        text.push('0');
+    } else {
+        text.push_str(&group(0).to_string());
+        for k in 1..=weight {
+            text.push_str(&format!("{:04}", group(k)));
+        }
+    }
+    if dscale > 0 {
+        let mut fraction = String::new();
+        let mut k = weight + 1;
+        while fraction.len() < dscale {
+            fraction.push_str(&format!("{:04}", group(k)));
+            k += 1;
+        }
+        fraction.truncate(dscale);
+        text.push('.');
+        text.push_str(&fraction);
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numeric_text;
+
+    fn numeric(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for w in [ndigits, weight as u16, sign, dscale].iter().chain(digits) {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn numeric_groups_become_exact_text() {
+        // 123456789.0001
+        let b = numeric(4, 2, 0, 4, &[1, 2345, 6789, 1]);
+        assert_eq!(numeric_text(&b).unwrap(), "123456789.0001");
+        // -0.00001
+        let b = numeric(1, -2, 0x4000, 5, &[1000]);
+        assert_eq!(numeric_text(&b).unwrap(), "-0.00001");
+        // 12.50
+        let b = numeric(2, 0, 0, 2, &[12, 5000]);
+        assert_eq!(numeric_text(&b).unwrap(), "12.50");
+        // 10000 (trailing zero groups are not stored)
+        let b = numeric(1, 1, 0, 0, &[1]);
+        assert_eq!(numeric_text(&b).unwrap(), "10000");
+        assert!(numeric_text(&[0, 1]).is_none());
+    }
 }
