@@ -162,7 +162,8 @@ impl Component for SqlComponent {
             }
             None => path,
         };
-        let stmt = statement(&raw, &query)?;
+        let mut stmt = statement(&raw, &query)?;
+        stmt.compile(|text| ctx.expression("simple", text))?;
         let named = p.take_str("datasource");
         let output_type =
             match p.take_choice("output_type", &["select_list", "select_one", "stream_list"])? {

@@ -14,6 +14,14 @@ pub enum SqlError {
         /// The parameter's name.
         name: String,
     },
+    /// A `:#${…}` expression failed.
+    #[error("the parameter `:#{expression}` failed: {message}")]
+    Expression {
+        /// The expression text.
+        expression: String,
+        /// Why.
+        message: String,
+    },
     /// The statement has more `#` placeholders than the body has values.
     #[error("the statement has {expected} `#` parameter(s) but the body gives {given}")]
     MissingPositional {

@@ -24,6 +24,7 @@
 //! assert_eq!(as_dyn.scheme(), "sql");
 //! ```
 
+mod arg;
 mod component;
 mod consumer;
 mod datasource;

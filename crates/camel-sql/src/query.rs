@@ -2,9 +2,10 @@
 //! quotes, rendered as each database's own (`$1` on PostgreSQL, `?` elsewhere), and the
 //! values for them taken from an exchange.
 
-use camel_api::{Body, Exchange, Value};
+use camel_api::{Body, Exchange};
 use serde_json::Value as Json;
 
+pub(crate) use crate::arg::Arg;
 use crate::error::SqlError;
 
 /// One placeholder of a statement.
@@ -14,6 +15,8 @@ pub(crate) enum Param {
     Named(String),
     /// `#`.
     Positional,
+    /// `:#${…}`: a simple-language expression, by its index in `Statement::expressions`.
+    Expression(usize),
 }
 
 /// A parsed statement: text pieces with placeholders between them.
@@ -22,77 +25,11 @@ pub(crate) struct Statement {
     /// `pieces.len() == params.len() + 1`.
     pieces: Vec<String>,
     pub(crate) params: Vec<Param>,
+    /// The text of each `:#${…}` and, once [`Statement::compile`] ran, its expression.
+    expressions: Vec<(String, Option<camel_api::BoxExpression>)>,
     /// True when the statement reads rows (decides between a row count and an update
     /// count when no row came back).
     pub(crate) is_query: bool,
-}
-
-/// A value to bind, before the database's types are known.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Arg {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Text(String),
-    Json(Json),
-    Bytes(Vec<u8>),
-}
-
-impl Arg {
-    pub(crate) fn from_value(v: &Value) -> Arg {
-        match v {
-            Value::Null => Arg::Null,
-            Value::Bool(b) => Arg::Bool(*b),
-            Value::Int(i) => Arg::Int(*i),
-            Value::Float(f) => Arg::Float(*f),
-            Value::Text(t) => Arg::Text(t.to_string()),
-            Value::Bytes(b) => Arg::Bytes(b.to_vec()),
-            Value::Json(j) => Arg::from_json(j),
-            #[allow(unreachable_patterns)]
-            other => Arg::Json(other.to_json()),
-        }
-    }
-
-    pub(crate) fn from_json(j: &Json) -> Arg {
-        match j {
-            Json::Null => Arg::Null,
-            Json::Bool(b) => Arg::Bool(*b),
-            Json::Number(n) => match n.as_i64() {
-                Some(i) => Arg::Int(i),
-                None => Arg::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            Json::String(s) => Arg::Text(s.clone()),
-            other => Arg::Json(other.clone()),
-        }
-    }
-
-    /// The value as text (for a text column, or to parse into a number).
-    pub(crate) fn text(&self) -> Option<String> {
-        match self {
-            Arg::Null => None,
-            Arg::Bool(b) => Some(b.to_string()),
-            Arg::Int(i) => Some(i.to_string()),
-            Arg::Float(f) => Some(f.to_string()),
-            Arg::Text(t) => Some(t.clone()),
-            Arg::Json(j) => Some(j.to_string()),
-            Arg::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        }
-    }
-
-    /// Shortened, for an error message.
-    pub(crate) fn shown(&self) -> String {
-        let mut t = self.text().unwrap_or_else(|| "null".into());
-        if t.len() > 40 {
-            let mut cut = 40;
-            while !t.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            t.truncate(cut);
-            t.push('…');
-        }
-        format!("`{t}`")
-    }
 }
 
 impl Statement {
@@ -109,6 +46,7 @@ impl Statement {
         let text = text.trim();
         let mut pieces = vec![String::new()];
         let mut params = Vec::new();
+        let mut expressions = Vec::new();
         let mut quote: Option<char> = None;
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
@@ -126,6 +64,28 @@ impl Statement {
                 }
                 None if c == ':' && chars.peek() == Some(&'#') => {
                     chars.next();
+                    if chars.peek() == Some(&'$') {
+                        // `:#${…}` up to the matching brace.
+                        let mut text = String::new();
+                        let mut depth = 0usize;
+                        for n in chars.by_ref() {
+                            text.push(n);
+                            match n {
+                                '{' => depth += 1,
+                                '}' => {
+                                    depth = depth.saturating_sub(1);
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                        params.push(Param::Expression(expressions.len()));
+                        expressions.push((text, None));
+                        pieces.push(String::new());
+                        continue;
+                    }
                     let mut name = String::new();
                     while let Some(&n) = chars.peek() {
                         if n.is_alphanumeric() || n == '_' || n == '.' || n == '$' {
@@ -158,6 +118,7 @@ impl Statement {
         Statement {
             pieces,
             params,
+            expressions,
             is_query,
         }
     }
@@ -166,8 +127,19 @@ impl Statement {
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.params.iter().filter_map(|p| match p {
             Param::Named(n) => Some(n.as_str()),
-            Param::Positional => None,
+            _ => None,
         })
+    }
+
+    /// Compiles the `:#${…}` expressions with `compile` (the context's simple language).
+    pub(crate) fn compile<E>(
+        &mut self,
+        mut compile: impl FnMut(&str) -> Result<camel_api::BoxExpression, E>,
+    ) -> Result<(), E> {
+        for (text, compiled) in &mut self.expressions {
+            *compiled = Some(compile(text)?);
+        }
+        Ok(())
     }
 
     /// The text with `?` placeholders (SQLite, MySQL).
@@ -200,7 +172,7 @@ impl Statement {
     /// list, or text split at `separator`, or the body itself for a single one).
     pub(crate) fn args(&self, exchange: &Exchange, separator: char) -> Result<Vec<Arg>, SqlError> {
         let body = body_json(&exchange.message.body);
-        self.args_from(exchange, body.as_ref(), separator)
+        self.resolve(exchange, body.as_ref(), separator, false)
     }
 
     /// Like [`Statement::args`] with `body` standing for the message body (a `batch` entry).
@@ -210,7 +182,18 @@ impl Statement {
         body: Option<&Json>,
         separator: char,
     ) -> Result<Vec<Arg>, SqlError> {
+        self.resolve(exchange, body, separator, true)
+    }
+
+    fn resolve(
+        &self,
+        exchange: &Exchange,
+        body: Option<&Json>,
+        separator: char,
+        is_entry: bool,
+    ) -> Result<Vec<Arg>, SqlError> {
         let mut positional: Option<Vec<Arg>> = None;
+        let mut entry: Option<Exchange> = None;
         let mut next = 0;
         let mut out = Vec::with_capacity(self.params.len());
         for param in &self.params {
@@ -223,6 +206,33 @@ impl Statement {
                     } else {
                         return Err(SqlError::UnknownParameter { name: name.clone() });
                     }
+                }
+                Param::Expression(i) => {
+                    let (text, compiled) = &self.expressions[*i];
+                    let Some(expression) = compiled else {
+                        return Err(SqlError::Expression {
+                            expression: text.clone(),
+                            message:
+                                "expressions are evaluated only in the endpoint's own statement"
+                                    .into(),
+                        });
+                    };
+                    // A batch entry is the body the expression sees.
+                    let target = match (is_entry, body) {
+                        (true, Some(b)) => &*entry.get_or_insert_with(|| {
+                            let mut e = exchange.clone();
+                            e.message.body = Body::Json(std::sync::Arc::new(b.clone()));
+                            e
+                        }),
+                        _ => exchange,
+                    };
+                    let value = expression
+                        .evaluate(target)
+                        .map_err(|e| SqlError::Expression {
+                            expression: text.clone(),
+                            message: e.to_string(),
+                        })?;
+                    out.push(Arg::from_value(&value));
                 }
                 Param::Positional => {
                     let values = positional
@@ -313,6 +323,18 @@ mod tests {
         assert!(s.is_query);
         assert!(!Statement::parse("insert into t values (:#a)").is_query);
         assert!(Statement::parse("insert into t values (1) returning id").is_query);
+    }
+
+    #[test]
+    fn expressions_are_parameters_up_to_their_matching_brace() {
+        let s =
+            Statement::parse("x = :#${header.a} and y = :#${body[k].replace('{','}')} and z = 1");
+        assert_eq!(s.params, vec![Param::Expression(0), Param::Expression(1)]);
+        assert_eq!(s.expressions[0].0, "${header.a}");
+        assert_eq!(s.expressions[1].0, "${body[k].replace('{','}')}");
+        assert_eq!(s.question_marks(), "x = ? and y = ? and z = 1");
+        let ex = Exchange::new("");
+        assert!(matches!(s.args(&ex, ','), Err(SqlError::Expression { .. })));
     }
 
     #[test]

@@ -68,6 +68,22 @@ fn routes(url: &str, t: &str) -> String {
             uri: "sql:update {t} set qty = qty + 1 where qty < # and id > #"
             parameters: {{ datasource: "{url}" }}
 - route:
+    id: expr
+    from:
+      uri: direct:expr
+      steps:
+        - to:
+            uri: "sql:insert into {t} (id, name, qty) values (:#${{header.id}}, :#${{body[name]}}, 1)"
+            parameters: {{ datasource: "{url}" }}
+- route:
+    id: expr-batch
+    from:
+      uri: direct:expr-batch
+      steps:
+        - to:
+            uri: "sql:insert into {t} (id, name, qty) values (:#${{body[id]}}, :#${{body[name].toUpperCase()}}, :#${{header.qty}})"
+            parameters: {{ datasource: "{url}", batch: true }}
+- route:
     id: unknown
     from:
       uri: direct:unknown
@@ -167,6 +183,28 @@ async fn exercise(url: &str, name: &str) {
     );
     let out = exec(&ctx, &format!("select count(*) as n from {t}")).await;
     assert_eq!(body(&out), json!([{"n": 3}]));
+
+    // Camel's `:#${…}` expressions; in a batch each entry is the body they see.
+    let ex = Exchange::new(json!({"name": "fig"})).with_header("id", 20i64);
+    let out = ctx.request("direct:expr", ex).await.unwrap();
+    assert_eq!(int_header(&out, UPDATE_COUNT), 1);
+    let batch = json!([{"id": 21, "name": "kiwi"}, {"id": 22, "name": "lime"}]);
+    let ex = Exchange::new(batch).with_header("qty", 4i64);
+    let out = ctx.request("direct:expr-batch", ex).await.unwrap();
+    assert_eq!(int_header(&out, UPDATE_COUNT), 2);
+    let out = exec(
+        &ctx,
+        &format!("select id, name, qty from {t} where id >= 20 order by id"),
+    )
+    .await;
+    assert_eq!(
+        body(&out),
+        json!([
+            {"id": 20, "name": "fig", "qty": 1},
+            {"id": 21, "name": "KIWI", "qty": 4},
+            {"id": 22, "name": "LIME", "qty": 4}
+        ])
+    );
 
     let err = ctx
         .request("direct:unknown", Exchange::new(json!({"id": 1})))
