@@ -107,6 +107,19 @@ pub enum CamelError {
     /// An I/O failure.
     #[error("i/o: {0}")]
     Io(Arc<std::io::Error>),
+    /// An HTTP call answered with a status outside the producer's success range
+    /// (`throw_exception_on_failure`); an error handler can match the status.
+    #[error("HTTP operation failed invoking {} with status {status}", redact_url(.uri))]
+    HttpOperationFailed {
+        /// The URI called (redacted when shown).
+        uri: Arc<str>,
+        /// The response status code.
+        status: u16,
+        /// The status line's reason phrase.
+        status_text: Arc<str>,
+        /// The response body as text (capped by the producer).
+        body: Arc<str>,
+    },
     /// A failure reported by an external system.
     #[error("{context}: {source}")]
     External {

@@ -22,6 +22,7 @@
 mod body;
 mod component;
 mod consumer;
+pub mod definition;
 mod error;
 mod exchange;
 mod expression;

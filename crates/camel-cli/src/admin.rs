@@ -4,7 +4,6 @@
 //! See docs/admin.md.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;

@@ -47,6 +47,10 @@ pub(crate) struct RunArgs {
     /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
     #[arg(long, default_value_t = 300)]
     sink_metrics_expiry: u64,
+    /// Port of the embedded HTTP server for `platform-http:` routes (every interface); it
+    /// binds only when such a route starts. 0 picks a free port (the log says which).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
 }
 
 /// Loads every file, collecting the errors of all of them.
@@ -75,9 +79,13 @@ fn report(errors: &[RouteError]) {
 
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
-/// batching sinks (SQS, Pub/Sub, NATS).
-fn context() -> CamelContext {
+/// batching sinks (SQS, Pub/Sub, NATS), and HTTP (`platform-http:` on `port`, `http:`,
+/// `https:`).
+fn context(port: u16) -> CamelContext {
     let ctx = CamelContext::new();
+    ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::on_port(port)));
+    ctx.add_component(Arc::new(camel_http::HttpComponent::http()));
+    ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
     ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
@@ -94,7 +102,8 @@ pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let ctx = context();
+    // Validation starts no route, so the server never binds: any port will do.
+    let ctx = context(0);
     match ctx.validate(&routes).await {
         Ok(()) => {
             println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
@@ -351,7 +360,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         }
     }
     let admin_metrics = args.admin_addr.zip(exporter);
-    let ctx = context();
+    let ctx = context(args.port);
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     let admin_stop = tokio_util::sync::CancellationToken::new();
     let admin_changes = tokio_util::task::TaskTracker::new();

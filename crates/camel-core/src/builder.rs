@@ -15,35 +15,21 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use camel_api::definition::{StepConfig, WithExpression};
 use camel_api::{BoxProcessor, CamelError, Exchange};
-use serde_json::{json, Map, Value as Json};
+use camel_eip::config::{
+    Choice, ConvertBodyTo, Filter, Log, Marshal, Otherwise, RemoveHeader, RemoveHeaders,
+    RemoveProperty, SetBody, SetHeader, SetProperty, Stop, Transacted, Unmarshal, When,
+};
+use serde::Serialize;
+use serde_json::Value as Json;
 
-use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
+pub use camel_api::definition::ExpressionDefinition;
+pub use camel_eip::config::{Multicast, Resequence, Strategy};
+pub use camel_eip::convert::BodyType;
+pub use camel_eip::resequencer::{CapacityPolicy, GapPolicy, OnSwap};
 
-/// An expression in a route definition: a language and its text (compiled with the route).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExpressionDefinition {
-    /// The language name.
-    pub language: String,
-    /// The expression text.
-    pub text: String,
-    /// Language options (`suppress_exceptions` …).
-    pub options: Map<String, Json>,
-}
-
-impl ExpressionDefinition {
-    /// Writes the expression into a step configuration map.
-    fn insert_into(self, map: &mut Map<String, Json>) {
-        let value = if self.options.is_empty() {
-            Json::String(self.text)
-        } else {
-            let mut o = self.options;
-            o.insert("expression".into(), Json::String(self.text));
-            Json::Object(o)
-        };
-        map.insert(self.language, value);
-    }
-}
+use crate::model::{EndpointDefinition, Process, RouteDefinition, StepDefinition};
 
 /// A `simple` language expression or predicate.
 pub fn simple(text: impl Into<String>) -> ExpressionDefinition {
@@ -67,19 +53,14 @@ pub fn jsonpath(text: impl Into<String>) -> ExpressionDefinition {
 
 /// An expression in any registered language.
 pub fn language(name: &str, text: impl Into<String>) -> ExpressionDefinition {
-    ExpressionDefinition {
-        language: name.to_string(),
-        text: text.into(),
-        options: Map::new(),
-    }
+    ExpressionDefinition::new(name, text)
 }
 
-impl ExpressionDefinition {
-    /// Adds a language option.
-    pub fn option(mut self, name: &str, value: impl Into<Json>) -> Self {
-        self.options.insert(name.to_string(), value.into());
-        self
-    }
+/// A configuration of type `C` carrying `e`.
+fn with_expression<C: WithExpression + Default>(e: ExpressionDefinition) -> C {
+    let mut c = C::default();
+    c.set_expression(e);
+    c
 }
 
 static PROCESSOR_NAMES: AtomicU64 = AtomicU64::new(1);
@@ -100,12 +81,13 @@ impl RouteBuilder {
     }
 
     /// A route consuming from an endpoint with parameters beside the URI.
-    pub fn from_endpoint(uri: impl Into<String>, parameters: Json) -> Self {
-        let mut b = Self::from(uri);
-        if let Json::Object(m) = parameters {
-            b.route.from.parameters = m.into_iter().collect();
+    pub fn from_endpoint(endpoint: EndpointDefinition) -> Self {
+        RouteBuilder {
+            route: RouteDefinition {
+                from: endpoint,
+                ..RouteDefinition::from("")
+            },
         }
-        b
     }
 
     fn nested() -> Self {
@@ -138,80 +120,100 @@ impl RouteBuilder {
         self
     }
 
-    /// Adds any step by name and configuration (the escape hatch for steps without a
-    /// dedicated method).
-    pub fn step(mut self, name: &str, config: Json) -> Self {
+    /// Adds any step by name and configuration: the escape hatch for steps registered
+    /// with [`CamelContext::add_step`](crate::CamelContext::add_step). `config` is
+    /// anything serialisable into the step's configuration (its typed config, or JSON).
+    ///
+    /// # Panics
+    /// When `config` cannot be represented as JSON (a map with non-text keys): a
+    /// programming error in the caller.
+    #[track_caller]
+    pub fn step(mut self, name: &str, config: impl Serialize) -> Self {
+        let config = match serde_json::to_value(config) {
+            Ok(Json::Object(m)) if m.is_empty() => Json::Null,
+            Ok(v) => v,
+            Err(e) => panic!("the configuration of step `{name}` is not JSON: {e}"),
+        };
         self.route.steps.push(StepDefinition::new(name, config));
         self
     }
 
-    fn expression_step(self, name: &str, head: Map<String, Json>, e: ExpressionDefinition) -> Self {
-        let mut map = head;
-        e.insert_into(&mut map);
-        self.step(name, Json::Object(map))
+    /// Adds a step by its typed configuration, under the configuration's
+    /// [`StepConfig::NAME`].
+    #[track_caller]
+    pub fn step_config<C: StepConfig>(self, config: C) -> Self {
+        self.step(C::NAME, config)
     }
 
-    fn take_steps(&mut self, nested: RouteBuilder) -> Json {
-        self.route.processors.extend(nested.route.processors);
-        self.route.layers.extend(nested.route.layers);
-        serde_json::to_value(nested.route.steps).unwrap_or(Json::Null)
+    fn nested_steps(
+        &mut self,
+        f: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Vec<StepDefinition> {
+        let nested = f(RouteBuilder::nested()).route;
+        self.route.processors.extend(nested.processors);
+        self.route.layers.extend(nested.layers);
+        nested.steps
     }
 
     /// Sends to an endpoint.
     pub fn to(self, uri: impl Into<String>) -> Self {
-        self.step("to", Json::String(uri.into()))
+        self.step("to", uri.into())
     }
 
     /// Sends to an endpoint with parameters beside the URI.
-    pub fn to_endpoint(self, uri: impl Into<String>, parameters: Json) -> Self {
-        let mut def = EndpointDefinition::new(uri);
-        if let Json::Object(m) = parameters {
-            def.parameters = m.into_iter().collect();
-        }
-        let config = serde_json::to_value(def).unwrap_or(Json::Null);
-        self.step("to", config)
+    pub fn to_endpoint(self, endpoint: EndpointDefinition) -> Self {
+        self.step_config(endpoint)
     }
 
     /// Logs a `simple` template.
     pub fn log(self, message: impl Into<String>) -> Self {
-        self.step("log", Json::String(message.into()))
+        self.step("log", message.into())
+    }
+
+    /// Logs with a level and a logger name.
+    pub fn log_with(self, log: Log) -> Self {
+        self.step_config(log)
     }
 
     /// Sets a header.
     pub fn set_header(self, name: &str, e: ExpressionDefinition) -> Self {
-        let head = Map::from_iter([("name".to_string(), Json::from(name))]);
-        self.expression_step("set_header", head, e)
+        let mut c: SetHeader = with_expression(e);
+        c.name = name.to_string();
+        self.step_config(c)
     }
 
     /// Sets an exchange property.
     pub fn set_property(self, name: &str, e: ExpressionDefinition) -> Self {
-        let head = Map::from_iter([("name".to_string(), Json::from(name))]);
-        self.expression_step("set_property", head, e)
+        let mut c: SetProperty = with_expression(e);
+        c.name = name.to_string();
+        self.step_config(c)
     }
 
     /// Replaces the body.
     pub fn set_body(self, e: ExpressionDefinition) -> Self {
-        self.expression_step("set_body", Map::new(), e)
+        self.step_config(with_expression::<SetBody>(e))
     }
 
     /// Replaces the body (Camel's `transform`).
     pub fn transform(self, e: ExpressionDefinition) -> Self {
-        self.expression_step("transform", Map::new(), e)
+        self.step("transform", with_expression::<SetBody>(e))
     }
 
     /// Removes a header.
     pub fn remove_header(self, name: &str) -> Self {
-        self.step("remove_header", json!({ "name": name }))
+        self.step_config(RemoveHeader { name: name.into() })
     }
 
     /// Removes headers matching a wildcard pattern.
     pub fn remove_headers(self, pattern: &str) -> Self {
-        self.step("remove_headers", json!({ "pattern": pattern }))
+        self.step_config(RemoveHeaders {
+            pattern: pattern.into(),
+        })
     }
 
     /// Removes an exchange property.
     pub fn remove_property(self, name: &str) -> Self {
-        self.step("remove_property", json!({ "name": name }))
+        self.step_config(RemoveProperty { name: name.into() })
     }
 
     /// Runs the nested steps only when the predicate holds.
@@ -220,9 +222,9 @@ impl RouteBuilder {
         predicate: ExpressionDefinition,
         steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Self {
-        let nested = self.take_steps(steps(RouteBuilder::nested()));
-        let head = Map::from_iter([("steps".to_string(), nested)]);
-        self.expression_step("filter", head, predicate)
+        let mut c: Filter = with_expression(predicate);
+        c.steps = self.nested_steps(steps);
+        self.step_config(c)
     }
 
     /// A content-based router.
@@ -230,83 +232,95 @@ impl RouteBuilder {
         let built = branches(ChoiceBuilder::default());
         self.route.processors.extend(built.processors);
         self.route.layers.extend(built.layers);
-        let mut map = Map::new();
-        map.insert("when".into(), Json::Array(built.whens));
-        if let Some(o) = built.otherwise {
-            map.insert("otherwise".into(), json!({ "steps": o }));
-        }
-        self.step("choice", Json::Object(map))
+        self.step_config(built.choice)
     }
 
     /// Stops routing this exchange.
     pub fn stop(self) -> Self {
-        self.step("stop", Json::Null)
+        self.step_config(Stop {})
     }
 
     /// Serialises the body as JSON text.
     pub fn marshal_json(self) -> Self {
-        self.step("marshal", json!({ "json": {} }))
+        self.step_config(Marshal {
+            json: Some(Default::default()),
+        })
     }
 
     /// Parses the body as JSON.
     pub fn unmarshal_json(self) -> Self {
-        self.step("unmarshal", json!({ "json": {} }))
+        self.step_config(Unmarshal {
+            json: Some(Default::default()),
+        })
     }
 
-    /// Converts the body (`String`, `bytes`, `json`).
-    pub fn convert_body_to(self, to: &str) -> Self {
-        self.step("convert_body_to", json!({ "type": to }))
+    /// Converts the body.
+    pub fn convert_body_to(self, to: BodyType) -> Self {
+        self.step_config(ConvertBodyTo::from(to))
     }
 
-    /// Runs a Rust closure on each exchange.
-    pub fn process<F>(mut self, f: F) -> Self
-    where
-        F: Fn(Exchange) -> Result<Exchange, CamelError> + Send + Sync + 'static,
-    {
-        let name = format!(
-            "process-{}",
-            PROCESSOR_NAMES.fetch_add(1, Ordering::Relaxed)
-        );
-        self.route
-            .processors
-            .insert(name.clone(), BoxProcessor::sync(f));
-        self.step("process", json!({ "ref": name }))
-    }
-
-    /// Runs any processor (for asynchronous Rust code or tower services).
-    pub fn process_with(mut self, processor: BoxProcessor) -> Self {
+    fn process_named(mut self, processor: BoxProcessor) -> Self {
         let name = format!(
             "process-{}",
             PROCESSOR_NAMES.fetch_add(1, Ordering::Relaxed)
         );
         self.route.processors.insert(name.clone(), processor);
-        self.step("process", json!({ "ref": name }))
+        self.process_ref(&name)
+    }
+
+    /// Runs a Rust closure on each exchange.
+    pub fn process<F>(self, f: F) -> Self
+    where
+        F: Fn(Exchange) -> Result<Exchange, CamelError> + Send + Sync + 'static,
+    {
+        self.process_named(BoxProcessor::sync(f))
+    }
+
+    /// Runs any processor (for asynchronous Rust code or tower services).
+    pub fn process_with(self, processor: BoxProcessor) -> Self {
+        self.process_named(processor)
     }
 
     /// Runs a processor registered in the context under `name`.
     pub fn process_ref(self, name: &str) -> Self {
-        self.step("process", json!({ "ref": name }))
+        self.step_config(Process {
+            reference: name.into(),
+        })
     }
 
-    /// Resequences the exchanges: the steps after this one form the continuation. `config`
-    /// is the YAML form, e.g. `json!({"stream": {"sequence": "${header.seq}"}})`.
-    pub fn resequence(self, config: Json) -> Self {
-        self.step("resequence", config)
+    /// Resequences the exchanges: the steps after this one form the continuation.
+    ///
+    /// ```
+    /// use camel_core::builder::{header, Resequence, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .resequence(Resequence::stream(header("seq")).capacity(1000))
+    ///     .to("log:ordered")
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "resequence");
+    /// ```
+    pub fn resequence(self, config: Resequence) -> Self {
+        self.step_config(config)
     }
 
     /// Sends a copy of the exchange to each nested step (each step is a branch) and
-    /// combines the results with `strategy` (`last_wins`, `collect_all`, `original`).
+    /// combines the results as `multicast` says.
+    ///
+    /// ```
+    /// use camel_core::builder::{Multicast, RouteBuilder, Strategy};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .multicast(Multicast::parallel().strategy(Strategy::CollectAll), |b| {
+    ///         b.to("direct:a").to("direct:b")
+    ///     })
+    ///     .build();
+    /// assert_eq!(route.steps[0].config["steps"].as_array().map(Vec::len), Some(2));
+    /// ```
     pub fn multicast(
         mut self,
-        parallel: bool,
-        strategy: &str,
+        mut multicast: Multicast,
         branches: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Self {
-        let steps = self.take_steps(branches(RouteBuilder::nested()));
-        self.step(
-            "multicast",
-            json!({ "parallel": parallel, "strategy": strategy, "steps": steps }),
-        )
+        multicast.steps = self.nested_steps(branches);
+        self.step_config(multicast)
     }
 
     /// Runs `steps` in one database transaction: committed when they succeed, rolled back
@@ -316,26 +330,24 @@ impl RouteBuilder {
         datasource: Option<&str>,
         steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Self {
-        let nested = self.take_steps(steps(RouteBuilder::nested()));
-        let mut map = Map::new();
-        if let Some(d) = datasource {
-            map.insert("datasource".into(), Json::String(d.to_string()));
-        }
-        map.insert("steps".into(), nested);
-        self.step("transacted", Json::Object(map))
+        let steps = self.nested_steps(steps);
+        self.step_config(Transacted {
+            datasource: datasource.map(str::to_string),
+            steps,
+        })
     }
 
     /// Scatter-gather: a parallel multicast (Camel's stateless form).
     pub fn scatter_gather(
         mut self,
-        strategy: &str,
+        strategy: Strategy,
         branches: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Self {
-        let steps = self.take_steps(branches(RouteBuilder::nested()));
-        self.step(
-            "scatter_gather",
-            json!({ "strategy": strategy, "steps": steps }),
-        )
+        let multicast = Multicast {
+            steps: self.nested_steps(branches),
+            ..Multicast::parallel().strategy(strategy)
+        };
+        self.step("scatter_gather", multicast)
     }
 
     /// The finished definition.
@@ -348,18 +360,17 @@ impl RouteBuilder {
 #[derive(Debug, Default)]
 #[must_use]
 pub struct ChoiceBuilder {
-    whens: Vec<Json>,
-    otherwise: Option<Json>,
+    choice: Choice,
     processors: std::collections::HashMap<String, BoxProcessor>,
     layers: std::collections::HashMap<String, camel_eip::layer::ProcessorLayer>,
 }
 
 impl ChoiceBuilder {
-    fn steps_of(&mut self, f: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Json {
+    fn steps_of(&mut self, f: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Vec<StepDefinition> {
         let nested = f(RouteBuilder::nested()).route;
         self.processors.extend(nested.processors);
         self.layers.extend(nested.layers);
-        serde_json::to_value(nested.steps).unwrap_or(Json::Null)
+        nested.steps
     }
 
     /// A branch taken when `predicate` holds (the first matching branch wins).
@@ -368,16 +379,16 @@ impl ChoiceBuilder {
         predicate: ExpressionDefinition,
         steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Self {
-        let steps = self.steps_of(steps);
-        let mut map = Map::from_iter([("steps".to_string(), steps)]);
-        predicate.insert_into(&mut map);
-        self.whens.push(Json::Object(map));
+        let mut when: When = with_expression(predicate);
+        when.steps = self.steps_of(steps);
+        self.choice.when.push(when);
         self
     }
 
     /// The branch taken when no `when` matched.
     pub fn otherwise(mut self, steps: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Self {
-        self.otherwise = Some(self.steps_of(steps));
+        let steps = self.steps_of(steps);
+        self.choice.otherwise = Some(Otherwise { steps });
         self
     }
 }

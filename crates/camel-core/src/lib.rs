@@ -37,7 +37,7 @@ pub use context::{
     StopOutcome,
 };
 pub use error::{Location, RouteError, RouteErrorKind, RouteErrors};
-pub use model::{EndpointDefinition, RouteDefinition, StepDefinition};
+pub use model::{EndpointDefinition, LayerStep, RouteDefinition, StepDefinition};
 
 /// The built-in components every context starts with.
 pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {

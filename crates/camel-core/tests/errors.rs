@@ -309,3 +309,63 @@ async fn property_placeholders_are_refused_until_supported() {
     .await;
     assert!(e.to_string().contains("parameter `file_name`"), "{e}");
 }
+
+#[tokio::test]
+async fn unknown_keys_in_typed_configs_are_located_at_the_key() {
+    // Inside a list (`when[0]`) and inside a nested map (`json`), the error names the key
+    // where it is written and the nearest known one.
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - choice:\n          when:\n            - simple: 'true'\n              stesp: []\n",
+        7,
+        15,
+    )
+    .await;
+    assert!(
+        matches!(&e.kind, RouteErrorKind::UnknownKey { key, suggestion: Some(s), .. } if key == "stesp" && s == "steps"),
+        "{e}"
+    );
+    assert_eq!(e.step.as_deref(), Some("steps[0].choice"));
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - marshal: {json: {prettyPrnt: true}}\n",
+        4,
+        26,
+    )
+    .await;
+    assert!(e.to_string().contains("did you mean `prettyPrint`"), "{e}");
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - multicast: {parallelProcesing: true, steps: []}\n",
+        4,
+        21,
+    )
+    .await;
+    assert!(e.to_string().contains("did you mean"), "{e}");
+}
+
+#[tokio::test]
+async fn a_nested_item_that_is_not_a_step_is_located() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - filter:\n          simple: 'true'\n          steps:\n            - 3\n",
+        7,
+        15,
+    )
+    .await;
+    assert!(e.to_string().contains("exactly one key"), "{e}");
+    assert_eq!(e.step.as_deref(), Some("steps[0].filter"));
+}
+
+#[tokio::test]
+async fn a_misspelt_key_of_to_is_refused_and_camels_node_id_accepted() {
+    let e = one_error(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: {uri: 'log:x', paramters: {level: INFO}}\n",
+        4,
+        28,
+    )
+    .await;
+    assert!(e.to_string().contains("did you mean `parameters`"), "{e}");
+    let routes = camel_core::yaml::load_str(
+        "- from:\n    uri: direct:a\n    steps:\n      - to: {id: send, uri: 'log:x'}\n",
+        "routes.yaml",
+    )
+    .unwrap();
+    CamelContext::new().validate(&routes).await.unwrap();
+}

@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use camel_api::{Body, BoxProcessor, CamelError, Exchange, Value};
-use camel_core::builder::{constant, header, jsonpath, simple, RouteBuilder};
-use camel_core::{CamelContext, RouteDefinition};
+use camel_core::builder::{
+    constant, header, jsonpath, simple, BodyType, Multicast, RouteBuilder, Strategy,
+};
+use camel_core::{CamelContext, EndpointDefinition, RouteDefinition};
 
 fn yaml(steps: &str) -> RouteDefinition {
     let indented: String = steps.lines().map(|l| format!("        {l}\n")).collect();
@@ -223,7 +225,7 @@ async fn marshal_and_unmarshal_json() {
 #[tokio::test]
 async fn convert_body_to_with_camel_alias() {
     let y = yaml("- convertBodyTo: {type: String}");
-    let b = built(RouteBuilder::from("direct:in").convert_body_to("String"));
+    let b = built(RouteBuilder::from("direct:in").convert_body_to(BodyType::Text));
     let out = same(y, b, Exchange::new(Body::from(b"bytes".to_vec())))
         .await
         .unwrap();
@@ -256,7 +258,7 @@ async fn to_with_parameters_beside_the_uri() {
     let y = yaml("- to: {uri: 'log:p', parameters: {show_headers: true}}");
     let b = built(
         RouteBuilder::from("direct:in")
-            .to_endpoint("log:p", serde_json::json!({"show_headers": true})),
+            .to_endpoint(EndpointDefinition::new("log:p").parameter("show_headers", true)),
     );
     same(y, b, Exchange::new("x")).await.unwrap();
 }
@@ -279,11 +281,10 @@ async fn multicast_and_scatter_gather_collect_all_branches() {
         "      - set_body: {constant: a}\n",
         "      - transform: {simple: '${body}-b'}\n",
     ));
-    let b = built(
-        RouteBuilder::from("direct:in").multicast(false, "collect_all", |s| {
-            s.set_body(constant("a")).transform(simple("${body}-b"))
-        }),
-    );
+    let b = built(RouteBuilder::from("direct:in").multicast(
+        Multicast::sequential().strategy(Strategy::CollectAll),
+        |s| s.set_body(constant("a")).transform(simple("${body}-b")),
+    ));
     let out = same(y, b, Exchange::new("x")).await.unwrap();
     assert_eq!(text(&out), r#"["a","x-b"]"#);
 
@@ -319,7 +320,7 @@ async fn bare_stop_and_scalar_convert_body_to() {
     let y = yaml("- convert_body_to: {type: String}\n- stop\n- set_body: {constant: never}");
     let b = built(
         RouteBuilder::from("direct:in")
-            .convert_body_to("String")
+            .convert_body_to(BodyType::Text)
             .stop()
             .set_body(constant("never")),
     );
@@ -332,4 +333,98 @@ async fn bare_stop_and_scalar_convert_body_to() {
     let out = run(short, input()).await.unwrap();
     assert_eq!(out.message.body, Body::from("bytes"));
     assert!(out.is_stopped());
+}
+
+#[tokio::test]
+async fn typed_parallel_multicast_matches_camel_spellings() {
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .multicast(Multicast::parallel().strategy(Strategy::CollectAll), |s| {
+                s.set_body(constant("a")).set_body(constant("b"))
+            }),
+    );
+    assert_eq!(b.steps[0].config["parallel"], true);
+    assert_eq!(b.steps[0].config["strategy"], "collect_all");
+    let y = yaml(concat!(
+        "- multicast:\n",
+        "    parallelProcessing: true\n",
+        "    aggregationStrategy: collectAll\n",
+        "    steps:\n",
+        "      - setBody: {constant: a}\n",
+        "      - setBody: {constant: b}\n",
+    ));
+    let from_yaml = run(y, Exchange::new("x")).await.unwrap();
+    let from_builder = run(b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&from_yaml), r#"["a","b"]"#);
+    assert_eq!(from_yaml.message, from_builder.message);
+
+    let sg = built(
+        RouteBuilder::from("direct:in")
+            .scatter_gather(Strategy::CollectAll, |s| s.set_body(constant("p"))),
+    );
+    assert_eq!(
+        text(&run(sg, Exchange::new("x")).await.unwrap()),
+        r#"["p"]"#
+    );
+}
+
+#[tokio::test]
+async fn keys_inside_user_maps_are_kept_as_written() {
+    // Endpoint parameters and language options are the user's data: the reader keeps their
+    // spelling, and the endpoint and the language read Camel's camelCase names themselves.
+    let y = yaml(concat!(
+        "- to: {uri: 'log:p', parameters: {showHeaders: true}}\n",
+        "- setHeader: {name: myHeader, jsonpath: {expression: '$.a', suppressExceptions: true}}\n",
+    ));
+    assert!(y.steps[0].config["parameters"].get("showHeaders").is_some());
+    let out = run(y, Exchange::new(r#"{"b": 1}"#)).await.unwrap();
+    assert_eq!(out.header("myHeader"), Some(&Value::Null));
+}
+
+#[tokio::test]
+async fn typed_resequence_runs_like_the_yaml_form() {
+    use camel_core::builder::Resequence;
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .resequence(Resequence::stream(header("seq")).capacity(10))
+            .set_body(constant("after")),
+    );
+    let y = yaml(concat!(
+        "- resequence:\n",
+        "    simple: '${header.seq}'\n",
+        "    streamConfig: {capacity: 10}\n",
+        "- set_body: {constant: after}\n",
+    ));
+    assert_eq!(b.steps[0].config["stream"]["sequence"], "${header.seq}");
+    assert_eq!(b.steps[0].config["stream"]["capacity"], 10);
+    for route in [b, y] {
+        // The caller is acknowledged at the continuation boundary.
+        run(route, Exchange::new("x").with_header("seq", 1))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn every_spelling_of_an_option_reads_the_same() {
+    // snake_case, Camel's camelCase (aliases) and the kebab-case of Camel 3's YAML DSL.
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .multicast(Multicast::parallel().strategy(Strategy::CollectAll), |s| {
+                s.set_body(constant("a"))
+            }),
+    );
+    for spelling in [
+        "parallel: true, strategy: collect_all",
+        "parallelProcessing: true, aggregationStrategy: collectAll",
+        "parallel-processing: true, aggregation-strategy: collect_all",
+    ] {
+        let y = yaml(&format!(
+            "- multicast: {{{spelling}, steps: [{{set-body: {{constant: a}}}}]}}"
+        ));
+        let out = run(y, Exchange::new("x")).await.unwrap();
+        assert_eq!(text(&out), r#"["a"]"#, "{spelling}");
+    }
+    let out = run(b, Exchange::new("x")).await.unwrap();
+    assert_eq!(text(&out), r#"["a"]"#);
 }

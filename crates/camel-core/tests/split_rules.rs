@@ -7,7 +7,7 @@ use camel_api::{
     BoxProcessor, CamelError, Component, ComponentContext, Endpoint, EndpointUri, ShutdownReason,
     StepLifecycle,
 };
-use camel_core::builder::RouteBuilder;
+use camel_core::builder::{Resequence, RouteBuilder};
 use camel_core::{CamelContext, RouteErrorKind, RouteErrors};
 use serde_json::json;
 
@@ -18,8 +18,8 @@ fn rule_of(errs: camel_core::RouteErrors) -> &'static str {
     }
 }
 
-fn reseq() -> serde_json::Value {
-    json!({"stream": {"sequence": "${header.seq}"}})
+fn reseq() -> Resequence {
+    Resequence::stream(camel_core::builder::header("seq"))
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 //! directly from Rust.
 
 pub mod choice;
+pub mod config;
 pub mod convert;
 pub mod filter;
 pub mod layer;

@@ -53,6 +53,12 @@ impl LanguageRegistry {
         self.languages.insert(language.name(), language);
     }
 
+    /// Registers (or replaces) a language under `name`, which may differ from its
+    /// [`Language::name`] (a second name for the same language).
+    pub fn register_as(&mut self, name: &'static str, language: Arc<dyn Language>) {
+        self.languages.insert(name, language);
+    }
+
     /// Names of the registered languages, sorted.
     pub fn names(&self) -> Vec<&'static str> {
         let mut names: Vec<_> = self.languages.keys().copied().collect();

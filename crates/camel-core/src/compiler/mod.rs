@@ -6,15 +6,16 @@
 //! order, so the controller can start and drain them.
 
 mod decode;
-mod expression;
 mod route;
 mod step_context;
 pub mod steps;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
+use camel_api::definition::StepConfig;
 use camel_api::{BoxProcessor, Endpoint, StepLifecycle};
 use serde_json::Value as Json;
 
@@ -51,19 +52,76 @@ pub struct CompiledRoute {
     pub assembly: PipelineAssembly,
 }
 
-/// Compiles one kind of step.
+/// Compiles one kind of step. Registered by name in a [`StepRegistry`] (a context's
+/// through [`CamelContext::add_step`](crate::CamelContext::add_step)).
+///
+/// Most compilers are made with [`typed`] from a function over the step's typed
+/// configuration; implement this trait directly to read the raw configuration.
 pub trait StepCompiler: Send + Sync + 'static {
-    /// The canonical (snake_case) step name.
-    fn name(&self) -> &'static str;
-
     /// Compiles the step's configuration into a processor.
     fn compile(&self, config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError>;
+}
+
+/// A step compiler from a function over the step's typed configuration `C`: the raw
+/// configuration is decoded through `C` first, and its errors are located (file, line,
+/// column, nearest known key).
+///
+/// ```
+/// use camel_api::definition::StepConfig;
+/// use camel_core::compiler::{typed, StepRegistry};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize)]
+/// #[serde(deny_unknown_fields)]
+/// struct Noop {}
+/// impl StepConfig for Noop {
+///     const NAME: &'static str = "noop";
+/// }
+///
+/// let mut steps = StepRegistry::default();
+/// steps.register("noop", typed(|_: Noop, _cx| Ok(camel_api::BoxProcessor::identity())));
+/// assert!(steps.get("noop").is_some());
+/// ```
+pub fn typed<C, F>(compile: F) -> Typed<C, F>
+where
+    C: StepConfig,
+    F: Fn(C, &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> + Send + Sync + 'static,
+{
+    Typed {
+        compile,
+        _config: PhantomData,
+    }
+}
+
+/// See [`typed`].
+pub struct Typed<C, F> {
+    compile: F,
+    _config: PhantomData<fn() -> C>,
+}
+
+impl<C, F> fmt::Debug for Typed<C, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Typed")
+            .field("config", &std::any::type_name::<C>())
+            .finish()
+    }
+}
+
+impl<C, F> StepCompiler for Typed<C, F>
+where
+    C: StepConfig,
+    F: Fn(C, &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> + Send + Sync + 'static,
+{
+    fn compile(&self, config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
+        let config = cx.config::<C>(config)?;
+        (self.compile)(config, cx)
+    }
 }
 
 /// The step compilers known to a context, by name.
 #[derive(Clone)]
 pub struct StepRegistry {
-    compilers: HashMap<&'static str, Arc<dyn StepCompiler>>,
+    compilers: HashMap<String, Arc<dyn StepCompiler>>,
 }
 
 impl fmt::Debug for StepRegistry {
@@ -83,9 +141,9 @@ impl Default for StepRegistry {
 }
 
 impl StepRegistry {
-    /// Registers a step compiler under its name (replacing any earlier one).
-    pub fn register(&mut self, compiler: impl StepCompiler) {
-        self.compilers.insert(compiler.name(), Arc::new(compiler));
+    /// Registers a step compiler under `name` (snake_case; replacing any earlier one).
+    pub fn register(&mut self, name: impl Into<String>, compiler: impl StepCompiler) {
+        self.compilers.insert(name.into(), Arc::new(compiler));
     }
 
     /// The compiler for `name`.
@@ -94,8 +152,8 @@ impl StepRegistry {
     }
 
     /// All step names, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut v: Vec<_> = self.compilers.keys().copied().collect();
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<_> = self.compilers.keys().cloned().collect();
         v.sort_unstable();
         v
     }

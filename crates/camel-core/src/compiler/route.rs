@@ -6,7 +6,8 @@ use std::sync::Arc;
 use camel_api::StepLifecycle;
 use serde_json::Value as Json;
 
-use super::step_context::{compile_list, step_list, StepContext};
+use super::decode::decode;
+use super::step_context::{compile_list, StepContext};
 use super::{CompiledRoute, PipelineAssembly};
 use crate::context::Registry;
 use crate::error::{RouteError, RouteErrorKind};
@@ -110,8 +111,8 @@ fn compile_boundary(
     };
     let mut continuation_lifecycles = Vec::new();
     let mut parts = Vec::new();
-    if let Some(nested) = nested {
-        let list = step_list(&nested).map_err(|(p, kind)| {
+    if let Some(nested) = nested.filter(|n| !n.is_null()) {
+        let list: Vec<StepDefinition> = decode(&nested).map_err(|(p, kind)| {
             RouteError::new(kind)
                 .at(route
                     .source
@@ -222,10 +223,16 @@ fn check_split_rules(
 /// True when an aggregate completes on its own timer or on stop, which gives it a split of
 /// its own.
 pub(crate) fn aggregate_needs_split(config: &Json) -> bool {
-    let has = |k: &str| {
-        config
-            .get(k)
-            .is_some_and(|v| !v.is_null() && v != &Json::Bool(false))
+    // Read in any spelling (`completionTimeout`, `completion-timeout`): the aggregate's
+    // own configuration is not known here.
+    let Json::Object(map) = config else {
+        return false;
     };
-    has("completion_timeout") || has("completion_interval") || has("force_completion_on_stop")
+    map.iter().any(|(k, v)| {
+        matches!(
+            camel_api::suggest::to_snake_case(k).as_str(),
+            "completion_timeout" | "completion_interval" | "force_completion_on_stop"
+        ) && !v.is_null()
+            && v != &Json::Bool(false)
+    })
 }

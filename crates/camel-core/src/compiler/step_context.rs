@@ -1,12 +1,14 @@
 use std::sync::Arc;
 
+use camel_api::definition::{
+    ExpressionDefinition, ExpressionSlotError, StepConfig, WithExpression,
+};
 use camel_api::suggest::nearest;
-use camel_api::{BoxExpression, BoxPredicate, BoxProcessor, Endpoint, StepLifecycle};
+use camel_api::{BoxExpression, BoxPredicate, BoxProcessor, Endpoint, Language, StepLifecycle};
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
-use super::decode::decode;
-use super::expression::{take_expression, ExpressionSpec, SpecError};
+use super::decode::{decode, decode_step};
 use crate::context::Registry;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
@@ -73,70 +75,100 @@ impl<'a> StepContext<'a> {
         decode(config).map_err(|(pointer, kind)| self.error_at(&pointer, kind))
     }
 
-    /// The configuration as a map (`null` counts as empty).
-    pub fn object(&self, config: &Json) -> Result<Map<String, Json>, RouteError> {
-        match config {
-            Json::Object(m) => Ok(m.clone()),
-            Json::Null => Ok(Map::new()),
-            _ => Err(self.error(RouteErrorKind::InvalidValue(
-                "this step takes a map of options".into(),
-            ))),
+    /// Decodes the step's configuration through its [`StepConfig`]: a map, `null`, or the
+    /// step's scalar shorthand. Errors point at the offending key.
+    pub fn config<T: StepConfig>(&self, config: &Json) -> Result<T, RouteError> {
+        decode_step(config).map_err(|(pointer, kind)| self.error_at(&pointer, kind))
+    }
+
+    /// The one expression of `config`, located; `relative` is where `config` sits below
+    /// this step (empty for the step's own options).
+    fn expression_of<T: WithExpression>(
+        &self,
+        config: &T,
+        relative: &str,
+    ) -> Result<(String, ExpressionDefinition), RouteError> {
+        match config.expression() {
+            Ok((at, e)) => Ok((format!("{relative}{at}"), e)),
+            Err(ExpressionSlotError::Several { second }) => Err(self.error_at(
+                &format!("{relative}{second}"),
+                RouteErrorKind::InvalidValue(
+                    "more than one expression given; keep one language key".into(),
+                ),
+            )),
+            Err(_) => Err(self.error_at(
+                relative,
+                RouteErrorKind::Missing(format!(
+                    "an expression (`simple: …`, `expression: {{simple: …}}`, or another language: {})",
+                    self.registry.language_names().join(", ")
+                )),
+            )),
         }
     }
 
-    fn spec(&self, map: &mut Map<String, Json>) -> Result<ExpressionSpec, RouteError> {
-        let languages = self.registry.languages.names();
-        take_expression(map, &languages).map_err(|e| match e {
-            // A key close to a language name (`simpl:`) is a misspelt expression: name it
-            // where it is written rather than report the expression as missing.
-            SpecError::Missing => match map.keys().find_map(|k| {
-                camel_api::suggest::nearest(k, languages.iter().copied()).map(|s| (k, s))
-            }) {
-                Some((key, suggestion)) => self.error_at(
-                    &format!("/{key}"),
-                    RouteErrorKind::UnknownKey {
-                        key: key.clone(),
-                        suggestion: Some(suggestion.to_string()),
-                        expected: Vec::new(),
-                    },
-                ),
-                None => self.error(RouteErrorKind::Missing(format!(
-                    "an expression (`simple: …`, `expression: {{simple: …}}`, or another language: {})",
-                    languages.join(", ")
-                ))),
-            },
-            SpecError::Invalid { pointer, message } => {
-                self.error_at(&pointer, RouteErrorKind::InvalidValue(message))
-            }
-        })
-    }
-
-    fn language(&self, spec: &ExpressionSpec) -> Result<Arc<dyn camel_api::Language>, RouteError> {
-        self.registry.languages.get(&spec.language).ok_or_else(|| {
+    fn language(
+        &self,
+        e: &ExpressionDefinition,
+        at: &str,
+    ) -> Result<Arc<dyn Language>, RouteError> {
+        self.registry.language(&e.language).ok_or_else(|| {
+            let names = self.registry.language_names();
             self.error_at(
-                &spec.pointer,
-                RouteErrorKind::InvalidValue(format!("unknown language `{}`", spec.language)),
+                at,
+                RouteErrorKind::InvalidValue(format!(
+                    "unknown language `{}`{} (known: {})",
+                    e.language,
+                    nearest(&e.language, names.iter().copied())
+                        .map(|s| format!(", did you mean `{s}`?"))
+                        .unwrap_or_default(),
+                    names.join(", ")
+                )),
             )
         })
     }
 
-    /// Takes the expression out of `map` (any of the accepted spellings) and compiles it.
-    pub fn take_expression(
+    /// Compiles `e` as an expression; errors are located at `relative`.
+    pub fn expression(
         &self,
-        map: &mut Map<String, Json>,
+        e: &ExpressionDefinition,
+        relative: &str,
     ) -> Result<BoxExpression, RouteError> {
-        let spec = self.spec(map)?;
-        self.language(&spec)?
-            .expression(&spec.text, &spec.options)
-            .map_err(|e| self.error_at(&spec.pointer, RouteErrorKind::Expression(e)))
+        self.language(e, relative)?
+            .expression(&e.text, &e.options)
+            .map_err(|x| self.error_at(relative, RouteErrorKind::Expression(x)))
     }
 
-    /// Takes the predicate out of `map` and compiles it.
-    pub fn take_predicate(&self, map: &mut Map<String, Json>) -> Result<BoxPredicate, RouteError> {
-        let spec = self.spec(map)?;
-        self.language(&spec)?
-            .predicate(&spec.text, &spec.options)
-            .map_err(|e| self.error_at(&spec.pointer, RouteErrorKind::Expression(e)))
+    /// Compiles `e` as a predicate; errors are located at `relative`.
+    pub fn predicate(
+        &self,
+        e: &ExpressionDefinition,
+        relative: &str,
+    ) -> Result<BoxPredicate, RouteError> {
+        self.language(e, relative)?
+            .predicate(&e.text, &e.options)
+            .map_err(|x| self.error_at(relative, RouteErrorKind::Expression(x)))
+    }
+
+    /// Compiles the expression of a configuration made with
+    /// [`expression_config!`](camel_api::expression_config) found at `relative`.
+    pub fn expression_in<T: WithExpression>(
+        &self,
+        config: &T,
+        relative: &str,
+    ) -> Result<BoxExpression, RouteError> {
+        let (at, e) = self.expression_of(config, relative)?;
+        self.expression(&e, &at)
+    }
+
+    /// Compiles the predicate of a configuration made with
+    /// [`expression_config!`](camel_api::expression_config) found at `relative`.
+    pub fn predicate_in<T: WithExpression>(
+        &self,
+        config: &T,
+        relative: &str,
+    ) -> Result<BoxPredicate, RouteError> {
+        let (at, e) = self.expression_of(config, relative)?;
+        self.predicate(&e, &at)
     }
 
     /// Compiles an expression given as text in `language`, located at `relative`.
@@ -146,30 +178,7 @@ impl<'a> StepContext<'a> {
         text: &str,
         relative: &str,
     ) -> Result<BoxExpression, RouteError> {
-        let spec = ExpressionSpec {
-            language: language.to_string(),
-            text: text.to_string(),
-            options: Map::new(),
-            pointer: relative.to_string(),
-        };
-        self.language(&spec)?
-            .expression(text, &spec.options)
-            .map_err(|e| self.error_at(relative, RouteErrorKind::Expression(e)))
-    }
-
-    /// Fails when `map` still has keys, naming the first and the nearest of `known`.
-    pub fn no_more_keys(&self, map: &Map<String, Json>, known: &[&str]) -> Result<(), RouteError> {
-        match map.keys().next() {
-            None => Ok(()),
-            Some(key) => Err(self.error_at(
-                &format!("/{key}"),
-                RouteErrorKind::UnknownKey {
-                    key: key.clone(),
-                    suggestion: nearest(key, known.iter().copied()).map(str::to_string),
-                    expected: known.iter().map(|s| s.to_string()).collect(),
-                },
-            )),
-        }
+        self.expression(&ExpressionDefinition::new(language, text), relative)
     }
 
     /// Resolves an endpoint (collecting its lifecycle, if any).
@@ -231,18 +240,16 @@ impl<'a> StepContext<'a> {
     /// Compiles a nested step list found at `relative` (below this step) into one pipeline.
     pub fn compile_steps(
         &mut self,
-        steps: &Json,
+        steps: &[StepDefinition],
         relative: &str,
     ) -> Result<BoxProcessor, RouteError> {
-        let list = step_list(steps)
-            .map_err(|(at, kind)| self.error_at(&format!("{relative}{at}"), kind))?;
         let pointer = format!("{}{relative}", self.pointer);
         let path = format!("{}{}", self.path, pointer_to_path(relative));
         compile_list(
             self.registry,
             self.route,
             self.route_id,
-            &list,
+            steps,
             &pointer,
             &path,
             self.depth + 1,
@@ -270,65 +277,20 @@ impl StepContext<'_> {
     /// multicast.
     pub fn compile_step(
         &mut self,
-        item: &Json,
+        step: &StepDefinition,
         relative: &str,
     ) -> Result<BoxProcessor, RouteError> {
-        let mut list = step_list(&Json::Array(vec![item.clone()]))
-            .map_err(|(_, kind)| self.error_at(relative, kind))?;
-        let Some(step) = list.pop() else {
-            return Err(self.error_at(relative, RouteErrorKind::InvalidValue("empty step".into())));
-        };
         compile_one(
             self.registry,
             self.route,
             self.route_id,
-            &step,
+            step,
             &format!("{}{relative}", self.pointer),
             &format!("{}{}", self.path, pointer_to_path(relative)),
             self.depth + 1,
             self.lifecycles,
         )
     }
-}
-
-/// Reads a JSON list of steps.
-pub(crate) fn step_list(steps: &Json) -> Result<Vec<StepDefinition>, (String, RouteErrorKind)> {
-    let items = match steps {
-        Json::Array(items) => items,
-        Json::Null => return Ok(Vec::new()),
-        _ => {
-            return Err((
-                String::new(),
-                RouteErrorKind::InvalidValue("`steps` takes a list of steps".into()),
-            ))
-        }
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| match item {
-            Json::String(name) => Ok(StepDefinition::new(name.clone(), Json::Null)),
-            Json::Object(m) if m.len() == 1 => {
-                let (name, config) = m
-                    .iter()
-                    .next()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .ok_or_else(|| {
-                        (
-                            format!("/{i}"),
-                            RouteErrorKind::InvalidValue("empty step".into()),
-                        )
-                    })?;
-                Ok(StepDefinition::new(name, config))
-            }
-            _ => Err((
-                format!("/{i}"),
-                RouteErrorKind::InvalidValue(
-                    "a step is a map with exactly one key, the step name".into(),
-                ),
-            )),
-        })
-        .collect()
 }
 
 /// Compiles a list of steps whose list node is at `pointer` into one pipeline.
@@ -381,11 +343,11 @@ pub(crate) fn compile_one(
         depth,
         lifecycles,
     };
-    let Some(compiler) = registry.steps.get(&step.name) else {
-        let names = registry.steps.names();
+    let Some(compiler) = registry.step(&step.name) else {
+        let names = registry.step_names();
         return Err(cx.error(RouteErrorKind::UnknownKey {
             key: step.name.clone(),
-            suggestion: nearest(&step.name, names.iter().copied()).map(str::to_string),
+            suggestion: nearest(&step.name, names.iter().map(String::as_str)).map(str::to_string),
             expected: Vec::new(),
         }));
     };

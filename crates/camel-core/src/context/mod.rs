@@ -111,6 +111,19 @@ impl CamelContext {
         self.inner.registry.add_component(component);
     }
 
+    /// Registers a step compiler under `name` (snake_case), usable from YAML
+    /// (`- name: {…}`) and from the builder ([`RouteBuilder::step`](crate::RouteBuilder::step))
+    /// in routes added afterwards. See `examples/custom-step`.
+    pub fn add_step(&self, name: impl Into<String>, compiler: impl crate::StepCompiler) {
+        self.inner.registry.add_step(name, compiler);
+    }
+
+    /// Registers an expression language under `name`, usable as
+    /// `expression: {name: "…"}` in routes added afterwards.
+    pub fn add_language(&self, name: &'static str, language: impl camel_api::Language) {
+        self.inner.registry.add_language(name, Arc::new(language));
+    }
+
     /// Registers a shared resource under `name`; a [`camel_api::BoxProcessor`] resource can
     /// be called from routes with `process: {ref: name}`.
     pub fn add_resource(&self, name: &str, resource: Arc<dyn Any + Send + Sync>) {

@@ -13,7 +13,7 @@ use camel_api::{
 };
 use camel_language::LanguageRegistry;
 
-use crate::compiler::StepRegistry;
+use crate::compiler::{StepCompiler, StepRegistry};
 use crate::error::RouteErrorKind;
 use crate::model::EndpointDefinition;
 
@@ -22,16 +22,18 @@ use crate::model::EndpointDefinition;
 pub struct Registry {
     components: RwLock<HashMap<String, Arc<dyn Component>>>,
     resources: RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>,
-    pub(crate) languages: LanguageRegistry,
-    pub(crate) steps: StepRegistry,
+    // Behind locks so user code can add languages and steps after the context is built;
+    // read (and cloned out of) on the cold compile path only.
+    languages: RwLock<LanguageRegistry>,
+    steps: RwLock<StepRegistry>,
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("components", &self.component_schemes())
-            .field("languages", &self.languages.names())
-            .field("steps", &self.steps)
+            .field("languages", &self.language_names())
+            .field("steps", &self.step_names())
             .finish_non_exhaustive()
     }
 }
@@ -102,9 +104,57 @@ impl Registry {
             .map(|p| (*p).clone())
     }
 
-    /// The language registry.
-    pub fn languages(&self) -> &LanguageRegistry {
-        &self.languages
+    /// A snapshot of the language registry.
+    pub fn languages(&self) -> LanguageRegistry {
+        self.languages
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Registers (or replaces) an expression language under `name`.
+    pub fn add_language(&self, name: &'static str, language: Arc<dyn camel_api::Language>) {
+        self.languages
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .register_as(name, language);
+    }
+
+    /// The language called `name`.
+    pub fn language(&self, name: &str) -> Option<Arc<dyn camel_api::Language>> {
+        self.languages
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+    }
+
+    /// Names of the registered languages, sorted.
+    pub fn language_names(&self) -> Vec<&'static str> {
+        self.languages
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .names()
+    }
+
+    /// Registers (or replaces) the compiler of the step called `name` (snake_case).
+    pub fn add_step(&self, name: impl Into<String>, compiler: impl StepCompiler) {
+        self.steps
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .register(name, compiler);
+    }
+
+    /// The compiler of the step called `name`.
+    pub fn step(&self, name: &str) -> Option<Arc<dyn StepCompiler>> {
+        self.steps
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+    }
+
+    /// Names of the registered steps, sorted.
+    pub fn step_names(&self) -> Vec<String> {
+        self.steps.read().unwrap_or_else(|e| e.into_inner()).names()
     }
 
     /// Resolves an endpoint definition through its component.
@@ -207,10 +257,10 @@ struct EndpointContext<'a> {
 
 impl EndpointContext<'_> {
     fn language(&self, language: &str) -> Result<Arc<dyn camel_api::Language>, CamelError> {
-        self.registry.languages.get(language).ok_or_else(|| {
+        self.registry.language(language).ok_or_else(|| {
             CamelError::processor(format!(
                 "unknown expression language `{language}` (known: {})",
-                self.registry.languages.names().join(", ")
+                self.registry.language_names().join(", ")
             ))
         })
     }

@@ -1,15 +1,17 @@
 //! The route model both DSLs produce.
 //!
 //! A [`RouteDefinition`] is plain data: a source endpoint and a list of steps. Each step is
-//! a name (`set_header`, `filter`, …) with its configuration as JSON, in the same shape
-//! the YAML DSL uses with snake_case keys. Keeping step configuration as data lets an EIP
-//! be added in one place — its step compiler — and makes YAML and builder routes directly
-//! comparable.
+//! a name (`set_header`, `filter`, …) with its configuration as data, in the shape the YAML
+//! DSL uses. Each step's typed configuration ([`StepConfig`]) is the one parser of that
+//! data: the builder serialises it, the compiler decodes through it. Keeping the model as
+//! data lets a step be added in one place and makes YAML and builder routes comparable.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
+use camel_api::definition::StepConfig;
+use camel_api::suggest::to_snake_case;
 use camel_api::BoxProcessor;
 use camel_eip::layer::ProcessorLayer;
 use serde::{Deserialize, Serialize};
@@ -17,14 +19,20 @@ use serde_json::Value as Json;
 
 use crate::error::Location;
 
-/// An endpoint reference: a URI and parameters given beside it.
+/// An endpoint reference: a URI and parameters given beside it. Also the typed
+/// configuration of the `to` step (`to: uri` or `to: {uri, parameters}`). Parameter names
+/// are kept as written: the endpoint's URI parser reads Camel's camelCase names.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EndpointDefinition {
     /// The URI (`timer:tick?period=1000`).
     pub uri: String,
     /// Parameters beside the URI (they win over the query string).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parameters: BTreeMap<String, Json>,
+    /// Camel's node id (`- to: {id: send-order, uri: …}`): accepted, not used yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl EndpointDefinition {
@@ -33,7 +41,20 @@ impl EndpointDefinition {
         EndpointDefinition {
             uri: uri.into(),
             parameters: BTreeMap::new(),
+            id: None,
         }
+    }
+
+    /// Adds a parameter beside the URI.
+    ///
+    /// ```
+    /// use camel_core::EndpointDefinition;
+    /// let e = EndpointDefinition::new("log:x").parameter("show_headers", true);
+    /// assert_eq!(e.parameter_strings(), [("show_headers", "true".to_string())]);
+    /// ```
+    pub fn parameter(mut self, name: impl Into<String>, value: impl Into<Json>) -> Self {
+        self.parameters.insert(name.into(), value.into());
+        self
     }
 
     /// Parameters as text, the way components read them.
@@ -52,45 +73,50 @@ impl EndpointDefinition {
     }
 }
 
-/// One step of a route: its name and its configuration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepDefinition {
-    /// The canonical step name (`set_header`).
-    pub name: String,
-    /// The configuration, keys in snake_case.
-    pub config: Json,
-}
+pub use camel_api::definition::StepDefinition;
 
-impl StepDefinition {
-    /// A step named `name` configured by `config`.
-    pub fn new(name: impl Into<String>, config: Json) -> Self {
-        StepDefinition {
-            name: name.into(),
-            config,
-        }
+impl StepConfig for EndpointDefinition {
+    const NAME: &'static str = "to";
+
+    fn from_scalar(text: &str) -> Option<Self> {
+        Some(EndpointDefinition::new(text))
     }
 }
 
-impl Serialize for StepDefinition {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(1))?;
-        m.serialize_entry(&self.name, &self.config)?;
-        m.end()
+/// `process: {ref: name}` or `process: name`: a Rust processor registered by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    /// The name the processor is registered under.
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+impl StepConfig for Process {
+    const NAME: &'static str = "process";
+
+    fn from_scalar(text: &str) -> Option<Self> {
+        Some(Process {
+            reference: text.into(),
+        })
     }
 }
 
-impl<'de> Deserialize<'de> for StepDefinition {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<String, Json>::deserialize(d)?;
-        let mut it = map.into_iter();
-        match (it.next(), it.next()) {
-            (Some((name, config)), None) => Ok(StepDefinition { name, config }),
-            _ => Err(serde::de::Error::custom(
-                "a step is a map with exactly one key, the step name",
-            )),
-        }
-    }
+/// `layer: {ref: name, steps: [...]}`: nested steps wrapped in a tower layer kept beside
+/// the route (`RouteBuilder::layer`). Without `steps` it wraps the rest of its list.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerStep {
+    /// The name the layer is kept under in [`RouteDefinition::layers`].
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The wrapped steps.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+}
+
+impl StepConfig for LayerStep {
+    const NAME: &'static str = "layer";
 }
 
 /// Where a route came from, to point errors at lines and columns.
@@ -108,8 +134,15 @@ pub struct SourceMap {
 
 impl SourceMap {
     /// The location of the node at `pointer`, or of its nearest ancestor that has one.
+    /// Positions are indexed by snake_case keys, so a pointer spelled with a step's
+    /// canonical name (`set_header`) finds a key written `setHeader`.
     pub fn locate(&self, pointer: &str) -> Option<Location> {
-        let mut p = pointer;
+        let normal = pointer
+            .split('/')
+            .map(to_snake_case)
+            .collect::<Vec<_>>()
+            .join("/");
+        let mut p = normal.as_str();
         loop {
             if let Some(&(line, column)) = self.positions.get(p) {
                 return Some(Location {

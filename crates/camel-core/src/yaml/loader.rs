@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use camel_api::suggest::nearest;
+use camel_api::suggest::{nearest, to_snake_case};
 use serde_json::{Map, Value as Json};
 
 use super::node::{self, Spanned};
@@ -116,7 +116,7 @@ impl Reader {
                 ))
             }
         };
-        match key.as_str() {
+        match to_snake_case(&key).as_str() {
             "route" => self.route(body, &format!("{pointer}/route")),
             "from" => {
                 let from_pointer = format!("{pointer}/from");
@@ -159,7 +159,8 @@ impl Reader {
         let mut steps = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
-            match key.as_str() {
+            // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
+            match to_snake_case(&key).as_str() {
                 "id" => {
                     let id = self.string(value, &at, "id")?;
                     crate::model::check_route_id(&id)
@@ -180,7 +181,7 @@ impl Reader {
                 }
                 "from" => from = Some(value),
                 "steps" => steps = Some(value),
-                other => return Err(self.unknown_key(other, KEYS, pointer)),
+                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
             }
         }
         let Some(from) = from else {
@@ -229,7 +230,7 @@ impl Reader {
         let mut uri = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
-            match key.as_str() {
+            match to_snake_case(&key).as_str() {
                 "uri" => uri = Some(self.string(value, &at, "uri")?),
                 "parameters" => {
                     route.from.parameters = self
@@ -239,7 +240,7 @@ impl Reader {
                 }
                 "steps" => route.steps = self.steps(value, &steps_pointer)?,
                 "id" => {}
-                other => return Err(self.unknown_key(other, KEYS, pointer)),
+                _ => return Err(self.unknown_key(&key, KEYS, pointer)),
             }
         }
         route.from.uri =
@@ -256,24 +257,10 @@ impl Reader {
             .enumerate()
             .map(|(i, item)| {
                 let at = format!("{pointer}/{i}");
-                match item {
-                    // `- stop` written without a value.
-                    Json::String(name) => Ok(StepDefinition::new(name, Json::Null)),
-                    Json::Object(map) if map.len() == 1 => {
-                        let (name, mut config) = map.into_iter().next().ok_or_else(|| {
-                            self.error(RouteErrorKind::InvalidValue("empty step".into()), &at)
-                        })?;
-                        normalise_config(&mut config);
-                        Ok(StepDefinition::new(name, config))
-                    }
-                    _ => Err(self.error(
-                        RouteErrorKind::InvalidValue(
-                            "a step is a map with exactly one key, the step name (`- to: …`)"
-                                .into(),
-                        ),
-                        &at,
-                    )),
-                }
+                let mut step = StepDefinition::from_item(item)
+                    .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?;
+                normalise_config(&mut step.config);
+                Ok(step)
             })
             .collect()
     }
@@ -313,9 +300,10 @@ impl Reader {
     }
 }
 
-/// Gives equivalent spellings one form, so YAML and builder definitions compare equal: an
-/// empty step configuration is `null`, and a bare step name in a nested `steps` list
-/// (`steps: [stop]`) becomes `{stop: null}`.
+/// Gives equivalent spellings of nested steps one form, so YAML and builder definitions
+/// compare equal: an empty step configuration is `null`, and a nested step is a one-key
+/// map under its canonical name (`steps: [stop]` becomes `[{stop: null}]`, `setHeader`
+/// becomes `set_header`, as at the top level). Option keys are left as written.
 fn normalise_config(config: &mut Json) {
     match config {
         Json::Object(map) if map.is_empty() => *config = Json::Null,
@@ -352,18 +340,13 @@ fn normalise_nested(value: &mut Json) {
 fn normalise_steps(list: &mut Json) {
     let Json::Array(items) = list else { return };
     for item in items.iter_mut() {
-        match item {
-            Json::String(name) => {
-                let mut m = Map::new();
-                m.insert(std::mem::take(name), Json::Null);
-                *item = Json::Object(m);
-            }
-            Json::Object(m) if m.len() == 1 => {
-                if let Some(config) = m.values_mut().next() {
-                    normalise_config(config);
-                }
-            }
-            _ => {}
+        // Items that are not steps are left for the step's configuration to refuse, where
+        // the error is located.
+        if let Ok(mut step) = StepDefinition::from_item(item.clone()) {
+            normalise_config(&mut step.config);
+            let mut m = Map::new();
+            m.insert(step.name, step.config);
+            *item = Json::Object(m);
         }
     }
 }

@@ -12,7 +12,10 @@
 //! ```
 //!
 //! Keys are snake_case; Camel's camelCase spellings (`setBody`, `repeatCount`) are accepted
-//! as aliases everywhere. Every error names the file, line and column.
+//! everywhere. The reader keeps keys as written: each step's options are decoded by the
+//! step's typed configuration (with its aliases) when the route is compiled, and maps of
+//! user data (endpoint `parameters`) reach their reader unchanged. Every error names the
+//! file, line and column.
 
 mod loader;
 mod node;

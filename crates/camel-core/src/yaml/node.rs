@@ -127,7 +127,7 @@ impl Builder {
                 pointer,
                 key: Some(k),
                 ..
-            }) => Some(format!("{pointer}/{}", escape(k))),
+            }) => Some(format!("{pointer}/{}", escape(&to_snake_case(k)))),
             Some(Frame::Map { key: None, .. }) => None,
         }
     }
@@ -209,18 +209,20 @@ impl Builder {
         }
     }
 
+    /// Keys are kept as written (a header name or an endpoint parameter is the user's
+    /// data); only the position index uses snake_case, so an error found under a step's
+    /// canonical name (`set_header`) still finds the key written `setHeader`.
     fn accept_key(&mut self, raw: String, mark: &Marker) {
-        let k = to_snake_case(&raw);
         let Some(Frame::Map { map, key, pointer }) = self.stack.last_mut() else {
             return;
         };
-        if map.contains_key(&k) {
+        if map.contains_key(&raw) {
             let message = format!("duplicate key `{raw}`");
             self.fail(message, mark);
             return;
         }
-        let p = format!("{pointer}/{}", escape(&k));
-        *key = Some(k);
+        let p = format!("{pointer}/{}", escape(&to_snake_case(&raw)));
+        *key = Some(raw);
         self.remember(p, mark);
     }
 }
@@ -442,12 +444,12 @@ mod tests {
     }
 
     #[test]
-    fn records_positions_and_normalises_keys() {
+    fn records_positions_by_snake_case_and_keeps_keys_as_written() {
         let doc = parse("- route:\n    id: a\n    from:\n      uri: timer:x\n      steps:\n        - setHeader: {name: x, constant: 1}\n").unwrap();
         let doc = doc.unwrap();
         let v = &doc.value;
         assert_eq!(
-            v[0]["route"]["from"]["steps"][0]["set_header"]["constant"],
+            v[0]["route"]["from"]["steps"][0]["setHeader"]["constant"],
             1
         );
         assert_eq!(doc.positions["/0/route/id"], (2, 5));

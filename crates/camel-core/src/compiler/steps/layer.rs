@@ -9,23 +9,14 @@ use tower::Layer;
 
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
-use crate::model::StepDefinition;
+use crate::model::{LayerStep, StepDefinition};
 
 /// Compiles the nested steps and wraps them in the named layer.
-pub(super) fn layer(config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
-    let mut map = cx.object(config)?;
-    let name = match map.remove("ref") {
-        Some(Json::String(name)) => name,
-        Some(_) => {
-            return Err(cx.error_at(
-                "/ref",
-                RouteErrorKind::InvalidValue("`ref` takes the name of a layer".into()),
-            ))
-        }
-        None => return Err(cx.error(RouteErrorKind::Missing("ref".into()))),
-    };
-    let steps = map.remove("steps").unwrap_or(Json::Null);
-    cx.no_more_keys(&map, &["ref", "steps"])?;
+pub(super) fn layer(
+    config: LayerStep,
+    cx: &mut StepContext<'_>,
+) -> Result<BoxProcessor, RouteError> {
+    let name = config.reference;
     let Some(layer) = cx.route.layers.get(&name).cloned() else {
         return Err(cx.error_at(
             "/ref",
@@ -34,7 +25,7 @@ pub(super) fn layer(config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProces
             )),
         ));
     };
-    let inner = cx.compile_steps(&steps, "/steps")?;
+    let inner = cx.compile_steps(&config.steps, "/steps")?;
     Ok(layer.layer(inner))
 }
 

@@ -1,4 +1,5 @@
-//! The built-in step compilers, one function per step, registered by name.
+//! The built-in step compilers, one function per step over its typed configuration,
+//! registered by name.
 
 mod data;
 mod endpoint;
@@ -9,52 +10,28 @@ pub(crate) mod resequence;
 mod routing;
 mod transacted;
 
-use camel_api::BoxProcessor;
-use serde_json::Value as Json;
-
-use super::{StepCompiler, StepContext, StepRegistry};
-use crate::error::RouteError;
-
-type CompileFn = fn(&Json, &mut StepContext<'_>) -> Result<BoxProcessor, RouteError>;
-
-/// A step compiler made from a name and a function.
-#[derive(Debug, Clone, Copy)]
-pub struct FnStep(pub &'static str, pub CompileFn);
-
-impl StepCompiler for FnStep {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn compile(&self, config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
-        (self.1)(config, cx)
-    }
-}
+use super::{typed, StepRegistry};
 
 pub(crate) fn register_builtin(r: &mut StepRegistry) {
-    for step in [
-        FnStep("to", endpoint::to),
-        FnStep("process", endpoint::process),
-        FnStep("log", message::log),
-        FnStep("set_header", message::set_header),
-        FnStep("set_property", message::set_property),
-        FnStep("set_body", message::set_body),
-        FnStep("transform", message::set_body),
-        FnStep("remove_header", message::remove_header),
-        FnStep("remove_headers", message::remove_headers),
-        FnStep("remove_property", message::remove_property),
-        FnStep("stop", message::stop),
-        FnStep("filter", routing::filter),
-        FnStep("choice", routing::choice),
-        FnStep("marshal", data::marshal),
-        FnStep("unmarshal", data::unmarshal),
-        FnStep("convert_body_to", data::convert_body_to),
-        FnStep("resequence", resequence::nested),
-        FnStep("multicast", multicast::multicast),
-        FnStep("scatter_gather", multicast::scatter_gather),
-        FnStep("transacted", transacted::transacted),
-        FnStep("layer", layer::layer),
-    ] {
-        r.register(step);
-    }
+    r.register("to", typed(endpoint::to));
+    r.register("process", typed(endpoint::process));
+    r.register("log", typed(message::log));
+    r.register("set_header", typed(message::set_header));
+    r.register("set_property", typed(message::set_property));
+    r.register("set_body", typed(message::set_body));
+    r.register("transform", typed(message::set_body));
+    r.register("remove_header", typed(message::remove_header));
+    r.register("remove_headers", typed(message::remove_headers));
+    r.register("remove_property", typed(message::remove_property));
+    r.register("stop", typed(message::stop));
+    r.register("filter", typed(routing::filter));
+    r.register("choice", typed(routing::choice));
+    r.register("marshal", typed(data::marshal));
+    r.register("unmarshal", typed(data::unmarshal));
+    r.register("convert_body_to", typed(data::convert_body_to));
+    r.register("resequence", resequence::Nested);
+    r.register("multicast", typed(multicast::multicast));
+    r.register("scatter_gather", typed(multicast::scatter_gather));
+    r.register("transacted", typed(transacted::transacted));
+    r.register("layer", typed(layer::layer));
 }

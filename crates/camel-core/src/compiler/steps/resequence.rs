@@ -5,17 +5,28 @@ use camel_api::{BoxProcessor, CamelError};
 use camel_eip::resequencer::{ResequenceConfig, ResequencerService};
 use serde_json::Value as Json;
 
-use crate::compiler::StepContext;
+use crate::compiler::{StepCompiler, StepContext};
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::EndpointDefinition;
 
-/// Reached only for a nested `resequence` (inside filter, choice, …): rule N4.
-pub(super) fn nested(_config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
-    Err(cx.error(RouteErrorKind::Rejected {
-        rule: "N4",
-        message: "resequence must be a top-level step of the route, not nested inside another step"
-            .into(),
-    }))
+/// Reached only for a nested `resequence` (inside filter, choice, …): rule N4. A
+/// top-level one is compiled by the route compiler as the continuation boundary.
+#[derive(Debug)]
+pub(super) struct Nested;
+
+impl StepCompiler for Nested {
+    fn compile(
+        &self,
+        _config: &Json,
+        cx: &mut StepContext<'_>,
+    ) -> Result<BoxProcessor, RouteError> {
+        Err(cx.error(RouteErrorKind::Rejected {
+            rule: "N4",
+            message:
+                "resequence must be a top-level step of the route, not nested inside another step"
+                    .into(),
+        }))
+    }
 }
 
 /// Builds the resequencer for a top-level `resequence` with its continuation; its
@@ -85,24 +96,14 @@ fn camel_spelling(config: &Json) -> Json {
     let Some(text) = text else {
         return Json::Object(map);
     };
-    let (key, field) = if map.contains_key("stream_config") || map.contains_key("stream") {
-        (
-            if map.contains_key("stream") {
-                "stream"
-            } else {
-                "stream_config"
-            },
-            "sequence",
-        )
-    } else {
-        (
-            if map.contains_key("batch") {
-                "batch"
-            } else {
-                "batch_config"
-            },
+    // The mode key as written (Camel's `streamConfig`, ours `stream`, …); batch when none.
+    let written = |keys: [&'static str; 3]| keys.into_iter().find(|k| map.contains_key(*k));
+    let (key, field) = match written(["stream", "stream_config", "streamConfig"]) {
+        Some(k) => (k, "sequence"),
+        None => (
+            written(["batch", "batch_config", "batchConfig"]).unwrap_or("batch"),
             "sort",
-        )
+        ),
     };
     let entry = map
         .entry(key.to_string())

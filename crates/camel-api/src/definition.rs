@@ -1,0 +1,443 @@
+//! The pieces of a route definition that every step's typed configuration shares.
+//!
+//! A route's steps are written as one-key maps (`- set_header: {name: x, simple: "…"}`):
+//! [`StepDefinition`] holds the name and the configuration as data, and
+//! [`StepDefinition::from_item`] is the one place that reads that shape. Each step then
+//! has one `#[derive(Deserialize)]` configuration, a [`StepConfig`], which is the only
+//! parser of its options: the YAML DSL, the Rust builder and the compiler all go through
+//! it. Steps that take an expression embed an [`ExpressionDefinition`] through
+//! [`expression_config!`](crate::expression_config), which spells it the three ways
+//! Apache Camel does.
+//!
+//! ```
+//! use camel_api::definition::{ExpressionDefinition, StepDefinition};
+//!
+//! let step = StepDefinition::from_item(serde_json::json!({"setHeader": {"name": "x"}})).unwrap();
+//! assert_eq!(step.name, "set_header");
+//! let e: ExpressionDefinition = serde_json::from_value(serde_json::json!({"simple": "${body}"})).unwrap();
+//! assert_eq!((e.language.as_str(), e.text.as_str()), ("simple", "${body}"));
+//! ```
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value as Json};
+
+use crate::suggest::to_snake_case;
+
+/// One step of a route: its canonical (snake_case) name and its configuration as data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepDefinition {
+    /// The canonical step name (`set_header`).
+    pub name: String,
+    /// The configuration as written (decoded by the step's [`StepConfig`] when compiled).
+    pub config: Json,
+}
+
+impl StepDefinition {
+    /// A step named `name` configured by `config`.
+    pub fn new(name: impl Into<String>, config: Json) -> Self {
+        StepDefinition {
+            name: name.into(),
+            config,
+        }
+    }
+
+    /// Reads one list item: a one-key map `{name: config}`, or a bare name (`- stop`).
+    /// Camel's camelCase and kebab-case step names (`setHeader`, `set-header`) name the
+    /// same step: the name is the registry key, not a user's data, so it has one form.
+    pub fn from_item(item: Json) -> Result<Self, String> {
+        match item {
+            Json::String(name) => Ok(StepDefinition::new(to_snake_case(&name), Json::Null)),
+            Json::Object(map) if map.len() == 1 => {
+                let Some((name, config)) = map.into_iter().next() else {
+                    return Err("empty step".into());
+                };
+                Ok(StepDefinition::new(to_snake_case(&name), config))
+            }
+            _ => Err("a step is a map with exactly one key, the step name (`- to: …`)".into()),
+        }
+    }
+}
+
+impl Serialize for StepDefinition {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(&self.name, &self.config)?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for StepDefinition {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        StepDefinition::from_item(Json::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
+/// A step's typed configuration: the one parser of its options.
+///
+/// Derive `Deserialize` with `#[serde(deny_unknown_fields)]`, snake_case field names and
+/// Camel's camelCase spellings as `#[serde(alias = …)]`; the compiler turns serde's errors
+/// into located errors with a "did you mean".
+pub trait StepConfig: Serialize + DeserializeOwned + Send + 'static {
+    /// The step's canonical name.
+    const NAME: &'static str;
+
+    /// The configuration written as one scalar (`- to: log:x`, `- log: "hi"`), for steps
+    /// that have such a shorthand.
+    fn from_scalar(_text: &str) -> Option<Self> {
+        None
+    }
+}
+
+/// An expression as a route writes it: a language, its text and its options. Compiled
+/// with the route by the language registered under [`language`](Self::language).
+///
+/// Serialised as a one-key map, `{simple: "${body}"}` (or
+/// `{jsonpath: {expression: "$.a", suppress_exceptions: true}}` with options).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExpressionDefinition {
+    /// The language name.
+    pub language: String,
+    /// The expression text.
+    pub text: String,
+    /// Language options (`suppress_exceptions` …), as written.
+    pub options: Map<String, Json>,
+}
+
+impl ExpressionDefinition {
+    /// An expression in `language`.
+    pub fn new(language: impl Into<String>, text: impl Into<String>) -> Self {
+        ExpressionDefinition {
+            language: language.into(),
+            text: text.into(),
+            options: Map::new(),
+        }
+    }
+
+    /// Adds a language option.
+    pub fn option(mut self, name: &str, value: impl Into<Json>) -> Self {
+        self.options.insert(name.to_string(), value.into());
+        self
+    }
+
+    /// The value under the language key.
+    pub fn value(&self) -> LanguageValue {
+        LanguageValue {
+            text: self.text.clone(),
+            options: self.options.clone(),
+        }
+    }
+}
+
+impl Serialize for ExpressionDefinition {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(&self.language, &self.value())?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpressionDefinition {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Json>::deserialize(d)?;
+        let mut entries = map.into_iter();
+        match (entries.next(), entries.next()) {
+            (Some((language, value)), None) => {
+                let value = LanguageValue::deserialize(value).map_err(D::Error::custom)?;
+                Ok(ExpressionDefinition {
+                    language,
+                    text: value.text,
+                    options: value.options,
+                })
+            }
+            _ => Err(D::Error::custom(
+                "`expression` takes exactly one language key, as in `{simple: \"${body}\"}`",
+            )),
+        }
+    }
+}
+
+/// What a language key holds: the text (`simple: "${body}"`), or the text with options
+/// (`jsonpath: {expression: "$.a", suppress_exceptions: true}`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LanguageValue {
+    /// The expression text.
+    pub text: String,
+    /// The language's options.
+    pub options: Map<String, Json>,
+}
+
+impl Serialize for LanguageValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.options.is_empty() {
+            return s.serialize_str(&self.text);
+        }
+        let mut map = self.options.clone();
+        map.insert("expression".into(), Json::String(self.text.clone()));
+        map.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LanguageValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text_of = |v: &Json| match v {
+            Json::String(s) => Some(s.clone()),
+            Json::Number(n) => Some(n.to_string()),
+            Json::Bool(b) => Some(b.to_string()),
+            Json::Null => Some(String::new()),
+            _ => None,
+        };
+        match Json::deserialize(d)? {
+            Json::Object(mut options) => {
+                let text = options
+                    .remove("expression")
+                    .and_then(|v| text_of(&v))
+                    .ok_or_else(|| {
+                        D::Error::custom("a language with options needs an `expression` text")
+                    })?;
+                Ok(LanguageValue { text, options })
+            }
+            other => Ok(LanguageValue {
+                text: text_of(&other)
+                    .ok_or_else(|| D::Error::custom("a language key takes an expression text"))?,
+                options: Map::new(),
+            }),
+        }
+    }
+}
+
+/// The languages a step may name directly beside its other options (`simple: "…"`),
+/// as Camel's YAML DSL does; any other registered language goes under `expression:`.
+pub const SHORTHAND_LANGUAGES: [&str; 4] = ["simple", "constant", "header", "jsonpath"];
+
+/// Why no single expression could be read from a step's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExpressionSlotError {
+    /// No expression given.
+    Missing,
+    /// More than one given; `second` is the pointer of the second one.
+    Several {
+        /// JSON pointer (below the step) of the second expression.
+        second: String,
+    },
+}
+
+/// A configuration with an expression spelled one of Camel's ways. Implemented by
+/// [`expression_config!`](crate::expression_config).
+pub trait WithExpression {
+    /// `(relative pointer, expression)` for each spelling present, in field order.
+    fn expressions(&self) -> Vec<(String, ExpressionDefinition)>;
+
+    /// Sets the expression, in the shortest spelling that reads back the same.
+    fn set_expression(&mut self, expression: ExpressionDefinition);
+
+    /// The one expression given, with the pointer (below the step) of its text.
+    fn expression(&self) -> Result<(String, ExpressionDefinition), ExpressionSlotError> {
+        let mut found = self.expressions().into_iter();
+        match (found.next(), found.next()) {
+            (Some(one), None) => Ok(one),
+            (None, _) => Err(ExpressionSlotError::Missing),
+            (Some(_), Some((second, _))) => Err(ExpressionSlotError::Several { second }),
+        }
+    }
+}
+
+/// Defines a step configuration that carries an expression next to its own fields, in the
+/// spellings Camel's YAML DSL accepts: `expression: {simple: "…"}`, or a language key
+/// (`simple`, `constant`, `header`, `jsonpath`) beside the other options, its value a text
+/// or `{expression: text, …options}`. Unknown keys are refused.
+///
+/// ```
+/// use camel_api::definition::{ExpressionDefinition, WithExpression};
+///
+/// camel_api::expression_config! {
+///     /// `tag: {name: x, simple: "…"}`.
+///     pub struct Tag {
+///         /// The tag's name.
+///         pub name: String,
+///     }
+/// }
+///
+/// let t: Tag = serde_json::from_value(serde_json::json!({"name": "a", "header": "b"})).unwrap();
+/// assert_eq!(t.expression().unwrap().1, ExpressionDefinition::new("header", "b"));
+/// assert!(serde_json::from_value::<Tag>(serde_json::json!({"nmae": "a"})).is_err());
+/// ```
+#[macro_export]
+macro_rules! expression_config {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+            /// `expression: {language: text}`: the expression in any registered language.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub expression: Option<$crate::definition::ExpressionDefinition>,
+            /// `simple: text`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub simple: Option<$crate::definition::LanguageValue>,
+            /// `constant: text`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub constant: Option<$crate::definition::LanguageValue>,
+            /// `header: name`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub header: Option<$crate::definition::LanguageValue>,
+            /// `jsonpath: text`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub jsonpath: Option<$crate::definition::LanguageValue>,
+        }
+
+        impl $crate::definition::WithExpression for $name {
+            fn expressions(&self) -> Vec<(String, $crate::definition::ExpressionDefinition)> {
+                $crate::definition::collect_expressions(
+                    self.expression.as_ref(),
+                    [
+                        ("simple", self.simple.as_ref()),
+                        ("constant", self.constant.as_ref()),
+                        ("header", self.header.as_ref()),
+                        ("jsonpath", self.jsonpath.as_ref()),
+                    ],
+                )
+            }
+
+            fn set_expression(&mut self, e: $crate::definition::ExpressionDefinition) {
+                self.expression = None;
+                self.simple = None;
+                self.constant = None;
+                self.header = None;
+                self.jsonpath = None;
+                let value = Some(e.value());
+                match e.language.as_str() {
+                    "simple" => self.simple = value,
+                    "constant" => self.constant = value,
+                    "header" => self.header = value,
+                    "jsonpath" => self.jsonpath = value,
+                    _ => self.expression = Some(e),
+                }
+            }
+        }
+    };
+}
+
+/// Lists the expressions present in an [`expression_config!`] struct (not public API).
+#[doc(hidden)]
+pub fn collect_expressions(
+    wrapped: Option<&ExpressionDefinition>,
+    shorthand: [(&str, Option<&LanguageValue>); 4],
+) -> Vec<(String, ExpressionDefinition)> {
+    let mut found = Vec::new();
+    if let Some(e) = wrapped {
+        let at = pointer_of(&format!("/expression/{}", e.language), &e.options);
+        found.push((at, e.clone()));
+    }
+    for (language, value) in shorthand {
+        if let Some(v) = value {
+            found.push((
+                pointer_of(&format!("/{language}"), &v.options),
+                ExpressionDefinition {
+                    language: language.to_string(),
+                    text: v.text.clone(),
+                    options: v.options.clone(),
+                },
+            ));
+        }
+    }
+    found
+}
+
+fn pointer_of(key: &str, options: &Map<String, Json>) -> String {
+    if options.is_empty() {
+        key.to_string()
+    } else {
+        format!("{key}/expression")
+    }
+}
+
+#[cfg(test)]
+#[allow(unreachable_pub)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    crate::expression_config! {
+        /// A test step.
+        pub struct Probe {
+            /// A name.
+            pub name: String,
+        }
+    }
+
+    #[test]
+    fn three_spellings_read_the_same_expression() {
+        for v in [
+            json!({"name": "a", "expression": {"simple": "${body}"}}),
+            json!({"name": "a", "simple": "${body}"}),
+            json!({"name": "a", "simple": {"expression": "${body}"}}),
+        ] {
+            let p: Probe = serde_json::from_value(v.clone()).unwrap();
+            let (_, e) = p.expression().unwrap();
+            assert_eq!(e, ExpressionDefinition::new("simple", "${body}"), "{v}");
+        }
+    }
+
+    #[test]
+    fn options_and_pointers() {
+        let p: Probe = serde_json::from_value(
+            json!({"name": "a", "jsonpath": {"expression": "$.a", "suppressExceptions": true}}),
+        )
+        .unwrap();
+        let (at, e) = p.expression().unwrap();
+        assert_eq!(at, "/jsonpath/expression");
+        assert_eq!(e.options["suppressExceptions"], json!(true));
+        let two: Probe =
+            serde_json::from_value(json!({"name": "a", "simple": "x", "constant": "y"})).unwrap();
+        assert_eq!(
+            two.expression(),
+            Err(ExpressionSlotError::Several {
+                second: "/constant".into()
+            })
+        );
+    }
+
+    #[test]
+    fn set_expression_round_trips_through_json() {
+        let mut p = Probe {
+            name: "a".into(),
+            ..Default::default()
+        };
+        p.set_expression(ExpressionDefinition::new("simple", "${body}"));
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"name": "a", "simple": "${body}"})
+        );
+        p.set_expression(ExpressionDefinition::new("shout", "x"));
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v, json!({"name": "a", "expression": {"shout": "x"}}));
+        let back: Probe = serde_json::from_value(v).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn step_items_have_one_shape() {
+        assert_eq!(
+            StepDefinition::from_item(json!("stop")).unwrap(),
+            StepDefinition::new("stop", Json::Null)
+        );
+        assert_eq!(
+            StepDefinition::from_item(json!({"convert-body-to": "String"}))
+                .unwrap()
+                .name,
+            "convert_body_to"
+        );
+        assert!(StepDefinition::from_item(json!({"a": 1, "b": 2})).is_err());
+        assert!(StepDefinition::from_item(json!(3)).is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! One request: find the route, read the body within its bound, run the exchange, answer.
+
+use axum::body::Body as HttpBody;
+use axum::http::{header, request::Parts, Request, Response, StatusCode};
+use bytes::{Bytes, BytesMut};
+use camel_api::{Body, CamelError, Exchange, ExchangePattern, Headers, Value};
+use futures::StreamExt;
+
+use super::reply;
+use crate::headers::{self as names, is_camel_header, title_case};
+use crate::server::path::query_pairs;
+use crate::server::table::Lookup;
+use crate::server::Shared;
+
+pub(crate) async fn handle(
+    shared: &Shared,
+    req: Request<hyper::body::Incoming>,
+) -> Response<HttpBody> {
+    let retry = shared.retry_after_secs;
+    if shared.is_stopping() {
+        return reply::unavailable(retry, "the server is stopping");
+    }
+    let (reg, params) = match shared.table.lookup(req.method(), req.uri().path()) {
+        Lookup::Found(reg, params) => (reg, params),
+        Lookup::WrongMethod(allowed) => return reply::method_not_allowed(&allowed),
+        Lookup::NotFound => {
+            return reply::problem(StatusCode::NOT_FOUND, "no route serves this path")
+        }
+    };
+    let Some(_in_flight) = reg.enter() else {
+        return reply::unavailable(retry, "the route is suspended or stopping");
+    };
+    let max = reg.max_body_size;
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return reply::too_large(max);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(HttpBody::new(body), max).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => return reply::too_large(max),
+        Err(BodyError::Read) => {
+            return reply::problem(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            )
+        }
+    };
+    let exchange = to_exchange(&parts, params, bytes);
+    let inbound = exchange.message.headers.clone();
+    // In its own task: a client that hangs up drops this future, and the exchange must not
+    // stop halfway through its steps because of it (a write done, the next one not).
+    let ctx = reg.ctx.clone();
+    let outcome = tokio::spawn(async move { ctx.send(exchange).await }).await;
+    match outcome {
+        Ok(Ok(done)) => reply::from_exchange(done, &inbound),
+        Ok(Err(e)) => reply::from_error(&e, reg.ctx.route_id(), retry),
+        Err(join) => reply::from_error(
+            &CamelError::processor(format!("the exchange's task ended: {join}")),
+            reg.ctx.route_id(),
+            retry,
+        ),
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    Read,
+}
+
+/// Reads at most `max` bytes; stops reading as soon as the body proves larger.
+async fn read_body(body: HttpBody, max: usize) -> Result<Bytes, BodyError> {
+    let mut stream = body.into_data_stream();
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| BodyError::Read)?;
+        if buf.len() + chunk.len() > max {
+            return Err(BodyError::TooLarge);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// The exchange for a request: headers, query and path parameters, then Camel's headers
+/// (set last, so nothing from the client can stand in for them).
+fn to_exchange(parts: &Parts, params: Vec<(String, String)>, body: Bytes) -> Exchange {
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Bytes(body)
+    };
+    let mut ex = Exchange::new(body).with_pattern(ExchangePattern::InOut);
+    let h = &mut ex.message.headers;
+    for (name, value) in &parts.headers {
+        let name = name.as_str();
+        if is_camel_header(name) {
+            continue;
+        }
+        let value = String::from_utf8_lossy(value.as_bytes());
+        add(h, title_case(name), Value::from(value.as_ref()), ", ");
+    }
+    let query = parts.uri.query();
+    for (name, value) in query.into_iter().flat_map(query_pairs) {
+        if !is_camel_header(&name) {
+            add(h, name, Value::from(value), "");
+        }
+    }
+    for (name, value) in params {
+        h.insert(name, value);
+    }
+    h.insert(names::HTTP_METHOD, parts.method.as_str());
+    h.insert(names::HTTP_PATH, parts.uri.path());
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| parts.uri.path(), |pq| pq.as_str());
+    h.insert(names::HTTP_URI, uri);
+    if let Some(q) = query {
+        h.insert(names::HTTP_QUERY, q);
+    }
+    ex
+}
+
+/// A repeated header joins with `sep`; a repeated query parameter (`sep` empty) becomes a
+/// JSON array, as Camel makes it a list.
+fn add(h: &mut Headers, name: String, value: Value, sep: &str) {
+    let merged = match h.get(&name) {
+        None => value,
+        Some(Value::Json(prev)) if sep.is_empty() => {
+            let mut items = prev.as_array().cloned().unwrap_or_default();
+            items.push(value.to_json());
+            Value::Json(std::sync::Arc::new(items.into()))
+        }
+        Some(prev) if sep.is_empty() => Value::Json(std::sync::Arc::new(
+            vec![prev.to_json(), value.to_json()].into(),
+        )),
+        Some(prev) => Value::from(format!("{prev}{sep}{value}")),
+    };
+    h.insert(name, merged);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_maps_to_headers() {
+        let req = Request::builder()
+            .method("POST")
+            .uri("/orders/7?x=1&x=2&CamelHttpResponseCode=201&q=a+b")
+            .header("content-type", "application/json")
+            .header("x-trace", "t1")
+            .header("x-trace", "t2")
+            .header("camelfilename", "/etc/passwd")
+            .body(())
+            .unwrap();
+        let (parts, ()) = req.into_parts();
+        let ex = to_exchange(&parts, vec![("id".into(), "7".into())], Bytes::from("{}"));
+        let h = &ex.message.headers;
+        assert_eq!(
+            h.get("Content-Type"),
+            Some(&Value::from("application/json"))
+        );
+        assert_eq!(h.get("X-Trace"), Some(&Value::from("t1, t2")));
+        assert_eq!(
+            h.get("x").map(Value::to_json),
+            Some(serde_json::json!(["1", "2"]))
+        );
+        assert_eq!(h.get("q"), Some(&Value::from("a b")));
+        assert_eq!(h.get("id"), Some(&Value::from("7")));
+        assert_eq!(h.get(names::HTTP_METHOD), Some(&Value::from("POST")));
+        assert_eq!(h.get(names::HTTP_PATH), Some(&Value::from("/orders/7")));
+        assert_eq!(
+            h.get(names::HTTP_QUERY),
+            Some(&Value::from("x=1&x=2&CamelHttpResponseCode=201&q=a+b"))
+        );
+        assert!(h.get(names::HTTP_RESPONSE_CODE).is_none());
+        assert!(h.get("Camelfilename").is_none());
+        assert_eq!(ex.pattern, ExchangePattern::InOut);
+    }
+}
