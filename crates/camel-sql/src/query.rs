@@ -114,7 +114,9 @@ impl Statement {
         let is_query = matches!(
             first.as_str(),
             "select" | "with" | "show" | "values" | "pragma" | "explain" | "describe" | "table"
-        ) || text.to_ascii_lowercase().contains(" returning ");
+        ) || text
+            .split_whitespace()
+            .any(|w| w.eq_ignore_ascii_case("returning"));
         Statement {
             pieces,
             params,
@@ -323,6 +325,7 @@ mod tests {
         assert!(s.is_query);
         assert!(!Statement::parse("insert into t values (:#a)").is_query);
         assert!(Statement::parse("insert into t values (1) returning id").is_query);
+        assert!(Statement::parse("delete from t\nRETURNING\tid").is_query);
     }
 
     #[test]
