@@ -109,9 +109,7 @@ impl SharedDatabase {
             if let Some(conn) = guard.sqlite() {
                 return exec::sqlite::run(conn, stmt, sets, ds).await;
             }
-            return Err(SqlError::Body(
-                "the transaction of the `transacted` step has already ended".into(),
-            ));
+            return Err(SqlError::TransactionEnded);
         }
         let atomic = sets.len() > 1;
         match self.pool().await? {

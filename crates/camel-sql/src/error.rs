@@ -65,6 +65,10 @@ pub enum SqlError {
         /// Actual count.
         actual: u64,
     },
+    /// The enclosing `transacted` step's transaction ended before this statement ran
+    /// (work handed on after the step finished).
+    #[error("the transaction of the `transacted` step has already ended")]
+    TransactionEnded,
     /// The database refused or failed the statement. The message is the database's, with
     /// the datasource shown redacted; it never holds a password.
     #[error("database error on {datasource}: {message}")]
