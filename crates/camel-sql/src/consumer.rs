@@ -49,6 +49,9 @@ impl SqlConsumer {
             return Ok(());
         }
         let total = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+        // `on_consume_batch_complete` runs only when every row was routed (as Camel since
+        // CAMEL-27169): a batch cut short must not mark or delete rows nobody saw.
+        let mut complete = true;
         if self.options.use_iterator && !rows.is_empty() {
             for (index, row) in rows.into_iter().enumerate() {
                 if ctx.is_cancelled() {
@@ -67,6 +70,7 @@ impl SqlConsumer {
                 if let Err(e) = marked {
                     tracing::warn!(route_id = %ctx.route_id(), error = %e, "sql consumer: on_consume failed");
                     if self.options.break_batch_on_consume_fail {
+                        complete = false;
                         break;
                     }
                 }
@@ -88,7 +92,7 @@ impl SqlConsumer {
                 }
             }
         }
-        if let Some(stmt) = &self.options.on_consume_batch_complete {
+        if let (true, Some(stmt)) = (complete, &self.options.on_consume_batch_complete) {
             let args = stmt.args(&Exchange::new(camel_api::Body::Empty), ',')?;
             self.database.run(stmt, &[args]).await?;
         }
