@@ -6,7 +6,7 @@
 //! `CAMEL_TEST_PG_URL` is set, else on a SQLite file in a temporary directory.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use camel_api::Exchange;
 use camel_core::CamelContext;
@@ -14,6 +14,7 @@ use camel_sql::SqlComponent;
 
 const INSERTS: i64 = 1_000;
 const SELECTS: i64 = 5_000;
+const ROUNDS: i64 = 10;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -66,33 +67,48 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let select_sql = format!("select id, name from {t} where id = {sel}");
     let any = Raw::connect(&url).await?;
 
-    let started = Instant::now();
-    for id in 0..INSERTS {
-        let ex = Exchange::new("")
-            .with_header("id", id)
-            .with_header("name", "n");
-        ctx.request("direct:insert", ex).await?;
+    // Interleaved rounds, so neither side gets the warmer cache or the longer WAL.
+    let (mut sql_time, mut raw_time) = (Duration::ZERO, Duration::ZERO);
+    let per_round = INSERTS / ROUNDS;
+    for round in 0..ROUNDS {
+        let base = round * per_round;
+        let started = Instant::now();
+        for id in base..base + per_round {
+            let ex = Exchange::new("")
+                .with_header("id", id)
+                .with_header("name", "n");
+            ctx.request("direct:insert", ex).await?;
+        }
+        sql_time += started.elapsed();
+        let started = Instant::now();
+        for id in INSERTS + base..INSERTS + base + per_round {
+            any.insert(&insert_sql, id).await?;
+        }
+        raw_time += started.elapsed();
     }
-    let sql_insert = INSERTS as f64 / started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    for id in INSERTS..2 * INSERTS {
-        any.insert(&insert_sql, id).await?;
-    }
-    let raw_insert = INSERTS as f64 / started.elapsed().as_secs_f64();
+    let sql_insert = INSERTS as f64 / sql_time.as_secs_f64();
+    let raw_insert = INSERTS as f64 / raw_time.as_secs_f64();
 
-    let started = Instant::now();
-    for i in 0..SELECTS {
-        let ex = Exchange::new("").with_header("id", i % (2 * INSERTS));
-        let out = ctx.request("direct:select", ex).await?;
-        assert!(!out.message.body.is_empty());
+    let (mut sql_time, mut raw_time) = (Duration::ZERO, Duration::ZERO);
+    let per_round = SELECTS / ROUNDS;
+    for round in 0..ROUNDS {
+        let base = round * per_round;
+        let started = Instant::now();
+        for i in base..base + per_round {
+            let ex = Exchange::new("").with_header("id", i % (2 * INSERTS));
+            let out = ctx.request("direct:select", ex).await?;
+            assert!(!out.message.body.is_empty());
+        }
+        sql_time += started.elapsed();
+        let started = Instant::now();
+        for i in base..base + per_round {
+            let row = any.select(&select_sql, i % (2 * INSERTS)).await?;
+            assert!(!row.is_null());
+        }
+        raw_time += started.elapsed();
     }
-    let sql_select = SELECTS as f64 / started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    for i in 0..SELECTS {
-        let row = any.select(&select_sql, i % (2 * INSERTS)).await?;
-        assert!(!row.is_null());
-    }
-    let raw_select = SELECTS as f64 / started.elapsed().as_secs_f64();
+    let sql_select = SELECTS as f64 / sql_time.as_secs_f64();
+    let raw_select = SELECTS as f64 / raw_time.as_secs_f64();
 
     ctx.request("direct:ddl", ddl(format!("DROP TABLE {t}")))
         .await?;
