@@ -90,6 +90,7 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
+    ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
     ctx
 }
 

@@ -130,6 +130,18 @@ impl OutboxComponent {
     }
 }
 
+/// The key a `transacted` step on the database `url` carries ([`RouteTransaction::key`]),
+/// so another component's producer (`sql:`) can tell whether a route transaction is on
+/// its own database and join it. The password never appears in it.
+///
+/// ```
+/// let key = camel_outbox::component::database_key("postgres://app:secret@h/shop");
+/// assert!(key.starts_with("postgres://***@h/shop#"));
+/// ```
+pub fn database_key(url: &str) -> String {
+    Source::Url(url.to_string()).key()
+}
+
 /// The key of a SQLite file URL: `sqlite:` + absolute path (+ `?options`); `None` for
 /// other URLs and for in-memory databases.
 fn sqlite_key(url: &str) -> Option<String> {

@@ -1,0 +1,246 @@
+//! The `sql:` component: endpoint URIs and options, and where each endpoint's database
+//! comes from.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
+
+use crate::datasource::{is_url, Database, Databases, SharedDatabase, Source};
+use crate::endpoint::{ConsumerOptions, OutputType, ProducerOptions, SqlEndpoint};
+use crate::query::Statement;
+
+/// The context resource an endpoint without `datasource` uses (a [`Database`], a
+/// `camel_outbox::Datasource` or a `String` URL); when absent, the outbox's
+/// `outbox.datasource` resource is tried.
+pub const DATASOURCE_RESOURCE: &str = "sql.datasource";
+
+const PRODUCER_KEYS: &[&str] = &[
+    "datasource",
+    "query",
+    "output_type",
+    "output_header",
+    "batch",
+    "noop",
+    "separator",
+];
+const CONSUMER_KEYS: &[&str] = &[
+    "delay",
+    "initial_delay",
+    "max_messages_per_poll",
+    "on_consume",
+    "on_consume_failed",
+    "on_consume_batch_complete",
+    "use_iterator",
+    "route_empty_result_set",
+    "break_batch_on_consume_fail",
+    "expected_update_count",
+];
+
+/// The `sql` component. One per context; endpoints on the same database share a pool.
+///
+/// ```
+/// use camel_sql::SqlComponent;
+/// let component = SqlComponent::new();
+/// assert_eq!(camel_api::Component::scheme(&component), "sql");
+/// // context.add_component(std::sync::Arc::new(component));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SqlComponent {
+    databases: Databases,
+}
+
+impl SqlComponent {
+    /// A component with no database opened yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn database(
+        &self,
+        uri: &str,
+        named: Option<String>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<SharedDatabase>, CamelError> {
+        let (key, shown, source) = match named {
+            Some(url) if is_url(&url) => from_url(url),
+            Some(name) => {
+                let name = name.trim().trim_start_matches('#').to_string();
+                let resource = ctx.resource(&name).ok_or_else(|| {
+                    CamelError::invalid_uri(
+                        uri,
+                        format!("`datasource` = `{name}` is neither a database URL nor a context resource"),
+                    )
+                })?;
+                from_resource(uri, &name, &*resource)?
+            }
+            None => {
+                let outbox = camel_outbox::component::DATASOURCE_RESOURCE;
+                match (ctx.resource(DATASOURCE_RESOURCE), ctx.resource(outbox)) {
+                    (Some(r), _) => from_resource(uri, DATASOURCE_RESOURCE, &*r)?,
+                    (None, Some(r)) => from_resource(uri, outbox, &*r)?,
+                    (None, None) => {
+                        return Err(CamelError::invalid_uri(
+                            uri,
+                            format!(
+                                "no database: give `datasource` (a postgres://, sqlite: or mysql:// URL, \
+                                 or a resource name), or register the resource `{DATASOURCE_RESOURCE}`"
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        let mut all = self.databases.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(all
+            .entry(key.clone())
+            .or_insert_with(|| Arc::new(SharedDatabase::new(key, shown, source)))
+            .clone())
+    }
+}
+
+fn from_url(url: String) -> (String, String, Source) {
+    (
+        camel_outbox::component::database_key(&url),
+        camel_api::redact_url(&url),
+        Source::Url(url),
+    )
+}
+
+fn from_resource(
+    uri: &str,
+    name: &str,
+    resource: &(dyn Any + Send + Sync),
+) -> Result<(String, String, Source), CamelError> {
+    // The outbox's own resource keeps the outbox's key, so `transacted` steps on it are
+    // joined; any other resource is a database of its own.
+    let key = if name == camel_outbox::component::DATASOURCE_RESOURCE {
+        format!("resource:{name}")
+    } else {
+        format!("sql-resource:{name}")
+    };
+    let shown = format!("resource `{name}`");
+    if let Some(db) = resource.downcast_ref::<Database>() {
+        return Ok((key, shown, Source::Ready(db.clone())));
+    }
+    if let Some(db) = resource
+        .downcast_ref::<camel_outbox::Datasource>()
+        .and_then(|ds| Database::from_outbox(ds.clone()))
+    {
+        return Ok((key, shown, Source::Ready(db)));
+    }
+    if let Some(url) = resource.downcast_ref::<String>() {
+        return Ok(from_url(url.clone()));
+    }
+    Err(CamelError::invalid_uri(
+        uri,
+        format!("resource `{name}` must be a camel_sql::Database, a camel_outbox::Datasource or a String URL"),
+    ))
+}
+
+impl Component for SqlComponent {
+    fn scheme(&self) -> &str {
+        "sql"
+    }
+
+    fn endpoint(
+        &self,
+        mut uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
+        let raw = uri.raw();
+        let path = uri.path().to_string();
+        let p = &mut uri.parameters;
+        let query = match p.take_str("query") {
+            Some(q) if path.trim().is_empty() => q,
+            Some(_) => {
+                return Err(CamelError::invalid_uri(
+                    raw,
+                    "the query is given twice: in the URI and in `query`",
+                ))
+            }
+            None => path,
+        };
+        let mut stmt = statement(&raw, &query)?;
+        stmt.compile(|text| ctx.expression("simple", text))?;
+        let named = p.take_str("datasource");
+        let output_type =
+            match p.take_choice("output_type", &["select_list", "select_one", "stream_list"])? {
+                Some("select_one") => OutputType::SelectOne,
+                Some("stream_list") => OutputType::StreamList,
+                _ => OutputType::SelectList,
+            };
+        let separator = match p.take_str("separator") {
+            None => ',',
+            Some(s) => {
+                let mut chars = s.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => c,
+                    _ => {
+                        return Err(CamelError::invalid_uri(
+                            raw,
+                            "`separator` takes one character",
+                        ))
+                    }
+                }
+            }
+        };
+        let producer = ProducerOptions {
+            output_type,
+            output_header: p.take_str("output_header").filter(|h| !h.trim().is_empty()),
+            batch: p.take_bool("batch")?.unwrap_or(false),
+            noop: p.take_bool("noop")?.unwrap_or(false),
+            separator,
+        };
+        let optional =
+            |p: &mut camel_api::Parameters, name: &str| -> Result<Option<Statement>, CamelError> {
+                p.take_str(name)
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| statement(&raw, &s))
+                    .transpose()
+            };
+        let consumer = ConsumerOptions {
+            delay: p
+                .take_duration("delay")?
+                .unwrap_or(Duration::from_millis(500)),
+            initial_delay: p
+                .take_duration("initial_delay")?
+                .unwrap_or(Duration::from_secs(1)),
+            max_messages_per_poll: p.take::<usize>("max_messages_per_poll")?.filter(|n| *n > 0),
+            on_consume: optional(p, "on_consume")?,
+            on_consume_failed: optional(p, "on_consume_failed")?,
+            on_consume_batch_complete: optional(p, "on_consume_batch_complete")?,
+            use_iterator: p.take_bool("use_iterator")?.unwrap_or(true),
+            route_empty_result_set: p.take_bool("route_empty_result_set")?.unwrap_or(false),
+            break_batch_on_consume_fail: p
+                .take_bool("break_batch_on_consume_fail")?
+                .unwrap_or(false),
+            expected_update_count: p.take::<u64>("expected_update_count")?,
+        };
+        let mut known = PRODUCER_KEYS.to_vec();
+        known.extend_from_slice(CONSUMER_KEYS);
+        uri.parameters.finish(&known)?;
+        let database = self.database(&raw, named, ctx)?;
+        Ok(Arc::new(SqlEndpoint::new(
+            raw, database, stmt, producer, consumer,
+        )))
+    }
+}
+
+fn statement(uri: &str, text: &str) -> Result<Statement, CamelError> {
+    if text.trim().is_empty() {
+        return Err(CamelError::invalid_uri(
+            uri,
+            "no SQL statement: write it after `sql:`",
+        ));
+    }
+    let stmt = Statement::parse(text);
+    if stmt.names().any(str::is_empty) {
+        return Err(CamelError::invalid_uri(
+            uri,
+            "`:#` must be followed by a parameter name",
+        ));
+    }
+    Ok(stmt)
+}
