@@ -162,6 +162,7 @@ impl RouteRuntime {
         let health = ctx.health().clone();
         let reported = health.clone();
         let flushed = counters.clone();
+        let stopped = cancel.clone();
         let task = tokio::spawn(async move {
             // The flush ticker lives in the consumer's task, so it ends when the task does.
             let result = tokio::select! {
@@ -172,6 +173,13 @@ impl RouteRuntime {
             if let Err(error) = result {
                 tracing::error!(route_id = %route_id, %error, "the route's consumer failed");
                 reported.set_failing(format_args!("the consumer stopped: {error}"));
+            }
+            // A source that has finished (a timer's `repeat_count`) leaves a started route
+            // whose last counts, and those of exchanges it handed to other tasks, still
+            // have to reach the metrics: keep flushing until the route stops.
+            tokio::select! {
+                _ = stopped.cancelled() => {}
+                never = flush_periodically(&flushed) => match never {},
             }
         });
         self.consumer = Some(RunningConsumer {
