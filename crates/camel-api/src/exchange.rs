@@ -2,7 +2,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use crate::{Body, Headers, Message, Value};
+use std::sync::Arc;
+
+use crate::{Body, CamelError, Headers, Message, Value};
 
 /// Whether the caller of a route waits for a reply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -67,6 +69,13 @@ pub struct Exchange {
     /// Properties: route-scoped values that are not part of the message.
     pub properties: Headers,
     stopped: bool,
+    // --- error handling (ADR 0052) ---
+    /// The error an error handler, `on_exception` or `do_catch` caught, for
+    /// `${exception…}`; shared, so cloning the exchange stays cheap.
+    caught: Option<Arc<CamelError>>,
+    /// The message as it entered the route, kept only when a handler asks for
+    /// `use_original_message`.
+    original: Option<Arc<Message>>,
 }
 
 impl Exchange {
@@ -83,6 +92,8 @@ impl Exchange {
             message,
             properties: Headers::new(),
             stopped: false,
+            caught: None,
+            original: None,
         }
     }
 
@@ -118,6 +129,34 @@ impl Exchange {
     /// True once [`Exchange::stop`] was called.
     pub fn is_stopped(&self) -> bool {
         self.stopped
+    }
+}
+
+// --- error handling (ADR 0052) ---
+impl Exchange {
+    /// The error caught by an error handler, `on_exception` or `do_catch`.
+    pub fn caught_error(&self) -> Option<&Arc<CamelError>> {
+        self.caught.as_ref()
+    }
+
+    /// Records (or clears) the caught error.
+    pub fn set_caught_error(&mut self, error: Option<Arc<CamelError>>) {
+        self.caught = error;
+    }
+
+    /// The message as it entered the route, when it was kept.
+    pub fn original_message(&self) -> Option<&Arc<Message>> {
+        self.original.as_ref()
+    }
+
+    /// Keeps the message as it entered the route.
+    pub fn set_original_message(&mut self, message: Option<Arc<Message>>) {
+        self.original = message;
+    }
+
+    /// Undoes [`Exchange::stop`]: a `continued` failure goes on with the route.
+    pub fn resume(&mut self) {
+        self.stopped = false;
     }
 }
 

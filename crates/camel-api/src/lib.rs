@@ -24,6 +24,7 @@ mod component;
 mod consumer;
 pub mod definition;
 mod error;
+pub mod error_kind;
 mod exchange;
 mod expression;
 mod health;

@@ -8,6 +8,7 @@
 pub mod choice;
 pub mod config;
 pub mod convert;
+pub mod error_handler;
 pub mod filter;
 pub mod layer;
 pub mod log;
