@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod builder;
+mod builder_errors;
 mod builder_layer;
 pub mod compiler;
 pub mod context;

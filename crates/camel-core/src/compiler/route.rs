@@ -42,32 +42,41 @@ pub fn compile_route(
     if let Some(lifecycle) = source.lifecycle() {
         lifecycles.push(lifecycle);
     }
+    let handler = super::errors::compile(registry, route, &id, &mut lifecycles)?;
+    let top_level = |steps: &[StepDefinition],
+                     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>|
+     -> Result<camel_api::BoxProcessor, RouteError> {
+        match &handler {
+            Some(h) => super::errors::compile_handled_list(
+                registry,
+                route,
+                &id,
+                steps,
+                &steps_pointer,
+                "steps",
+                h,
+                lifecycles,
+            ),
+            None => compile_list(
+                registry,
+                route,
+                &id,
+                steps,
+                &steps_pointer,
+                "steps",
+                0,
+                lifecycles,
+            ),
+        }
+    };
     let boundary = route.steps.iter().position(|s| s.name == "resequence");
-    let pipeline = match boundary {
-        None => compile_list(
-            registry,
-            route,
-            &id,
-            &route.steps,
-            &steps_pointer,
-            "steps",
-            0,
-            &mut lifecycles,
-        )?,
+    let mut pipeline = match boundary {
+        None => top_level(&route.steps, &mut lifecycles)?,
         Some(at) => {
             let pre = &route.steps[..at];
             let mut processors = Vec::new();
             if !pre.is_empty() {
-                processors.push(compile_list(
-                    registry,
-                    route,
-                    &id,
-                    pre,
-                    &steps_pointer,
-                    "steps",
-                    0,
-                    &mut lifecycles,
-                )?);
+                processors.push(top_level(pre, &mut lifecycles)?);
             }
             processors.push(compile_boundary(
                 registry,
@@ -80,6 +89,9 @@ pub fn compile_route(
             camel_eip::pipeline::pipeline(processors)
         }
     };
+    if handler.as_ref().is_some_and(|h| h.keeps_original()) {
+        pipeline = camel_eip::error_handler::keep_original(pipeline);
+    }
     Ok(CompiledRoute {
         id,
         source,

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use camel_api::suggest::{nearest, to_snake_case};
 use serde_json::{Map, Value as Json};
 
+use super::configuration::ContextErrors;
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
 use crate::model::{EndpointDefinition, RouteDefinition, SourceMap, StepDefinition};
@@ -41,7 +42,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErr
     reader.routes(value)
 }
 
-struct Reader {
+pub(super) struct Reader {
     file: Arc<str>,
     positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
 }
@@ -56,7 +57,7 @@ impl Reader {
         .locate(pointer)
     }
 
-    fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
+    pub(super) fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
         RouteError::new(kind).at(self.locate(pointer))
     }
 
@@ -88,13 +89,16 @@ impl Reader {
         };
         let mut routes = Vec::new();
         let mut errors = Vec::new();
+        let mut context = ContextErrors::default();
         for (i, item) in items.into_iter().enumerate() {
             let pointer = format!("/{i}");
-            match self.route_item(item, &pointer) {
-                Ok(r) => routes.push(r),
+            match self.route_item(item, &pointer, &mut context) {
+                Ok(Some(r)) => routes.push(r),
+                Ok(None) => {}
                 Err(e) => errors.push(e),
             }
         }
+        context.apply(&mut routes);
         if errors.is_empty() {
             Ok(routes)
         } else {
@@ -102,7 +106,12 @@ impl Reader {
         }
     }
 
-    fn route_item(&self, item: Json, pointer: &str) -> Result<RouteDefinition, RouteError> {
+    fn route_item(
+        &self,
+        item: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<Option<RouteDefinition>, RouteError> {
         let map = self.object(item, pointer, "a list item is `route:` or `from:`")?;
         let mut entries = map.into_iter();
         let (key, body) = match (entries.next(), entries.next()) {
@@ -117,7 +126,13 @@ impl Reader {
             }
         };
         match to_snake_case(&key).as_str() {
-            "route" => self.route(body, &format!("{pointer}/route")),
+            "route" => self.route(body, &format!("{pointer}/route")).map(Some),
+            "error_handler" => self
+                .context_error_handler(body, &format!("{pointer}/{key}"), context)
+                .map(|()| None),
+            "on_exception" => self
+                .context_on_exception(body, &format!("{pointer}/{key}"), context)
+                .map(|()| None),
             "from" => {
                 let from_pointer = format!("{pointer}/from");
                 let mut route = RouteDefinition {
@@ -126,9 +141,13 @@ impl Reader {
                 };
                 let steps_pointer = self.from(body, &from_pointer, &mut route)?;
                 route.source = Some(self.source_map(&from_pointer, &steps_pointer));
-                Ok(route)
+                Ok(Some(route))
             }
-            other => Err(self.unknown_key(other, &["route", "from"], pointer)),
+            other => Err(self.unknown_key(
+                other,
+                &["route", "from", "error_handler", "on_exception"],
+                pointer,
+            )),
         }
     }
 
@@ -149,6 +168,8 @@ impl Reader {
             "steps",
             "auto_startup",
             "startup_order",
+            "error_handler",
+            "on_exception",
         ];
         let map = self.object(body, pointer, "`route` takes a map")?;
         let mut route = RouteDefinition {
@@ -181,6 +202,11 @@ impl Reader {
                 }
                 "from" => from = Some(value),
                 "steps" => steps = Some(value),
+                "error_handler" => {
+                    route.errors.error_handler = Some(self.error_handler(value, &at)?);
+                    route.errors.pointers.error_handler = Some(at);
+                }
+                "on_exception" => self.route_on_exception(value, &at, &mut route)?,
                 _ => return Err(self.unknown_key(&key, KEYS, pointer)),
             }
         }
@@ -304,7 +330,7 @@ impl Reader {
 /// compare equal: an empty step configuration is `null`, and a nested step is a one-key
 /// map under its canonical name (`steps: [stop]` becomes `[{stop: null}]`, `setHeader`
 /// becomes `set_header`, as at the top level). Option keys are left as written.
-fn normalise_config(config: &mut Json) {
+pub(super) fn normalise_config(config: &mut Json) {
     match config {
         Json::Object(map) if map.is_empty() => *config = Json::Null,
         Json::Object(map) => {

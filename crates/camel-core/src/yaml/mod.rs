@@ -17,6 +17,7 @@
 //! user data (endpoint `parameters`) reach their reader unchanged. Every error names the
 //! file, line and column.
 
+mod configuration;
 mod loader;
 mod node;
 

@@ -1,0 +1,150 @@
+//! Error handling in a route file (ADR 0052): the top-level `- errorHandler:` and
+//! `- onException:` items, which apply to every route of the file, and the route-level
+//! `error_handler:` / `on_exception:` keys.
+//!
+//! ```yaml
+//! - errorHandler:
+//!     deadLetterChannel:
+//!       deadLetterUri: file:/tmp/dead
+//!       redeliveryPolicy: {maximumRedeliveries: 3, redeliveryDelay: 1000}
+//! - onException:
+//!     exception: [java.io.IOException]
+//!     handled: {constant: true}
+//!     steps: [{to: log:io}]
+//! - route:
+//!     from: {uri: direct:a, steps: [{to: mock:out}]}
+//! ```
+
+use camel_eip::config::{ErrorHandlerConfig, OnException};
+use serde_json::Value as Json;
+
+use super::loader::{normalise_config, Reader};
+use crate::compiler::decode::decode;
+use crate::error::RouteError;
+use crate::model::RouteDefinition;
+
+/// The file's context-level error handling, applied to its routes once all are read.
+#[derive(Debug, Default)]
+pub(super) struct ContextErrors {
+    handler: Option<(ErrorHandlerConfig, String)>,
+    clauses: Vec<(OnException, String)>,
+}
+
+impl ContextErrors {
+    /// Gives every route the file's handler (when it has none of its own) and clauses.
+    pub(super) fn apply(&self, routes: &mut [RouteDefinition]) {
+        for route in routes {
+            let errors = &mut route.errors;
+            if errors.error_handler.is_none() {
+                if let Some((handler, pointer)) = &self.handler {
+                    errors.context_error_handler = Some(handler.clone());
+                    errors.pointers.error_handler = Some(pointer.clone());
+                }
+            }
+            for (clause, pointer) in &self.clauses {
+                errors.context_on_exception.push(clause.clone());
+                errors.pointers.on_exception.push(pointer.clone());
+            }
+        }
+    }
+}
+
+impl Reader {
+    /// A top-level `- errorHandler:` item.
+    pub(super) fn context_error_handler(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        if context.handler.is_some() {
+            return Err(self.error(
+                crate::error::RouteErrorKind::InvalidValue(
+                    "a file holds at most one top-level `errorHandler`".into(),
+                ),
+                pointer,
+            ));
+        }
+        let handler = self.error_handler(body, pointer)?;
+        context.handler = Some((handler, pointer.to_string()));
+        Ok(())
+    }
+
+    /// A top-level `- onException:` item.
+    pub(super) fn context_on_exception(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        let clause = self.on_exception(body, pointer)?;
+        context.clauses.push((clause, pointer.to_string()));
+        Ok(())
+    }
+
+    /// An error handler's configuration at `pointer`.
+    pub(super) fn error_handler(
+        &self,
+        body: Json,
+        pointer: &str,
+    ) -> Result<ErrorHandlerConfig, RouteError> {
+        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+    }
+
+    /// One `on_exception` clause at `pointer`.
+    pub(super) fn on_exception(
+        &self,
+        mut body: Json,
+        pointer: &str,
+    ) -> Result<OnException, RouteError> {
+        normalise_config(&mut body);
+        let clause: OnException =
+            decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))?;
+        if clause.exception.iter().all(|e| e.trim().is_empty()) {
+            return Err(self.error(
+                crate::error::RouteErrorKind::InvalidValue(
+                    "`exception` lists at least one kind or Java class name (`java.lang.Exception` catches all)".into(),
+                ),
+                &format!("{pointer}/exception"),
+            ));
+        }
+        Ok(clause)
+    }
+
+    /// A route's `on_exception:`: one clause or a list of them (each item a clause, or
+    /// `{onException: clause}` as at the top level).
+    pub(super) fn route_on_exception(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+    ) -> Result<(), RouteError> {
+        let items = match body {
+            Json::Array(items) => items,
+            one => {
+                let clause = self.on_exception(one, pointer)?;
+                route.errors.on_exception.push(clause);
+                route.errors.pointers.on_exception.push(pointer.to_string());
+                return Ok(());
+            }
+        };
+        for (i, item) in items.into_iter().enumerate() {
+            let mut at = format!("{pointer}/{i}");
+            let item = match item {
+                Json::Object(mut m) if m.len() == 1 && m.contains_key("onException") => {
+                    at.push_str("/onException");
+                    m.remove("onException").unwrap_or_default()
+                }
+                Json::Object(mut m) if m.len() == 1 && m.contains_key("on_exception") => {
+                    at.push_str("/on_exception");
+                    m.remove("on_exception").unwrap_or_default()
+                }
+                other => other,
+            };
+            let clause = self.on_exception(item, &at)?;
+            route.errors.on_exception.push(clause);
+            route.errors.pointers.on_exception.push(at);
+        }
+        Ok(())
+    }
+}
