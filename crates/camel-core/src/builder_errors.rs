@@ -24,9 +24,10 @@
 //! assert_eq!(route.errors.on_exception[0].steps.len(), 1);
 //! ```
 
+use camel_api::definition::ExpressionDefinition;
 use camel_eip::config::{
-    DeadLetterChannel, ErrorHandlerConfig, NoErrorHandler, OnException, RedeliveryPolicyConfig,
-    ThrowException,
+    DeadLetterChannel, DoCatch, DoFinally, DoTry, ErrorHandlerConfig, NoErrorHandler, OnException,
+    RedeliveryPolicyConfig, ThrowException,
 };
 
 use crate::builder::RouteBuilder;
@@ -83,5 +84,74 @@ impl RouteBuilder {
             exception_type: kind.into(),
             message: Some(message.into()),
         })
+    }
+}
+
+impl RouteBuilder {
+    /// A `do_try` block built by `block`, with the catches and finally `handlers` adds.
+    ///
+    /// ```
+    /// use camel_core::RouteBuilder;
+    /// let route = RouteBuilder::from("direct:a")
+    ///     .do_try(
+    ///         |s| s.to("log:risky"),
+    ///         |t| t.do_catch(["java.io.IOException"], None, |s| s.to("log:io"))
+    ///             .do_finally(|s| s.to("log:done")),
+    ///     )
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "do_try");
+    /// ```
+    pub fn do_try(
+        mut self,
+        block: impl FnOnce(RouteBuilder) -> RouteBuilder,
+        handlers: impl FnOnce(TryBuilder) -> TryBuilder,
+    ) -> Self {
+        let steps = self.nested_steps(block);
+        let built = handlers(TryBuilder {
+            owner: self,
+            config: DoTry {
+                steps,
+                ..Default::default()
+            },
+        });
+        built.owner.step_config(built.config)
+    }
+}
+
+/// Adds the `do_catch` and `do_finally` parts of [`RouteBuilder::do_try`].
+#[derive(Debug)]
+#[must_use]
+pub struct TryBuilder {
+    owner: RouteBuilder,
+    config: DoTry,
+}
+
+impl TryBuilder {
+    /// A `do_catch` for the listed kinds or Java class names, only when `on_when` holds.
+    pub fn do_catch<I, S>(
+        mut self,
+        exception: I,
+        on_when: Option<ExpressionDefinition>,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let steps = self.owner.nested_steps(steps);
+        self.config.do_catch.push(DoCatch {
+            id: None,
+            exception: exception.into_iter().map(Into::into).collect(),
+            on_when,
+            steps,
+        });
+        self
+    }
+
+    /// The `do_finally` steps.
+    pub fn do_finally(mut self, steps: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Self {
+        let steps = self.owner.nested_steps(steps);
+        self.config.do_finally = Some(DoFinally { id: None, steps });
+        self
     }
 }

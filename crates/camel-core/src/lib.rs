@@ -32,6 +32,7 @@ pub mod yaml;
 use std::sync::Arc;
 
 pub use builder::RouteBuilder;
+pub use builder_errors::TryBuilder;
 pub use compiler::{CompiledRoute, PipelineAssembly, StepCompiler, StepContext, StepRegistry};
 pub use context::{
     CamelContext, Registry, RouteController, RouteOperation, RouteStatus, ShutdownReport,

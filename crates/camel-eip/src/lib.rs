@@ -19,3 +19,4 @@ pub mod pipeline;
 pub mod resequencer;
 pub mod trace;
 pub mod transacted;
+pub mod try_catch;

@@ -331,3 +331,55 @@ fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
         other => u64::deserialize(other).map(Some).map_err(D::Error::custom),
     }
 }
+
+/// `do_try: {steps: [...], do_catch: [{exception: [...], on_when, steps}], do_finally:
+/// {steps}}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoTry {
+    /// Camel's node id: accepted, not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The guarded block.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+    /// The catches, closest match first, declaration order among equals.
+    #[serde(default, alias = "doCatch", skip_serializing_if = "Vec::is_empty")]
+    pub do_catch: Vec<DoCatch>,
+    /// Steps run after the block and any catch, in every case.
+    #[serde(default, alias = "doFinally", skip_serializing_if = "Option::is_none")]
+    pub do_finally: Option<DoFinally>,
+}
+
+impl StepConfig for DoTry {
+    const NAME: &'static str = "do_try";
+}
+
+/// One `do_catch`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoCatch {
+    /// Camel's node id: accepted, not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The kinds or Java class names caught (at least one).
+    pub exception: Vec<String>,
+    /// Only when this predicate holds on the failed exchange.
+    #[serde(default, alias = "onWhen", skip_serializing_if = "Option::is_none")]
+    pub on_when: Option<ExpressionDefinition>,
+    /// The steps run on a catch.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+}
+
+/// `do_finally: {steps: [...]}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoFinally {
+    /// Camel's node id: accepted, not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The steps.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+}

@@ -32,8 +32,8 @@ mod transacted;
 
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use errors::{
-    DeadLetterChannel, DefaultErrorHandler, ErrorHandlerConfig, NoErrorHandler, OnException,
-    PredicateOption, RedeliveryPolicyConfig, ThrowException,
+    DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
+    NoErrorHandler, OnException, PredicateOption, RedeliveryPolicyConfig, ThrowException,
 };
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,

@@ -36,4 +36,5 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("transacted", typed(transacted::transacted));
     r.register("layer", typed(layer::layer));
     r.register("throw_exception", typed(errors::throw_exception));
+    r.register("do_try", typed(errors::do_try));
 }
