@@ -172,3 +172,77 @@ fn validate_locates_bad_error_handling() {
     assert!(log.contains("scheme.yaml:4:"), "{log}");
     assert!(log.contains("nosuch"), "{log}");
 }
+
+/// Publishes `bodies` into a new SQLite outbox `orders` and returns its URL.
+async fn sqlite_outbox(dir: &Path, bodies: &[&str]) -> String {
+    use camel_outbox::{Datasource, NewMessage, Outbox, OutboxConfig};
+    let db = format!("sqlite://{}", dir.join("outbox.db").display());
+    let ds = Datasource::connect(&db).unwrap();
+    let outbox = Outbox::open(ds, OutboxConfig::new("orders")).await.unwrap();
+    let messages = bodies.iter().map(|b| NewMessage::text(*b)).collect();
+    support::publish_sqlite(&outbox, messages).await;
+    db
+}
+
+fn pending(db: &str) -> String {
+    let out = camel(&["outbox", "--db", db, "--outbox", "orders", "counts"]);
+    support::text(&out)
+}
+
+fn relay_routes(dir: &Path, db: &str, handler: &str) -> std::path::PathBuf {
+    let routes = dir.join("routes.yaml");
+    std::fs::write(
+        &routes,
+        format!(
+            r#"{handler}
+- route:
+    id: relay
+    from:
+      uri: outbox:orders
+      parameters: {{datasource: '{db}', poll_interval: 50ms}}
+      steps:
+        - choice:
+            when:
+              - simple: "${{body}} contains 'bad'"
+                steps: [{{throwException: {{exceptionType: OrderRejected, message: "${{body}}"}}}}]
+        - log: "relayed ${{body}}"
+"#
+        ),
+    )
+    .unwrap();
+    routes
+}
+
+#[tokio::test]
+async fn an_outbox_relay_confirms_a_handled_failure_and_retries_an_unhandled_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_outbox(dir.path(), &["good", "bad"]).await;
+    let handled = "- errorHandler:\n    deadLetterChannel: {deadLetterUri: 'log:dead'}";
+    let routes = relay_routes(dir.path(), &db, handled);
+    let out = camel(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let counts = pending(&db);
+    assert!(
+        counts.contains("pending: 0\n"),
+        "handled: every row confirmed\n{counts}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_outbox(dir.path(), &["good", "bad"]).await;
+    let routes = relay_routes(dir.path(), &db, "");
+    let out = camel(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "1"]);
+    let log = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "failed exchanges fail the run: {log}"
+    );
+    assert!(
+        log.contains("attempts=2"),
+        "retried with the outbox's backoff: {log}"
+    );
+    let counts = pending(&db);
+    assert!(
+        counts.contains("pending: 1\n"),
+        "unhandled: the bad row stays for a retry\n{counts}"
+    );
+}
