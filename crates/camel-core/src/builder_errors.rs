@@ -26,8 +26,8 @@
 
 use camel_api::definition::ExpressionDefinition;
 use camel_eip::config::{
-    DeadLetterChannel, DoCatch, DoFinally, DoTry, ErrorHandlerConfig, NoErrorHandler, OnException,
-    RedeliveryPolicyConfig, ThrowException,
+    DeadLetterChannel, DoCatch, DoFinally, DoTry, ErrorHandlerConfig, NoErrorHandler,
+    OnCompletionConfig, OnException, RedeliveryPolicyConfig, ThrowException,
 };
 
 use crate::builder::RouteBuilder;
@@ -73,6 +73,17 @@ impl RouteBuilder {
     ) -> Self {
         clause.steps = self.nested_steps(steps);
         self.route.errors.on_exception.push(clause);
+        self
+    }
+
+    /// Adds an `on_completion` whose steps `steps` builds.
+    pub fn on_completion(
+        mut self,
+        mut config: OnCompletionConfig,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        config.steps = self.nested_steps(steps);
+        self.route.errors.on_completion.push(config);
         self
     }
 

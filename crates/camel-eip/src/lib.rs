@@ -15,6 +15,7 @@ pub mod log;
 pub mod message;
 pub mod middleware;
 pub mod multicast;
+pub mod on_completion;
 pub mod pipeline;
 pub mod resequencer;
 pub mod trace;

@@ -216,3 +216,71 @@ pub(crate) fn compile_handled_list(
     }
     Ok(camel_eip::pipeline::pipeline(processors))
 }
+
+/// Wraps the route's pipeline in its `on_completion`s (the route's, then the context's).
+pub(crate) fn completions(
+    registry: &Registry,
+    route: &RouteDefinition,
+    id: &str,
+    pipeline: BoxProcessor,
+    lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
+) -> Result<BoxProcessor, RouteError> {
+    use camel_eip::on_completion::{Mode, OnCompletion, When};
+    let errors = &route.errors;
+    let all: Vec<_> = errors
+        .on_completion
+        .iter()
+        .chain(errors.context_on_completion.iter())
+        .collect();
+    if all.is_empty() {
+        return Ok(pipeline);
+    }
+    let mut cx = StepContext {
+        registry,
+        route,
+        route_id: id,
+        pointer: String::new(),
+        path: String::new(),
+        depth: 1,
+        lifecycles,
+    };
+    let mut out = Vec::with_capacity(all.len());
+    for (i, c) in all.into_iter().enumerate() {
+        cx.pointer = errors
+            .pointers
+            .on_completion
+            .get(i)
+            .cloned()
+            .unwrap_or_default();
+        cx.path = format!("on_completion[{i}]");
+        let when = match (c.on_complete_only, c.on_failure_only) {
+            (true, true) => {
+                return Err(cx.error(RouteErrorKind::InvalidValue(
+                    "`on_complete_only` and `on_failure_only` exclude each other".into(),
+                )))
+            }
+            (true, false) => When::Complete,
+            (false, true) => When::Failure,
+            (false, false) => When::Always,
+        };
+        let mode = match c.mode.as_deref().map(str::trim) {
+            None | Some("AfterConsumer") => Mode::AfterConsumer,
+            Some("BeforeConsumer") => Mode::BeforeConsumer,
+            Some(other) => {
+                return Err(cx.error_at(
+                    "/mode",
+                    RouteErrorKind::InvalidValue(format!(
+                        "unknown mode `{other}` (AfterConsumer, BeforeConsumer)"
+                    )),
+                ))
+            }
+        };
+        let steps = cx.compile_steps(&c.steps, "/steps")?;
+        let mut completion = OnCompletion::new(steps, when, mode);
+        if let Some(w) = &c.on_when {
+            completion = completion.on_when(cx.predicate(w, "/on_when")?);
+        }
+        out.push(completion);
+    }
+    Ok(camel_eip::on_completion::with_completions(pipeline, out))
+}

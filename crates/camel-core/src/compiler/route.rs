@@ -92,6 +92,7 @@ pub fn compile_route(
     if handler.as_ref().is_some_and(|h| h.keeps_original()) {
         pipeline = camel_eip::error_handler::keep_original(pipeline);
     }
+    let pipeline = super::errors::completions(registry, route, &id, pipeline, &mut lifecycles)?;
     Ok(CompiledRoute {
         id,
         source,

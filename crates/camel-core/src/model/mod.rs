@@ -234,6 +234,12 @@ pub struct RouteErrorHandling {
     /// The route's `on_exception` clauses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_exception: Vec<camel_eip::config::OnException>,
+    /// The route's `on_completion`s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_completion: Vec<camel_eip::config::OnCompletionConfig>,
+    /// The context's `on_completion`s, run after the route's own.
+    #[serde(skip)]
+    pub context_on_completion: Vec<camel_eip::config::OnCompletionConfig>,
     /// The context's error handler, used when the route has none.
     #[serde(skip)]
     pub context_error_handler: Option<camel_eip::config::ErrorHandlerConfig>,
@@ -253,6 +259,8 @@ pub struct ErrorPointers {
     pub error_handler: Option<String>,
     /// Each `on_exception` clause: the route's, then the context's.
     pub on_exception: Vec<String>,
+    /// Each `on_completion`: the route's, then the context's.
+    pub on_completion: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -291,6 +299,8 @@ impl PartialEq for RouteDefinition {
             && self.errors.on_exception == other.errors.on_exception
             && self.errors.context_error_handler == other.errors.context_error_handler
             && self.errors.context_on_exception == other.errors.context_on_exception
+            && self.errors.on_completion == other.errors.on_completion
+            && self.errors.context_on_completion == other.errors.context_on_completion
     }
 }
 

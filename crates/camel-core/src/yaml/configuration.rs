@@ -15,7 +15,7 @@
 //!     from: {uri: direct:a, steps: [{to: mock:out}]}
 //! ```
 
-use camel_eip::config::{ErrorHandlerConfig, OnException};
+use camel_eip::config::{ErrorHandlerConfig, OnCompletionConfig, OnException};
 use serde_json::Value as Json;
 
 use super::loader::{normalise_config, Reader};
@@ -28,6 +28,7 @@ use crate::model::RouteDefinition;
 pub(super) struct ContextErrors {
     handler: Option<(ErrorHandlerConfig, String)>,
     clauses: Vec<(OnException, String)>,
+    completions: Vec<(OnCompletionConfig, String)>,
 }
 
 impl ContextErrors {
@@ -44,6 +45,10 @@ impl ContextErrors {
             for (clause, pointer) in &self.clauses {
                 errors.context_on_exception.push(clause.clone());
                 errors.pointers.on_exception.push(pointer.clone());
+            }
+            for (completion, pointer) in &self.completions {
+                errors.context_on_completion.push(completion.clone());
+                errors.pointers.on_completion.push(pointer.clone());
             }
         }
     }
@@ -79,6 +84,51 @@ impl Reader {
     ) -> Result<(), RouteError> {
         let clause = self.on_exception(body, pointer)?;
         context.clauses.push((clause, pointer.to_string()));
+        Ok(())
+    }
+
+    /// A top-level `- onCompletion:` item.
+    pub(super) fn context_on_completion(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        let c = self.on_completion(body, pointer)?;
+        context.completions.push((c, pointer.to_string()));
+        Ok(())
+    }
+
+    /// One `on_completion` at `pointer`.
+    pub(super) fn on_completion(
+        &self,
+        mut body: Json,
+        pointer: &str,
+    ) -> Result<OnCompletionConfig, RouteError> {
+        normalise_config(&mut body);
+        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+    }
+
+    /// A route's `on_completion:`: one or a list.
+    pub(super) fn route_on_completion(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+    ) -> Result<(), RouteError> {
+        let items = match body {
+            Json::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| (format!("{pointer}/{i}"), item))
+                .collect(),
+            one => vec![(pointer.to_string(), one)],
+        };
+        for (at, item) in items {
+            let c = self.on_completion(item, &at)?;
+            route.errors.on_completion.push(c);
+            route.errors.pointers.on_completion.push(at);
+        }
         Ok(())
     }
 

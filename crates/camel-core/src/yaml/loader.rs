@@ -133,6 +133,9 @@ impl Reader {
             "on_exception" => self
                 .context_on_exception(body, &format!("{pointer}/{key}"), context)
                 .map(|()| None),
+            "on_completion" => self
+                .context_on_completion(body, &format!("{pointer}/{key}"), context)
+                .map(|()| None),
             "from" => {
                 let from_pointer = format!("{pointer}/from");
                 let mut route = RouteDefinition {
@@ -145,7 +148,13 @@ impl Reader {
             }
             other => Err(self.unknown_key(
                 other,
-                &["route", "from", "error_handler", "on_exception"],
+                &[
+                    "route",
+                    "from",
+                    "error_handler",
+                    "on_exception",
+                    "on_completion",
+                ],
                 pointer,
             )),
         }
@@ -170,6 +179,7 @@ impl Reader {
             "startup_order",
             "error_handler",
             "on_exception",
+            "on_completion",
         ];
         let map = self.object(body, pointer, "`route` takes a map")?;
         let mut route = RouteDefinition {
@@ -207,6 +217,7 @@ impl Reader {
                     route.errors.pointers.error_handler = Some(at);
                 }
                 "on_exception" => self.route_on_exception(value, &at, &mut route)?,
+                "on_completion" => self.route_on_completion(value, &at, &mut route)?,
                 _ => return Err(self.unknown_key(&key, KEYS, pointer)),
             }
         }

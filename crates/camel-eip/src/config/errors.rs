@@ -383,3 +383,31 @@ pub struct DoFinally {
     #[serde(default)]
     pub steps: Vec<StepDefinition>,
 }
+
+/// `on_completion: {on_complete_only, on_failure_only, on_when, mode, steps}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnCompletionConfig {
+    /// Camel's node id: accepted, not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Only for exchanges that completed.
+    #[serde(default, alias = "onCompleteOnly", deserialize_with = "flag")]
+    pub on_complete_only: bool,
+    /// Only for exchanges that failed.
+    #[serde(default, alias = "onFailureOnly", deserialize_with = "flag")]
+    pub on_failure_only: bool,
+    /// Only when this predicate holds on the finished exchange.
+    #[serde(default, alias = "onWhen", skip_serializing_if = "Option::is_none")]
+    pub on_when: Option<ExpressionDefinition>,
+    /// `AfterConsumer` (default) or `BeforeConsumer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The steps.
+    #[serde(default)]
+    pub steps: Vec<StepDefinition>,
+}
+
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(number::<D, bool>(d)?.unwrap_or(false))
+}

@@ -33,7 +33,8 @@ mod transacted;
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
-    NoErrorHandler, OnException, PredicateOption, RedeliveryPolicyConfig, ThrowException,
+    NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
+    ThrowException,
 };
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
