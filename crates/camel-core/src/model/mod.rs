@@ -228,6 +228,10 @@ pub struct RouteDefinition {
 /// `- onException:` items), which the route's own win over.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouteErrorHandling {
+    /// The `route_configuration`s this route takes (comma-separated ids, `*` wildcards);
+    /// without it, those that have no id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_configuration_id: Option<String>,
     /// The route's error handler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_handler: Option<camel_eip::config::ErrorHandlerConfig>,
@@ -296,6 +300,7 @@ impl PartialEq for RouteDefinition {
             && self.startup_order == other.startup_order
             && self.description == other.description
             && self.errors.error_handler == other.errors.error_handler
+            && self.errors.route_configuration_id == other.errors.route_configuration_id
             && self.errors.on_exception == other.errors.on_exception
             && self.errors.context_error_handler == other.errors.context_error_handler
             && self.errors.context_on_exception == other.errors.context_on_exception

@@ -26,30 +26,95 @@ use crate::model::RouteDefinition;
 /// The file's context-level error handling, applied to its routes once all are read.
 #[derive(Debug, Default)]
 pub(super) struct ContextErrors {
-    handler: Option<(ErrorHandlerConfig, String)>,
-    clauses: Vec<(OnException, String)>,
-    completions: Vec<(OnCompletionConfig, String)>,
+    pub(super) handler: Option<(ErrorHandlerConfig, String)>,
+    pub(super) clauses: Vec<(OnException, String)>,
+    pub(super) completions: Vec<(OnCompletionConfig, String)>,
+    /// `- routeConfiguration:` items: an optional id and what it holds.
+    pub(super) configurations: Vec<(Option<String>, ContextErrors)>,
 }
 
 impl ContextErrors {
-    /// Gives every route the file's handler (when it has none of its own) and clauses.
-    pub(super) fn apply(&self, routes: &mut [RouteDefinition]) {
+    /// Gives every route what applies to it: its route configurations (those it names,
+    /// or those without an id), then the file's top-level items. A route's own error
+    /// handler wins over a configuration's, which wins over the file's. Returns an error
+    /// per route naming a configuration id that matches none.
+    pub(super) fn apply(&self, routes: &mut [RouteDefinition]) -> Vec<RouteError> {
+        let mut errors_out = Vec::new();
         for route in routes {
-            let errors = &mut route.errors;
-            if errors.error_handler.is_none() {
-                if let Some((handler, pointer)) = &self.handler {
-                    errors.context_error_handler = Some(handler.clone());
-                    errors.pointers.error_handler = Some(pointer.clone());
+            let chosen: Vec<&ContextErrors> = match &route.errors.route_configuration_id {
+                None => self
+                    .configurations
+                    .iter()
+                    .filter(|(id, _)| id.is_none())
+                    .map(|(_, c)| c)
+                    .collect(),
+                Some(ids) => {
+                    let mut chosen = Vec::new();
+                    for pattern in ids.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        let before = chosen.len();
+                        chosen.extend(
+                            self.configurations
+                                .iter()
+                                .filter(|(id, _)| id.as_deref().is_some_and(|id| glob(pattern, id)))
+                                .map(|(_, c)| c),
+                        );
+                        if chosen.len() == before {
+                            errors_out.push(missing_configuration(route, pattern));
+                        }
+                    }
+                    chosen
                 }
+            };
+            for part in chosen.into_iter().chain(std::iter::once(self)) {
+                part.give(route);
             }
-            for (clause, pointer) in &self.clauses {
-                errors.context_on_exception.push(clause.clone());
-                errors.pointers.on_exception.push(pointer.clone());
+        }
+        errors_out
+    }
+
+    /// Gives `route` this part's handler (unless it has one) and clauses.
+    fn give(&self, route: &mut RouteDefinition) {
+        let errors = &mut route.errors;
+        if errors.error_handler.is_none() && errors.context_error_handler.is_none() {
+            if let Some((handler, pointer)) = &self.handler {
+                errors.context_error_handler = Some(handler.clone());
+                errors.pointers.error_handler = Some(pointer.clone());
             }
-            for (completion, pointer) in &self.completions {
-                errors.context_on_completion.push(completion.clone());
-                errors.pointers.on_completion.push(pointer.clone());
-            }
+        }
+        for (clause, pointer) in &self.clauses {
+            errors.context_on_exception.push(clause.clone());
+            errors.pointers.on_exception.push(pointer.clone());
+        }
+        for (completion, pointer) in &self.completions {
+            errors.context_on_completion.push(completion.clone());
+            errors.pointers.on_completion.push(pointer.clone());
+        }
+    }
+}
+
+fn missing_configuration(route: &RouteDefinition, pattern: &str) -> RouteError {
+    let location = route
+        .source
+        .as_ref()
+        .and_then(|s| s.locate(&format!("{}/route_configuration_id", s.route_pointer)));
+    RouteError::new(crate::error::RouteErrorKind::InvalidValue(format!(
+        "no `routeConfiguration` has an id matching `{pattern}`"
+    )))
+    .at(location)
+    .in_route(route.id.as_deref())
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(tail) = text.strip_prefix(head) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| glob(rest, &tail[i..]))
         }
     }
 }

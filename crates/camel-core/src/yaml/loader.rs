@@ -98,7 +98,7 @@ impl Reader {
                 Err(e) => errors.push(e),
             }
         }
-        context.apply(&mut routes);
+        errors.extend(context.apply(&mut routes));
         if errors.is_empty() {
             Ok(routes)
         } else {
@@ -136,6 +136,9 @@ impl Reader {
             "on_completion" => self
                 .context_on_completion(body, &format!("{pointer}/{key}"), context)
                 .map(|()| None),
+            "route_configuration" => self
+                .route_configuration(body, &format!("{pointer}/{key}"), context)
+                .map(|()| None),
             "from" => {
                 let from_pointer = format!("{pointer}/from");
                 let mut route = RouteDefinition {
@@ -154,6 +157,7 @@ impl Reader {
                     "error_handler",
                     "on_exception",
                     "on_completion",
+                    "route_configuration",
                 ],
                 pointer,
             )),
@@ -180,6 +184,7 @@ impl Reader {
             "error_handler",
             "on_exception",
             "on_completion",
+            "route_configuration_id",
         ];
         let map = self.object(body, pointer, "`route` takes a map")?;
         let mut route = RouteDefinition {
@@ -218,6 +223,10 @@ impl Reader {
                 }
                 "on_exception" => self.route_on_exception(value, &at, &mut route)?,
                 "on_completion" => self.route_on_completion(value, &at, &mut route)?,
+                "route_configuration_id" => {
+                    route.errors.route_configuration_id =
+                        Some(self.string(value, &at, "route_configuration_id")?)
+                }
                 _ => return Err(self.unknown_key(&key, KEYS, pointer)),
             }
         }

@@ -20,5 +20,6 @@
 mod configuration;
 mod loader;
 mod node;
+mod route_configuration;
 
 pub use loader::{load_file, load_str};
