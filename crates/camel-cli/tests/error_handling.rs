@@ -246,3 +246,50 @@ async fn an_outbox_relay_confirms_a_handled_failure_and_retries_an_unhandled_one
         "unhandled: the bad row stays for a retry\n{counts}"
     );
 }
+
+#[test]
+fn a_stop_cuts_an_hour_long_redelivery_short_and_reports_the_exchange_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let routes = dir.path().join("routes.yaml");
+    std::fs::write(
+        &routes,
+        r#"
+- route:
+    id: waiting
+    errorHandler:
+      deadLetterChannel:
+        deadLetterUri: log:dead
+        redeliveryPolicy: {maximumRedeliveries: 3, redeliveryDelay: 3600000}
+    from:
+      uri: timer:t
+      parameters: {period: 100000, delay: 0}
+      steps:
+        - throwException: {exceptionType: Boom, message: down}
+"#,
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let out = camel(&[
+        "run",
+        routes.to_str().unwrap(),
+        "--max-seconds",
+        "1",
+        "--shutdown-timeout",
+        "2",
+    ]);
+    let took = start.elapsed();
+    let log = support::text(&out);
+    // The stop begins at 1 s and does not wait for its 2 s deadline: the pending
+    // redelivery ends at once.
+    assert!(
+        took < std::time::Duration::from_secs(15),
+        "took {took:?}\n{log}"
+    );
+    assert!(!log.contains("still in flight"), "{log}");
+    assert_eq!(out.status.code(), Some(3), "{log}");
+    assert!(log.contains("1 exchange(s) failed"), "{log}");
+    assert!(
+        !log.contains("dead letter"),
+        "cut short, not dead-lettered: {log}"
+    );
+}

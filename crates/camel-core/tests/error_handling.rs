@@ -307,12 +307,13 @@ async fn a_stopping_route_fails_an_exchange_waiting_an_hour_for_redelivery() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let started = Instant::now();
     let report = ctx.stop_by(Instant::now() + Duration::from_secs(5)).await;
+    // The pending redelivery ends as the stop begins: nothing is cut off at the deadline.
     assert!(
-        started.elapsed() <= Duration::from_secs(6),
+        started.elapsed() < Duration::from_secs(1),
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(report.cut_off, vec![("slow".to_string(), 1)]);
+    assert!(report.cut_off.is_empty(), "{:?}", report.cut_off);
     let out = pending.await.unwrap();
     assert!(matches!(out, Err(CamelError::Stopping(_))), "{out:?}");
     assert_eq!(calls.lock().unwrap().len(), 1);

@@ -39,6 +39,10 @@ use tokio_util::sync::CancellationToken;
 pub use policy::{parse_delay_pattern, LogLevel, RedeliveryPolicy};
 pub use service::{ErrorChannel, ErrorHandlerLayer, StopRedeliveries};
 
+/// The name of the handler's [`StopRedeliveries`] lifecycle: a route's stop shuts it down
+/// first, so pending redeliveries end as the stop begins.
+pub const LIFECYCLE_NAME: &str = "error_handler";
+
 /// What happens once redeliveries are exhausted and no clause took the failure.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

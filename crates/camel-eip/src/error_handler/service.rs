@@ -373,7 +373,7 @@ impl StopRedeliveries {
 #[async_trait]
 impl StepLifecycle for StopRedeliveries {
     fn name(&self) -> &str {
-        "error_handler"
+        super::LIFECYCLE_NAME
     }
 
     async fn start(&self) -> Result<(), CamelError> {
