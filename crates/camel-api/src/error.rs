@@ -128,6 +128,18 @@ pub enum CamelError {
         /// The cause.
         source: Arc<dyn std::error::Error + Send + Sync>,
     },
+
+    // --- error handling (ADR 0052) ---
+    /// A failure of a kind the route names itself: raised by a `throw_exception` step or
+    /// a Rust processor ([`CamelError::user`]), matched by `on_exception`/`do_catch`.
+    #[error("{kind}: {message}")]
+    User {
+        /// The kind name (`IllegalArgumentException`, `OrderRejected`); a Java class name
+        /// is kept by its last segment.
+        kind: Arc<str>,
+        /// What went wrong.
+        message: Arc<str>,
+    },
 }
 
 fn did_you_mean(s: &Option<Arc<str>>) -> String {
@@ -169,6 +181,32 @@ impl CamelError {
         CamelError::External {
             context: context.to_string().into(),
             source: Arc::new(source),
+        }
+    }
+}
+
+// --- error handling (ADR 0052) ---
+impl CamelError {
+    /// A failure of a kind the route can name in `on_exception`/`do_catch`. A Java class
+    /// name (`java.lang.IllegalArgumentException`) is kept by its last segment.
+    pub fn user(kind: impl AsRef<str>, message: impl fmt::Display) -> Self {
+        CamelError::User {
+            kind: crate::error_kind::simple_name(kind.as_ref()).into(),
+            message: message.to_string().into(),
+        }
+    }
+
+    /// The kind name of this error, as `exception:` lists match it.
+    pub fn kind_name(&self) -> &str {
+        crate::error_kind::kind_name(self)
+    }
+
+    /// The message of this error without its kind (Camel's `exception.message`).
+    pub fn message(&self) -> String {
+        match self {
+            CamelError::User { message, .. } => message.to_string(),
+            CamelError::Processor(m) => m.to_string(),
+            other => other.to_string(),
         }
     }
 }

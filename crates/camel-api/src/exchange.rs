@@ -2,7 +2,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use crate::{Body, Headers, Message, Value};
+use std::sync::Arc;
+
+use crate::{Body, CamelError, Headers, Message, Value};
 
 /// Whether the caller of a route waits for a reply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -67,6 +69,19 @@ pub struct Exchange {
     /// Properties: route-scoped values that are not part of the message.
     pub properties: Headers,
     stopped: bool,
+    /// Error handling state (ADR 0052); one pointer, absent on the happy path, so the
+    /// exchange stays small and cheap to clone.
+    errors: Option<Arc<ErrorState>>,
+}
+
+/// What error handling keeps on an exchange.
+#[derive(Clone, Debug, Default)]
+struct ErrorState {
+    /// The error an error handler or `on_exception` caught, for `${exception…}`.
+    caught: Option<Arc<CamelError>>,
+    /// The message as it entered the route, kept only when a handler asks for
+    /// `use_original_message`.
+    original: Option<Arc<Message>>,
 }
 
 impl Exchange {
@@ -83,6 +98,7 @@ impl Exchange {
             message,
             properties: Headers::new(),
             stopped: false,
+            errors: None,
         }
     }
 
@@ -118,6 +134,38 @@ impl Exchange {
     /// True once [`Exchange::stop`] was called.
     pub fn is_stopped(&self) -> bool {
         self.stopped
+    }
+}
+
+// --- error handling (ADR 0052) ---
+impl Exchange {
+    /// The error caught by an error handler, `on_exception` or `do_catch`.
+    pub fn caught_error(&self) -> Option<&Arc<CamelError>> {
+        self.errors.as_ref().and_then(|e| e.caught.as_ref())
+    }
+
+    fn errors_mut(&mut self) -> &mut ErrorState {
+        Arc::make_mut(self.errors.get_or_insert_with(Default::default))
+    }
+
+    /// Records (or clears) the caught error.
+    pub fn set_caught_error(&mut self, error: Option<Arc<CamelError>>) {
+        self.errors_mut().caught = error;
+    }
+
+    /// The message as it entered the route, when it was kept.
+    pub fn original_message(&self) -> Option<&Arc<Message>> {
+        self.errors.as_ref().and_then(|e| e.original.as_ref())
+    }
+
+    /// Keeps the message as it entered the route.
+    pub fn set_original_message(&mut self, message: Option<Arc<Message>>) {
+        self.errors_mut().original = message;
+    }
+
+    /// Undoes [`Exchange::stop`]: a `continued` failure goes on with the route.
+    pub fn resume(&mut self) {
+        self.stopped = false;
     }
 }
 

@@ -25,6 +25,7 @@ mod consumer;
 mod counters;
 pub mod definition;
 mod error;
+pub mod error_kind;
 mod exchange;
 mod expression;
 mod gate;

@@ -145,7 +145,7 @@ impl RouteBuilder {
         self.step(C::NAME, config)
     }
 
-    fn nested_steps(
+    pub(crate) fn nested_steps(
         &mut self,
         f: impl FnOnce(RouteBuilder) -> RouteBuilder,
     ) -> Vec<StepDefinition> {

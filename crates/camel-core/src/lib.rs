@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod builder;
+mod builder_errors;
 mod builder_layer;
 pub mod compiler;
 pub mod context;
@@ -31,6 +32,7 @@ pub mod yaml;
 use std::sync::Arc;
 
 pub use builder::RouteBuilder;
+pub use builder_errors::TryBuilder;
 pub use compiler::{CompiledRoute, PipelineAssembly, StepCompiler, StepContext, StepRegistry};
 pub use context::{
     CamelContext, Registry, RouteController, RouteOperation, RouteStatus, ShutdownReport,

@@ -8,13 +8,16 @@
 pub mod choice;
 pub mod config;
 pub mod convert;
+pub mod error_handler;
 pub mod filter;
 pub mod layer;
 pub mod log;
 pub mod message;
 pub mod middleware;
 pub mod multicast;
+pub mod on_completion;
 pub mod pipeline;
 pub mod resequencer;
 pub mod trace;
 pub mod transacted;
+pub mod try_catch;

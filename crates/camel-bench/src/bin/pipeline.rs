@@ -7,6 +7,10 @@
 //! ```text
 //! cargo run --release -p camel-bench --bin pipeline
 //! ```
+//! Case `error_handler`: the 10-step route with a dead letter channel and no failures,
+//! against the same route without one (ADR 0052: the happy path should cost almost
+//! nothing). `PIPELINE_ONLY=error_handler` runs it alone.
+//!
 //! `PIPELINE_EXCHANGES` changes the number of exchanges per case (default 200,000);
 //! `PIPELINE_ONLY=10x1` runs one case (steps x callers) and `PIPELINE_SIDE=ours|baseline`
 //! one side of it — for instruction counts under callgrind, which do not depend on load
@@ -20,7 +24,10 @@ use camel_core::builder::{simple, RouteBuilder};
 use camel_core::CamelContext;
 
 fn route(steps: usize) -> camel_core::RouteDefinition {
-    let mut b = RouteBuilder::from("direct:start").id("bench");
+    route_from(RouteBuilder::from("direct:start").id("bench"), steps)
+}
+
+fn route_from(mut b: RouteBuilder, steps: usize) -> camel_core::RouteDefinition {
     for i in 0..steps {
         b = if i % 2 == 0 {
             b.set_header("h", simple("${header.in}"))
@@ -147,5 +154,45 @@ fn main() {
             }
             ctx.stop().await;
         }
+        if only.as_deref().is_none_or(|o| o == "error_handler") {
+            error_handler_case(total).await;
+        }
     });
+}
+
+/// The 10-step route with and without a dead letter channel, one caller.
+async fn error_handler_case(total: u64) {
+    let ctx = CamelContext::new();
+    let plain = route(10);
+    let handled = route_from(
+        RouteBuilder::from("direct:handled")
+            .id("handled")
+            .dead_letter_channel("log:dead", Default::default()),
+        10,
+    );
+    ctx.add_routes(vec![plain, handled])
+        .await
+        .expect("the bench routes compile");
+    ctx.start().await.expect("the bench routes start");
+    let without = ctx.producer("direct:start").expect("a direct producer");
+    let with = ctx.producer("direct:handled").expect("a direct producer");
+    let (a, b) = (without.clone(), with.clone());
+    drive(total / 10, 1, move |ex| a.process(ex)).await;
+    drive(total / 10, 1, move |ex| b.process(ex)).await;
+    let (t_without, _) = drive(total, 1, move |ex| without.process(ex)).await;
+    let (t_with, mut lat) = drive(total, 1, move |ex| with.process(ex)).await;
+    let ours = per_second(total, t_with);
+    let base = per_second(total, t_without);
+    result_line(
+        "pipeline_error_handler",
+        &[
+            ("steps", "10".into()),
+            ("callers", "1".into()),
+            ("with_dead_letter_per_s", format!("{ours:.0}")),
+            ("without_per_s", format!("{base:.0}")),
+            ("ratio", format!("{:.3}", ours / base)),
+            ("p50_us", format!("{:.2}", lat.percentile_us(50.0))),
+        ],
+    );
+    ctx.stop().await;
 }

@@ -55,6 +55,9 @@ impl SedaQueue {
     }
 
     /// Queues `entry` if there is room; hands it back when the queue is full.
+    // The entry comes back by value so the caller can retry it; boxing it would cost an
+    // allocation per push on the happy path.
+    #[allow(clippy::result_large_err)]
     pub(crate) fn try_push(&self, entry: Entry) -> Result<(), Entry> {
         let mut items = self.lock();
         if items.len() >= self.capacity {

@@ -5,7 +5,8 @@
 //! the pipeline and every step that owns background work ([`StepLifecycle`]), in route
 //! order, so the controller can start and drain them.
 
-mod decode;
+pub(crate) mod decode;
+mod errors;
 mod node_options;
 mod route;
 mod step_context;

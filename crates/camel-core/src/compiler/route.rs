@@ -118,32 +118,41 @@ fn compile_first_error(
     if let Some(lifecycle) = source.lifecycle() {
         lifecycles.push(lifecycle);
     }
+    let handler = super::errors::compile(registry, route, &id, &mut lifecycles)?;
+    let top_level = |steps: &[StepDefinition],
+                     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>|
+     -> Result<camel_api::BoxProcessor, RouteError> {
+        match &handler {
+            Some(h) => super::errors::compile_handled_list(
+                registry,
+                route,
+                &id,
+                steps,
+                &steps_pointer,
+                "steps",
+                h,
+                lifecycles,
+            ),
+            None => compile_list(
+                registry,
+                route,
+                &id,
+                steps,
+                &steps_pointer,
+                "steps",
+                0,
+                lifecycles,
+            ),
+        }
+    };
     let boundary = route.steps.iter().position(|s| s.name == "resequence");
-    let pipeline = match boundary {
-        None => compile_list(
-            registry,
-            route,
-            &id,
-            &route.steps,
-            &steps_pointer,
-            "steps",
-            0,
-            &mut lifecycles,
-        )?,
+    let mut pipeline = match boundary {
+        None => top_level(&route.steps, &mut lifecycles)?,
         Some(at) => {
             let pre = &route.steps[..at];
             let mut processors = Vec::new();
             if !pre.is_empty() {
-                processors.push(compile_list(
-                    registry,
-                    route,
-                    &id,
-                    pre,
-                    &steps_pointer,
-                    "steps",
-                    0,
-                    &mut lifecycles,
-                )?);
+                processors.push(top_level(pre, &mut lifecycles)?);
             }
             processors.push(compile_boundary(
                 registry,
@@ -156,6 +165,10 @@ fn compile_first_error(
             camel_eip::pipeline::pipeline(processors)
         }
     };
+    if handler.as_ref().is_some_and(|h| h.keeps_original()) {
+        pipeline = camel_eip::error_handler::keep_original(pipeline);
+    }
+    let pipeline = super::errors::completions(registry, route, &id, pipeline, &mut lifecycles)?;
     Ok(CompiledRoute {
         id,
         source,

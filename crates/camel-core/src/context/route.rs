@@ -225,6 +225,14 @@ impl RouteRuntime {
         };
         consumer.cancel.cancel();
         self.gate.close();
+        // Pending redeliveries end as the stop begins (ADR 0052): their exchanges fail
+        // now instead of being cut off at the deadline. Shutting the handler down twice
+        // is harmless.
+        for l in &self.compiled.assembly.lifecycles {
+            if l.name() == camel_eip::error_handler::LIFECYCLE_NAME {
+                let _ = l.shutdown(ShutdownReason::RouteStop).await;
+            }
+        }
         if tokio::time::timeout_at(deadline, self.gate.drained())
             .await
             .is_err()

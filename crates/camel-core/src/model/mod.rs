@@ -221,6 +221,53 @@ pub struct RouteDefinition {
     /// Rust tower layers referenced by `layer` steps of builder routes.
     #[serde(skip)]
     pub layers: HashMap<String, ProcessorLayer>,
+    /// Error handling of the route (ADR 0052).
+    #[serde(flatten)]
+    pub errors: RouteErrorHandling,
+}
+
+/// A route's error handling (ADR 0052): its own error handler and `on_exception` clauses,
+/// and those given for the whole context (a file's top-level `- errorHandler:` and
+/// `- onException:` items), which the route's own win over.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteErrorHandling {
+    /// The `route_configuration`s this route takes (comma-separated ids, `*` wildcards);
+    /// without it, those that have no id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_configuration_id: Option<String>,
+    /// The route's error handler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_handler: Option<camel_eip::config::ErrorHandlerConfig>,
+    /// The route's `on_exception` clauses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_exception: Vec<camel_eip::config::OnException>,
+    /// The route's `on_completion`s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_completion: Vec<camel_eip::config::OnCompletionConfig>,
+    /// The context's `on_completion`s, run after the route's own.
+    #[serde(skip)]
+    pub context_on_completion: Vec<camel_eip::config::OnCompletionConfig>,
+    /// The context's error handler, used when the route has none.
+    #[serde(skip)]
+    pub context_error_handler: Option<camel_eip::config::ErrorHandlerConfig>,
+    /// The context's `on_exception` clauses, tried after the route's own.
+    #[serde(skip)]
+    pub context_on_exception: Vec<camel_eip::config::OnException>,
+    /// Where each of the above was written (JSON pointers into the file), for errors:
+    /// the handler's, then one per clause, route's first.
+    #[serde(skip)]
+    pub pointers: ErrorPointers,
+}
+
+/// JSON pointers of a route's error handling configuration in its file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ErrorPointers {
+    /// The error handler in use (the route's or the context's).
+    pub error_handler: Option<String>,
+    /// Each `on_exception` clause: the route's, then the context's.
+    pub on_exception: Vec<String>,
+    /// Each `on_completion`: the route's, then the context's.
+    pub on_completion: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -255,6 +302,13 @@ impl PartialEq for RouteDefinition {
             && self.auto_startup == other.auto_startup
             && self.startup_order == other.startup_order
             && self.description == other.description
+            && self.errors.error_handler == other.errors.error_handler
+            && self.errors.route_configuration_id == other.errors.route_configuration_id
+            && self.errors.on_exception == other.errors.on_exception
+            && self.errors.context_error_handler == other.errors.context_error_handler
+            && self.errors.context_on_exception == other.errors.context_on_exception
+            && self.errors.on_completion == other.errors.on_completion
+            && self.errors.context_on_completion == other.errors.context_on_completion
     }
 }
 

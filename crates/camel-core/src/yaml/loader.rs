@@ -4,6 +4,7 @@ use std::sync::Arc;
 use camel_api::suggest::{nearest, to_snake_case};
 use serde_json::{Map, Value as Json};
 
+use super::configuration::ContextErrors;
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
 use crate::model::{camel_dsl, RouteDefinition, SourceMap};
@@ -148,18 +149,27 @@ impl Reader {
     pub(super) fn items(&self, items: Vec<Json>, base: &str) -> Loaded {
         let mut routes = Vec::new();
         let mut errors = Vec::new();
+        // Top-level error handling (`errorHandler`, `onException`, `onCompletion`,
+        // `routeConfiguration`) applies to the routes of this list.
+        let mut context = ContextErrors::default();
         for (i, item) in items.into_iter().enumerate() {
-            match self.item(item, &format!("{base}/{i}")) {
+            match self.item(item, &format!("{base}/{i}"), &mut context) {
                 Ok(r) => routes.extend(r),
                 Err(e) => errors.extend(e),
             }
         }
+        errors.extend(context.apply(&mut routes));
         (routes, errors)
     }
 
     /// One list item: a one-key map. A key written beside the item's key (`steps:` level
     /// with `- from:`) is reported at its own line, and the item's key is still read.
-    fn item(&self, item: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+    fn item(
+        &self,
+        item: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Read<Option<RouteDefinition>> {
         let map = self
             .object(item, pointer, "a list item is `route:` or `from:`")
             .map_err(|e| vec![e])?;
@@ -191,7 +201,7 @@ impl Reader {
             .collect();
         let mut map = map;
         let body = map.remove(&main).unwrap_or(Json::Null);
-        let read = self.top_level(&main, body, pointer);
+        let read = self.top_level(&main, body, pointer, context);
         match read {
             Ok(route) if errors.is_empty() => Ok(route),
             Ok(route) => {
@@ -208,16 +218,49 @@ impl Reader {
     }
 
     /// The one dispatch point for a top-level key: each kind of item has its function.
-    fn top_level(&self, key: &str, body: Json, pointer: &str) -> Read<Option<RouteDefinition>> {
+    fn top_level(
+        &self,
+        key: &str,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Read<Option<RouteDefinition>> {
         let at = format!("{pointer}/{key}");
         match to_snake_case(key).as_str() {
             "route" => self.route(body, &at).map(Some),
             "from" => self.bare_from(body, &at).map(Some),
+            "error_handler" => self
+                .context_error_handler(body, &at, context)
+                .map(|()| None)
+                .map_err(|e| vec![e]),
+            "on_exception" => self
+                .context_on_exception(body, &at, context)
+                .map(|()| None)
+                .map_err(|e| vec![e]),
+            "on_completion" => self
+                .context_on_completion(body, &at, context)
+                .map(|()| None)
+                .map_err(|e| vec![e]),
+            "route_configuration" => self
+                .route_configuration(body, &at, context)
+                .map(|()| None)
+                .map_err(|e| vec![e]),
             "beans" => Err(self.beans(body, &at)),
             other => Err(vec![
                 match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
                     Some(message) => self.error(RouteErrorKind::InvalidValue(message), &at),
-                    None => self.unknown_key(key, &["route", "from"], pointer),
+                    None => self.unknown_key(
+                        key,
+                        &[
+                            "route",
+                            "from",
+                            "error_handler",
+                            "on_exception",
+                            "on_completion",
+                            "route_configuration",
+                        ],
+                        pointer,
+                    ),
                 },
             ]),
         }

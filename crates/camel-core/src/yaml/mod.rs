@@ -23,9 +23,11 @@
 //! A Camel name camel-rs lacks is reported as such, not as a typo (ADR 0051).
 
 mod camel_k;
+mod configuration;
 mod loader;
 mod node;
 mod normalise;
 mod route;
+mod route_configuration;
 
 pub use loader::{load_file, load_file_partial, load_str, load_str_partial};

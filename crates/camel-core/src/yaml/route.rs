@@ -36,6 +36,10 @@ impl Reader {
             "steps",
             "auto_startup",
             "startup_order",
+            "error_handler",
+            "on_exception",
+            "on_completion",
+            "route_configuration_id",
         ];
         let map = self
             .object(body, pointer, "`route` takes a map")
@@ -77,6 +81,15 @@ impl Reader {
                     steps = Some(value);
                     Ok(())
                 }
+                "error_handler" => self.error_handler(value, &at).map(|handler| {
+                    route.errors.error_handler = Some(handler);
+                    route.errors.pointers.error_handler = Some(at.clone());
+                }),
+                "on_exception" => self.route_on_exception(value, &at, &mut route),
+                "on_completion" => self.route_on_completion(value, &at, &mut route),
+                "route_configuration_id" => self
+                    .string(value, &at, "route_configuration_id")
+                    .map(|id| route.errors.route_configuration_id = Some(id)),
                 k if ROUTE_OPTIONS_IGNORED.contains(&k) => {
                     ignored.push(key.clone());
                     Ok(())

@@ -23,6 +23,7 @@
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
 mod data;
+mod errors;
 mod message;
 mod multicast;
 mod resequence;
@@ -30,6 +31,11 @@ mod routing;
 mod transacted;
 
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
+pub use errors::{
+    DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
+    NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
+    ThrowException,
+};
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
 };

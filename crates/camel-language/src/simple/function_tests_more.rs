@@ -100,8 +100,6 @@ fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
     for (text, col, word) in [
         ("${routeId}", 3, "routeId"),
         ("x ${camelId}", 5, "camelId"),
-        ("${exception.message}", 3, "exception"),
-        ("${exception.stacktrace}", 3, "exception"),
         ("${messageTimestamp}", 3, "messageTimestamp"),
         ("${variable.x}", 3, "variable"),
         ("${sys.user.home}", 3, "sys"),

@@ -3,6 +3,7 @@
 
 mod data;
 mod endpoint;
+mod errors;
 pub(crate) mod layer;
 mod message;
 mod multicast;
@@ -34,4 +35,6 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("scatter_gather", typed(multicast::scatter_gather));
     r.register("transacted", typed(transacted::transacted));
     r.register("layer", typed(layer::layer));
+    r.register("throw_exception", typed(errors::throw_exception));
+    r.register("do_try", typed(errors::do_try));
 }

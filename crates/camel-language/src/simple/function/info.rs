@@ -24,10 +24,15 @@ pub(crate) enum Info {
     BodyOneLine,
     /// `${prettyBody}`: a JSON body (or text that parses as JSON) indented.
     PrettyBody,
+    /// `${exception…}`: the caught error.
+    Exception(super::exception::Part),
 }
 
 /// Resolves `name`; `Ok(None)` when it is none of these.
 pub(crate) fn parse(name: &str, at: usize) -> Result<Option<Info>, Problem> {
+    if let Some(part) = super::exception::parse(name, at)? {
+        return Ok(Some(Info::Exception(part)));
+    }
     match name {
         "uuid" | "uuid()" | "uuid(default)" | "uuid(random)" => return Ok(Some(Info::Uuid)),
         "bodyOneLine" => return Ok(Some(Info::BodyOneLine)),
@@ -64,7 +69,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("camelId", "the context has no name an exchange can see yet; use `${env.X}` or a constant"),
     ("camelContext", "there is no Java context object to call methods on"),
     ("messageTimestamp", "no consumer records the source system's timestamp yet; read the consumer's own header (such as `CamelTimerFiredTime` or `CamelFileLastModified`)"),
-    ("exception", "a caught error is not stored on the exchange yet, so there is no exception to read"),
     ("variable", "exchanges have no variables; use an exchange property (`${exchangeProperty.NAME}`)"),
     ("variables", "exchanges have no variables; use exchange properties"),
     ("variableAs", "exchanges have no variables; use an exchange property"),
@@ -127,6 +131,7 @@ impl Info {
                 None => Value::Null,
             },
             Info::PrettyBody => pretty(&exchange.message.body),
+            Info::Exception(part) => part.value(exchange),
         })
     }
 }
@@ -176,14 +181,14 @@ mod tests {
 
     #[test]
     fn refusals_name_the_function_and_its_reason() {
-        let p = unsupported("exception.message", 4).unwrap();
+        let p = unsupported("routeId", 4).unwrap();
         assert_eq!(p.at, 4);
         assert!(
-            p.message.contains("`exception` is not supported"),
+            p.message.contains("`routeId` is not supported"),
             "{}",
             p.message
         );
-        assert!(unsupported("routeId", 0).is_some());
+        assert!(unsupported("exception.message", 0).is_none());
         assert!(unsupported("body", 0).is_none());
         assert_eq!(parse("uuid(short)", 2).unwrap_err().at, 7);
     }

@@ -10,6 +10,7 @@ mod call_parse;
 mod call_value;
 mod date;
 mod date_format;
+mod exception;
 mod file;
 mod info;
 mod inline;

@@ -1,0 +1,286 @@
+//! Compiling a route's error handling (ADR 0052): its error handler (the route's or the
+//! context's), its `on_exception` clauses, and the channel around each top-level step.
+
+use std::sync::Arc;
+
+use camel_api::definition::ExpressionDefinition;
+use camel_api::{BoxPredicate, BoxProcessor, StepLifecycle};
+use camel_eip::config::{ErrorHandlerConfig, OnException, PredicateOption, RedeliveryPolicyConfig};
+use camel_eip::error_handler::{
+    Clause, DeadLetter, Decision, ErrorHandler, HandlerKind, RedeliveryPolicy,
+};
+
+use super::step_context::StepContext;
+use crate::context::Registry;
+use crate::error::{RouteError, RouteErrorKind};
+use crate::model::{EndpointDefinition, RouteDefinition};
+
+/// The route's compiled error handler, or `None` when it would change nothing (the default
+/// handler without redelivery or clauses, or `no_error_handler`).
+pub(crate) fn compile(
+    registry: &Registry,
+    route: &RouteDefinition,
+    id: &str,
+    lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
+) -> Result<Option<Arc<ErrorHandler>>, RouteError> {
+    let errors = &route.errors;
+    let config = errors
+        .error_handler
+        .as_ref()
+        .or(errors.context_error_handler.as_ref());
+    let pointer = errors.pointers.error_handler.clone().unwrap_or_default();
+    let mut cx = StepContext {
+        registry,
+        route,
+        route_id: id,
+        pointer: pointer.clone(),
+        path: "error_handler".into(),
+        depth: 1,
+        lifecycles,
+    };
+    let (kind, policy) = match config {
+        None => (Some(HandlerKind::Default), RedeliveryPolicy::default()),
+        Some(c) => handler_kind(c, &mut cx)?,
+    };
+    let Some(kind) = kind else {
+        return Ok(None);
+    };
+    let mut handler = ErrorHandler::new(id, kind, policy.clone());
+    let clauses = errors
+        .on_exception
+        .iter()
+        .map(|c| (c, false))
+        .chain(errors.context_on_exception.iter().map(|c| (c, true)));
+    for (i, (clause, from_context)) in clauses.enumerate() {
+        cx.pointer = errors
+            .pointers
+            .on_exception
+            .get(i)
+            .cloned()
+            .unwrap_or_default();
+        cx.path = format!("on_exception[{i}]");
+        handler = handler.with_clause(compile_clause(clause, from_context, &policy, &mut cx)?);
+    }
+    if !handler.is_active() {
+        return Ok(None);
+    }
+    let handler = Arc::new(handler);
+    cx.add_lifecycle(handler.lifecycle());
+    Ok(Some(handler))
+}
+
+/// The handler's kind and policy; `None` for `no_error_handler`.
+fn handler_kind(
+    config: &ErrorHandlerConfig,
+    cx: &mut StepContext<'_>,
+) -> Result<(Option<HandlerKind>, RedeliveryPolicy), RouteError> {
+    let given = [
+        config.dead_letter_channel.is_some(),
+        config.default_error_handler.is_some(),
+        config.no_error_handler.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(cx.error(RouteErrorKind::InvalidValue(
+            "an error handler is exactly one of `dead_letter_channel`, `default_error_handler` or `no_error_handler`".into(),
+        )));
+    }
+    let base = RedeliveryPolicy::default();
+    if let Some(d) = &config.default_error_handler {
+        let policy = policy(
+            &base,
+            d.redelivery_policy.as_ref(),
+            "/default_error_handler",
+            cx,
+        )?;
+        return Ok((Some(HandlerKind::Default), policy));
+    }
+    let Some(d) = &config.dead_letter_channel else {
+        return Ok((None, base));
+    };
+    let at = "/dead_letter_channel";
+    let policy = policy(&base, d.redelivery_policy.as_ref(), at, cx)?;
+    let uri_at = format!("{at}/dead_letter_uri");
+    let endpoint = cx.endpoint(&EndpointDefinition::new(d.dead_letter_uri.clone()), &uri_at)?;
+    let producer = endpoint
+        .producer()
+        .map_err(|e| cx.error_at(&uri_at, RouteErrorKind::Endpoint(e)))?;
+    Ok((
+        Some(HandlerKind::DeadLetter(DeadLetter {
+            endpoint: producer,
+            uri: camel_api::redact_url(&d.dead_letter_uri).into(),
+            use_original_message: d.use_original_message,
+            use_original_body: d.use_original_body,
+            handle_new_exception: d.dead_letter_handle_new_exception,
+        })),
+        policy,
+    ))
+}
+
+fn policy(
+    base: &RedeliveryPolicy,
+    config: Option<&RedeliveryPolicyConfig>,
+    at: &str,
+    cx: &StepContext<'_>,
+) -> Result<RedeliveryPolicy, RouteError> {
+    match config {
+        None => Ok(base.clone()),
+        Some(c) => RedeliveryPolicy::from_config(base, c).map_err(|(option, why)| {
+            cx.error_at(
+                &format!("{at}/redelivery_policy/{option}"),
+                RouteErrorKind::InvalidValue(format!("`{option}`: {why}")),
+            )
+        }),
+    }
+}
+
+fn compile_clause(
+    config: &OnException,
+    from_context: bool,
+    handler_policy: &RedeliveryPolicy,
+    cx: &mut StepContext<'_>,
+) -> Result<Clause, RouteError> {
+    if config.exception.iter().all(|e| e.trim().is_empty()) {
+        return Err(cx.error_at(
+            "/exception",
+            RouteErrorKind::InvalidValue(
+                "`exception` lists at least one kind or Java class name (`java.lang.Exception` catches all)".into(),
+            ),
+        ));
+    }
+    let predicate = |e: &Option<ExpressionDefinition>, at: &str, cx: &StepContext<'_>| {
+        e.as_ref().map(|e| cx.predicate(e, at)).transpose()
+    };
+    let decision = |d: &Option<PredicateOption>, at: &str, cx: &StepContext<'_>| {
+        d.as_ref()
+            .map(|d| match d {
+                PredicateOption::Fixed(b) => Ok(Decision::Fixed(*b)),
+                PredicateOption::Expression(e) => cx.predicate(e, at).map(Decision::When),
+            })
+            .transpose()
+    };
+    let on_when: Option<BoxPredicate> = predicate(&config.on_when, "/on_when", cx)?;
+    let retry_while = predicate(&config.retry_while, "/retry_while", cx)?;
+    let handled = decision(&config.handled, "/handled", cx)?;
+    let continued = decision(&config.continued, "/continued", cx)?;
+    let policy = match &config.redelivery_policy {
+        None => None,
+        Some(c) => Some(policy(handler_policy, Some(c), "", cx)?),
+    };
+    let steps: Option<BoxProcessor> = if config.steps.is_empty() {
+        None
+    } else {
+        Some(cx.compile_steps(&config.steps, "/steps")?)
+    };
+    Ok(Clause {
+        exceptions: config.exception.clone(),
+        on_when,
+        handled,
+        continued,
+        retry_while,
+        policy,
+        use_original_message: config.use_original_message,
+        use_original_body: config.use_original_body,
+        steps,
+        from_context,
+    })
+}
+
+/// Compiles a route's top-level steps found at `pointer`, each behind `handler`: a
+/// redelivery re-runs the failing top-level step only.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn compile_handled_list(
+    registry: &Registry,
+    route: &RouteDefinition,
+    id: &str,
+    steps: &[crate::model::StepDefinition],
+    pointer: &str,
+    path: &str,
+    handler: &Arc<ErrorHandler>,
+    lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
+) -> Result<BoxProcessor, RouteError> {
+    let steps = &*super::steps::layer::nest_open_layers(steps);
+    let mut processors = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let item_path = format!("{path}[{i}]");
+        let processor = super::step_context::compile_one(
+            registry,
+            route,
+            id,
+            step,
+            &format!("{pointer}/{i}"),
+            &item_path,
+            0,
+            lifecycles,
+        )?;
+        processors.push(handler.wrap(processor, &format!("{item_path}.{}", step.name)));
+    }
+    Ok(camel_eip::pipeline::pipeline(processors))
+}
+
+/// Wraps the route's pipeline in its `on_completion`s (the route's, then the context's).
+pub(crate) fn completions(
+    registry: &Registry,
+    route: &RouteDefinition,
+    id: &str,
+    pipeline: BoxProcessor,
+    lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
+) -> Result<BoxProcessor, RouteError> {
+    use camel_eip::on_completion::{Mode, OnCompletion, When};
+    let errors = &route.errors;
+    let all: Vec<_> = errors
+        .on_completion
+        .iter()
+        .chain(errors.context_on_completion.iter())
+        .collect();
+    if all.is_empty() {
+        return Ok(pipeline);
+    }
+    let mut cx = StepContext {
+        registry,
+        route,
+        route_id: id,
+        pointer: String::new(),
+        path: String::new(),
+        depth: 1,
+        lifecycles,
+    };
+    let mut out = Vec::with_capacity(all.len());
+    for (i, c) in all.into_iter().enumerate() {
+        cx.pointer = errors
+            .pointers
+            .on_completion
+            .get(i)
+            .cloned()
+            .unwrap_or_default();
+        cx.path = format!("on_completion[{i}]");
+        let when = match (c.on_complete_only, c.on_failure_only) {
+            (true, true) => {
+                return Err(cx.error(RouteErrorKind::InvalidValue(
+                    "`on_complete_only` and `on_failure_only` exclude each other".into(),
+                )))
+            }
+            (true, false) => When::Complete,
+            (false, true) => When::Failure,
+            (false, false) => When::Always,
+        };
+        let mode = match c.mode.as_deref().map(str::trim) {
+            None | Some("AfterConsumer") => Mode::AfterConsumer,
+            Some("BeforeConsumer") => Mode::BeforeConsumer,
+            Some(other) => {
+                return Err(cx.error_at(
+                    "/mode",
+                    RouteErrorKind::InvalidValue(format!(
+                        "unknown mode `{other}` (AfterConsumer, BeforeConsumer)"
+                    )),
+                ))
+            }
+        };
+        let steps = cx.compile_steps(&c.steps, "/steps")?;
+        let mut completion = OnCompletion::new(steps, when, mode);
+        if let Some(w) = &c.on_when {
+            completion = completion.on_when(cx.predicate(w, "/on_when")?);
+        }
+        out.push(completion);
+    }
+    Ok(camel_eip::on_completion::with_completions(pipeline, out))
+}

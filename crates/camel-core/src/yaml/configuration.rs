@@ -1,0 +1,266 @@
+//! Error handling in a route file (ADR 0052): the top-level `- errorHandler:` and
+//! `- onException:` items, which apply to every route of the file, and the route-level
+//! `error_handler:` / `on_exception:` keys.
+//!
+//! ```yaml
+//! - errorHandler:
+//!     deadLetterChannel:
+//!       deadLetterUri: file:/tmp/dead
+//!       redeliveryPolicy: {maximumRedeliveries: 3, redeliveryDelay: 1000}
+//! - onException:
+//!     exception: [java.io.IOException]
+//!     handled: {constant: true}
+//!     steps: [{to: log:io}]
+//! - route:
+//!     from: {uri: direct:a, steps: [{to: mock:out}]}
+//! ```
+
+use camel_eip::config::{ErrorHandlerConfig, OnCompletionConfig, OnException};
+use serde_json::Value as Json;
+
+use super::loader::Reader;
+use super::normalise::normalise_config;
+use crate::compiler::decode::decode;
+use crate::error::RouteError;
+use crate::model::RouteDefinition;
+
+/// The file's context-level error handling, applied to its routes once all are read.
+#[derive(Debug, Default)]
+pub(super) struct ContextErrors {
+    pub(super) handler: Option<(ErrorHandlerConfig, String)>,
+    pub(super) clauses: Vec<(OnException, String)>,
+    pub(super) completions: Vec<(OnCompletionConfig, String)>,
+    /// `- routeConfiguration:` items: an optional id and what it holds.
+    pub(super) configurations: Vec<(Option<String>, ContextErrors)>,
+}
+
+impl ContextErrors {
+    /// Gives every route what applies to it: its route configurations (those it names,
+    /// or those without an id), then the file's top-level items. A route's own error
+    /// handler wins over a configuration's, which wins over the file's. Returns an error
+    /// per route naming a configuration id that matches none.
+    pub(super) fn apply(&self, routes: &mut [RouteDefinition]) -> Vec<RouteError> {
+        let mut errors_out = Vec::new();
+        for route in routes {
+            let chosen: Vec<&ContextErrors> = match &route.errors.route_configuration_id {
+                None => self
+                    .configurations
+                    .iter()
+                    .filter(|(id, _)| id.is_none())
+                    .map(|(_, c)| c)
+                    .collect(),
+                Some(ids) => {
+                    let mut chosen = Vec::new();
+                    for pattern in ids.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        let before = chosen.len();
+                        chosen.extend(
+                            self.configurations
+                                .iter()
+                                .filter(|(id, _)| id.as_deref().is_some_and(|id| glob(pattern, id)))
+                                .map(|(_, c)| c),
+                        );
+                        if chosen.len() == before {
+                            errors_out.push(missing_configuration(route, pattern));
+                        }
+                    }
+                    chosen
+                }
+            };
+            for part in chosen.into_iter().chain(std::iter::once(self)) {
+                part.give(route);
+            }
+        }
+        errors_out
+    }
+
+    /// Gives `route` this part's handler (unless it has one) and clauses.
+    fn give(&self, route: &mut RouteDefinition) {
+        let errors = &mut route.errors;
+        if errors.error_handler.is_none() && errors.context_error_handler.is_none() {
+            if let Some((handler, pointer)) = &self.handler {
+                errors.context_error_handler = Some(handler.clone());
+                errors.pointers.error_handler = Some(pointer.clone());
+            }
+        }
+        for (clause, pointer) in &self.clauses {
+            errors.context_on_exception.push(clause.clone());
+            errors.pointers.on_exception.push(pointer.clone());
+        }
+        for (completion, pointer) in &self.completions {
+            errors.context_on_completion.push(completion.clone());
+            errors.pointers.on_completion.push(pointer.clone());
+        }
+    }
+}
+
+fn missing_configuration(route: &RouteDefinition, pattern: &str) -> RouteError {
+    let location = route
+        .source
+        .as_ref()
+        .and_then(|s| s.locate(&format!("{}/route_configuration_id", s.route_pointer)));
+    RouteError::new(crate::error::RouteErrorKind::InvalidValue(format!(
+        "no `routeConfiguration` has an id matching `{pattern}`"
+    )))
+    .at(location)
+    .in_route(route.id.as_deref())
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(tail) = text.strip_prefix(head) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| glob(rest, &tail[i..]))
+        }
+    }
+}
+
+impl Reader {
+    /// A top-level `- errorHandler:` item.
+    pub(super) fn context_error_handler(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        if context.handler.is_some() {
+            return Err(self.error(
+                crate::error::RouteErrorKind::InvalidValue(
+                    "a file holds at most one top-level `errorHandler`".into(),
+                ),
+                pointer,
+            ));
+        }
+        let handler = self.error_handler(body, pointer)?;
+        context.handler = Some((handler, pointer.to_string()));
+        Ok(())
+    }
+
+    /// A top-level `- onException:` item.
+    pub(super) fn context_on_exception(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        let clause = self.on_exception(body, pointer)?;
+        context.clauses.push((clause, pointer.to_string()));
+        Ok(())
+    }
+
+    /// A top-level `- onCompletion:` item.
+    pub(super) fn context_on_completion(
+        &self,
+        body: Json,
+        pointer: &str,
+        context: &mut ContextErrors,
+    ) -> Result<(), RouteError> {
+        let c = self.on_completion(body, pointer)?;
+        context.completions.push((c, pointer.to_string()));
+        Ok(())
+    }
+
+    /// One `on_completion` at `pointer`.
+    pub(super) fn on_completion(
+        &self,
+        mut body: Json,
+        pointer: &str,
+    ) -> Result<OnCompletionConfig, RouteError> {
+        normalise_config(&mut body);
+        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+    }
+
+    /// A route's `on_completion:`: one or a list.
+    pub(super) fn route_on_completion(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+    ) -> Result<(), RouteError> {
+        let items = match body {
+            Json::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| (format!("{pointer}/{i}"), item))
+                .collect(),
+            one => vec![(pointer.to_string(), one)],
+        };
+        for (at, item) in items {
+            let c = self.on_completion(item, &at)?;
+            route.errors.on_completion.push(c);
+            route.errors.pointers.on_completion.push(at);
+        }
+        Ok(())
+    }
+
+    /// An error handler's configuration at `pointer`.
+    pub(super) fn error_handler(
+        &self,
+        body: Json,
+        pointer: &str,
+    ) -> Result<ErrorHandlerConfig, RouteError> {
+        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+    }
+
+    /// One `on_exception` clause at `pointer`.
+    pub(super) fn on_exception(
+        &self,
+        mut body: Json,
+        pointer: &str,
+    ) -> Result<OnException, RouteError> {
+        normalise_config(&mut body);
+        let clause: OnException =
+            decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))?;
+        if clause.exception.iter().all(|e| e.trim().is_empty()) {
+            return Err(self.error(
+                crate::error::RouteErrorKind::InvalidValue(
+                    "`exception` lists at least one kind or Java class name (`java.lang.Exception` catches all)".into(),
+                ),
+                &format!("{pointer}/exception"),
+            ));
+        }
+        Ok(clause)
+    }
+
+    /// A route's `on_exception:`: one clause or a list of them (each item a clause, or
+    /// `{onException: clause}` as at the top level).
+    pub(super) fn route_on_exception(
+        &self,
+        body: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+    ) -> Result<(), RouteError> {
+        let items = match body {
+            Json::Array(items) => items,
+            one => {
+                let clause = self.on_exception(one, pointer)?;
+                route.errors.on_exception.push(clause);
+                route.errors.pointers.on_exception.push(pointer.to_string());
+                return Ok(());
+            }
+        };
+        for (i, item) in items.into_iter().enumerate() {
+            let mut at = format!("{pointer}/{i}");
+            let item = match item {
+                Json::Object(mut m) if m.len() == 1 && m.contains_key("onException") => {
+                    at.push_str("/onException");
+                    m.remove("onException").unwrap_or_default()
+                }
+                Json::Object(mut m) if m.len() == 1 && m.contains_key("on_exception") => {
+                    at.push_str("/on_exception");
+                    m.remove("on_exception").unwrap_or_default()
+                }
+                other => other,
+            };
+            let clause = self.on_exception(item, &at)?;
+            route.errors.on_exception.push(clause);
+            route.errors.pointers.on_exception.push(at);
+        }
+        Ok(())
+    }
+}
