@@ -90,7 +90,12 @@ impl Reader {
 
     /// The items of a list written `[{onException: {...}}, ...]` (Camel's shape) or
     /// `[{...}, ...]`, or one item; each with its pointer.
-    fn configuration_items(&self, value: Json, pointer: &str, wrapper: &str) -> Vec<(Json, String)> {
+    fn configuration_items(
+        &self,
+        value: Json,
+        pointer: &str,
+        wrapper: &str,
+    ) -> Vec<(Json, String)> {
         let snake = to_snake_case(wrapper);
         let list = match value {
             Json::Array(items) => items,
