@@ -72,6 +72,9 @@ pub struct Exchange {
     /// Error handling state (ADR 0052); one pointer, absent on the happy path, so the
     /// exchange stays small and cheap to clone.
     errors: Option<Arc<ErrorState>>,
+    /// Exchange variables (`set_variable`); boxed and absent until the first one is
+    /// set, so exchanges without variables stay one pointer larger and nothing more.
+    variables: Option<Box<Headers>>,
 }
 
 /// What error handling keeps on an exchange.
@@ -99,6 +102,7 @@ impl Exchange {
             properties: Headers::new(),
             stopped: false,
             errors: None,
+            variables: None,
         }
     }
 
@@ -134,6 +138,33 @@ impl Exchange {
     /// True once [`Exchange::stop`] was called.
     pub fn is_stopped(&self) -> bool {
         self.stopped
+    }
+}
+
+// --- variables (see `crate::variables` for the global scope) ---
+impl Exchange {
+    /// An exchange variable.
+    pub fn variable(&self, name: &str) -> Option<&Value> {
+        self.variables.as_deref().and_then(|v| v.get(name))
+    }
+
+    /// Every exchange variable (empty when none was set).
+    pub fn variables(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.variables.as_deref().into_iter().flat_map(|v| v.iter())
+    }
+
+    /// Sets an exchange variable.
+    pub fn set_variable(&mut self, name: &str, value: impl Into<Value>) {
+        self.variables
+            .get_or_insert_with(Default::default)
+            .insert(name, value);
+    }
+
+    /// Removes an exchange variable.
+    pub fn remove_variable(&mut self, name: &str) {
+        if let Some(v) = self.variables.as_deref_mut() {
+            v.remove(name);
+        }
     }
 }
 

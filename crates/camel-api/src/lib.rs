@@ -39,6 +39,7 @@ pub mod suggest;
 pub mod transaction;
 mod uri;
 mod value;
+pub mod variables;
 
 pub use body::Body;
 pub use component::{Component, ComponentContext, ContextChange, Endpoint};

@@ -19,7 +19,8 @@ use camel_api::definition::{StepConfig, WithExpression};
 use camel_api::{BoxProcessor, CamelError, Exchange};
 use camel_eip::config::{
     Choice, ConvertBodyTo, Filter, Log, Marshal, Otherwise, RemoveHeader, RemoveHeaders,
-    RemoveProperty, SetBody, SetHeader, SetProperty, Stop, Transacted, Unmarshal, When,
+    RemoveProperty, RemoveVariable, SetBody, SetHeader, SetProperty, SetVariable, Stop, Transacted,
+    Unmarshal, When,
 };
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -187,6 +188,18 @@ impl RouteBuilder {
         let mut c: SetProperty = with_expression(e);
         c.name = name.to_string();
         self.step_config(c)
+    }
+
+    /// Sets a variable (`global:name` for a process-wide one); see docs/routes.md.
+    pub fn set_variable(self, name: &str, e: ExpressionDefinition) -> Self {
+        let mut c: SetVariable = with_expression(e);
+        c.name = name.to_string();
+        self.step_config(c)
+    }
+
+    /// Removes a variable.
+    pub fn remove_variable(self, name: &str) -> Self {
+        self.step_config(RemoveVariable { name: name.into() })
     }
 
     /// Replaces the body.

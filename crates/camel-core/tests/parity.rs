@@ -428,3 +428,20 @@ async fn every_spelling_of_an_option_reads_the_same() {
     let out = run(b, Exchange::new("x")).await.unwrap();
     assert_eq!(text(&out), r#"["a"]"#);
 }
+
+#[tokio::test]
+async fn set_variable_and_remove_variable() -> Result<(), CamelError> {
+    let b = built(
+        RouteBuilder::from("direct:in")
+            .set_variable("v", simple("<${body}>"))
+            .set_body(simple("${variable.v}"))
+            .remove_variable("v"),
+    );
+    let y = yaml(
+        "- set_variable: {name: v, simple: '<${body}>'}\n- set_body: {simple: '${variable.v}'}\n- remove_variable: {name: v}",
+    );
+    let out = same(y, b, Exchange::new("x")).await?;
+    assert_eq!(text(&out), "<x>");
+    assert_eq!(out.variable("v"), None);
+    Ok(())
+}

@@ -21,3 +21,4 @@ pub mod resequencer;
 pub mod trace;
 pub mod transacted;
 pub mod try_catch;
+pub mod variable;

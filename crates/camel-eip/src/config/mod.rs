@@ -29,6 +29,7 @@ mod multicast;
 mod resequence;
 mod routing;
 mod transacted;
+mod variable;
 
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use errors::{
@@ -43,3 +44,4 @@ pub use multicast::{Multicast, Strategy};
 pub use resequence::Resequence;
 pub use routing::{Choice, Filter, Otherwise, When};
 pub use transacted::Transacted;
+pub use variable::{ConvertVariableTo, RemoveVariable, SetVariable, SetVariables};

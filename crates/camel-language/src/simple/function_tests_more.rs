@@ -101,7 +101,7 @@ fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
         ("${routeId}", 3, "routeId"),
         ("x ${camelId}", 5, "camelId"),
         ("${messageTimestamp}", 3, "messageTimestamp"),
-        ("${variable.x}", 3, "variable"),
+        ("${stepId}", 3, "stepId"),
         ("${sys.user.home}", 3, "sys"),
         ("${bean:orders.list}", 3, "bean"),
     ] {

@@ -121,3 +121,5 @@ mod function_tests;
 mod function_tests_more;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod variable_tests;

@@ -10,6 +10,7 @@ mod multicast;
 pub(crate) mod resequence;
 mod routing;
 mod transacted;
+mod variable;
 
 use super::{typed, StepRegistry};
 
@@ -24,6 +25,10 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("remove_header", typed(message::remove_header));
     r.register("remove_headers", typed(message::remove_headers));
     r.register("remove_property", typed(message::remove_property));
+    r.register("set_variable", typed(variable::set_variable));
+    r.register("set_variables", typed(variable::set_variables));
+    r.register("remove_variable", typed(variable::remove_variable));
+    r.register("convert_variable_to", typed(variable::convert_variable_to));
     r.register("stop", typed(message::stop));
     r.register("filter", typed(routing::filter));
     r.register("choice", typed(routing::choice));

@@ -1,5 +1,5 @@
 //! The functions that read the message: `body`, `bodyAs`, `header`, `headers`,
-//! `exchangeProperty`, `exchangeId`, `null`, each with its indexes and method calls.
+//! `exchangeProperty`, `variable`, `variables`, `exchangeId`, `null`, each with its indexes and method calls.
 
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ pub(super) fn parse(name: &str, at: usize) -> Result<Option<Function>, Problem> 
         "exchangeId" | "id" => Some(Function::ExchangeId),
         "null" => Some(Function::Null),
         "headers" | "in.headers" => Some(Function::Headers),
+        "variables" => Some(Function::Variables),
         _ => None,
     };
     if simple.is_some() {
@@ -59,6 +60,13 @@ pub(super) fn parse(name: &str, at: usize) -> Result<Option<Function>, Problem> 
             if let Some((key, steps)) = parse_key(rest, at + prefix.len(), "header")? {
                 return Ok(Some(with_steps(Function::Header(key), steps)));
             }
+        }
+    }
+    if let Some(rest) = name.strip_prefix("variable") {
+        if let Some((key, steps)) = parse_key(rest, at + "variable".len(), "variable")? {
+            let variable = camel_api::variables::Variable::parse(&key)
+                .map_err(|e| Problem::new(at + "variable".len(), e.to_string()))?;
+            return Ok(Some(with_steps(Function::Variable(variable), steps)));
         }
     }
     if let Some(rest) = name.strip_prefix("exchangeProperty") {

@@ -44,6 +44,8 @@ const KNOWN: &[&str] = &[
     "in.header",
     "in.headers",
     "exchangeProperty",
+    "variable",
+    "variables",
     "exchangeId",
     "id",
     "null",
@@ -68,6 +70,10 @@ pub(crate) enum Function {
     Headers,
     /// `${exchangeProperty.NAME}`: an exchange property, or null.
     Property(Arc<str>),
+    /// `${variable.NAME}` / `${variable.global:NAME}`: a variable, or null.
+    Variable(camel_api::variables::Variable),
+    /// `${variables}`: every exchange variable, as a JSON object.
+    Variables,
     /// `${exchangeId}`: the exchange id as text.
     ExchangeId,
     /// `${null}`.
@@ -108,6 +114,15 @@ impl Function {
             Function::Body => Cow::Owned(exchange.message.body.to_value()),
             Function::Header(name) => borrowed_or_null(exchange.header(name)),
             Function::Property(name) => borrowed_or_null(exchange.property(name)),
+            Function::Variable(variable) => {
+                variable.get(exchange).unwrap_or(Cow::Owned(Value::Null))
+            }
+            Function::Variables => Cow::Owned(Value::from_json(serde_json::Value::Object(
+                exchange
+                    .variables()
+                    .map(|(k, v)| (k.to_owned(), v.to_json()))
+                    .collect(),
+            ))),
             Function::ExchangeId => Cow::Owned(Value::Text(exchange.id.to_string().into())),
             Function::Null => Cow::Owned(Value::Null),
             Function::BodyAs(conversion, mandatory) => {
