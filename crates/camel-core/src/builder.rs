@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use camel_api::definition::{StepConfig, WithExpression};
 use camel_api::{BoxProcessor, CamelError, Exchange};
 use camel_eip::config::{
-    Choice, ConvertBodyTo, Filter, Log, Marshal, Otherwise, RemoveHeader, RemoveHeaders,
-    RemoveProperty, RemoveVariable, SetBody, SetHeader, SetProperty, SetVariable, Stop, Transacted,
-    Unmarshal, When,
+    Choice, ConvertBodyTo, ConvertVariableTo, Filter, Log, Marshal, Otherwise, RemoveHeader,
+    RemoveHeaders, RemoveProperty, RemoveVariable, SetBody, SetHeader, SetProperty, SetVariable,
+    Stop, Transacted, Unmarshal, When,
 };
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -200,6 +200,15 @@ impl RouteBuilder {
     /// Removes a variable.
     pub fn remove_variable(self, name: &str) -> Self {
         self.step_config(RemoveVariable { name: name.into() })
+    }
+
+    /// Converts a variable: `to` is `String`, `Integer`, `Long`, `Double`, `Float` or
+    /// `Boolean` (checked when the route is compiled).
+    pub fn convert_variable_to(self, name: &str, to: &str) -> Self {
+        self.step_config(ConvertVariableTo {
+            name: name.into(),
+            to: to.into(),
+        })
     }
 
     /// Replaces the body.

@@ -141,6 +141,7 @@ async fn builder_and_yaml_agree() -> Result<(), CamelError> {
         .id("r")
         .set_variable("v", simple("${body}${body}"))
         .set_body(simple("${variable.v}"))
+        .convert_variable_to("v", "Integer")
         .remove_variable("v")
         .build();
     let yaml = load(
@@ -152,12 +153,13 @@ async fn builder_and_yaml_agree() -> Result<(), CamelError> {
       steps:
         - setVariable: {name: v, simple: '${body}${body}'}
         - setBody: {simple: '${variable.v}'}
+        - convertVariableTo: {name: v, type: Integer}
         - removeVariable: {name: v}
 ",
     );
     assert_eq!(yaml[0], built);
-    let out = run(vec![built], "direct:in", "ab").await?;
-    assert_eq!(text(&out), "abab");
+    let out = run(vec![built], "direct:in", "12").await?;
+    assert_eq!(text(&out), "1212");
     assert_eq!(out.variable("v"), None);
     Ok(())
 }

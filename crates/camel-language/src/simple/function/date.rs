@@ -70,40 +70,40 @@ pub(crate) fn parse(rest: &str, at: usize, with_zone: bool) -> Result<DateFuncti
         }
     };
     let (base, shift_millis) = split_shift(command, at)?;
-    let source =
-        match base {
-            "now" | "millis" => Source::Now,
-            "file" => Source::Header(super::file::LAST_MODIFIED.into()),
-            "exchangeCreated" => return Err(Problem::new(
+    let source = match base {
+        "now" | "millis" => Source::Now,
+        "file" => Source::Header(super::file::LAST_MODIFIED.into()),
+        "exchangeCreated" => {
+            return Err(Problem::new(
                 at,
                 "`date:exchangeCreated` is not supported yet: exchanges do not record when they \
                  were created; use `now` or a header set by the consumer",
-            )),
-            _ => {
-                if let Some(name) = base
-                    .strip_prefix("header.")
-                    .or(base.strip_prefix("in.header."))
-                {
-                    Source::Header(name.into())
-                } else if let Some(name) = base.strip_prefix("exchangeProperty.") {
-                    Source::Property(name.into())
-                } else if base.starts_with("variable.") {
-                    return Err(Problem::new(
+            ))
+        }
+        _ => {
+            if let Some(name) = base
+                .strip_prefix("header.")
+                .or(base.strip_prefix("in.header."))
+            {
+                Source::Header(name.into())
+            } else if let Some(name) = base.strip_prefix("exchangeProperty.") {
+                Source::Property(name.into())
+            } else if base.starts_with("variable.") {
+                return Err(Problem::new(
                     at,
-                    "`date:variable.NAME` is not supported yet; copy the variable into a header \
-                     (`set_header` with `${variable.NAME}`) and use `date:header.NAME`",
+                    "`date:variable.NAME` is not supported yet; copy the variable into a header first",
                 ));
-                } else {
-                    return Err(Problem::new(
-                        at,
-                        format!(
-                            "unknown date command `{base}`; use now, millis, header.NAME, \
+            } else {
+                return Err(Problem::new(
+                    at,
+                    format!(
+                        "unknown date command `{base}`; use now, millis, header.NAME, \
                          exchangeProperty.NAME or file"
-                        ),
-                    ));
-                }
+                    ),
+                ));
             }
-        };
+        }
+    };
     let output = match pattern {
         Some((p, p_at)) if !p.is_empty() => Output::Pattern(date_format::compile(p, p_at)?),
         _ if base == "millis" => Output::Millis,
