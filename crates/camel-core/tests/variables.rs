@@ -113,6 +113,36 @@ async fn global_variables_cross_routes_and_exchanges() -> Result<(), CamelError>
 }
 
 #[tokio::test]
+async fn route_variables_are_named_with_their_route_id() -> Result<(), CamelError> {
+    let routes = load(
+        "\
+- route:
+    id: counter
+    from:
+      uri: direct:set
+      steps:
+        - setVariable: {name: 'route:counter:seen', simple: '${body}'}
+- route:
+    id: reader
+    from:
+      uri: direct:get
+      steps:
+        - setBody: {simple: '${variable.route:counter:seen}/${variable.route:reader:seen}'}
+",
+    );
+    let ctx = CamelContext::new();
+    ctx.add_routes(routes)
+        .await
+        .map_err(CamelError::processor)?;
+    ctx.start().await.map_err(CamelError::processor)?;
+    ctx.request("direct:set", Exchange::new("yes")).await?;
+    let out = ctx.request("direct:get", Exchange::new("")).await?;
+    ctx.stop().await;
+    assert_eq!(text(&out), "yes/");
+    Ok(())
+}
+
+#[tokio::test]
 async fn route_scope_and_bad_types_are_located_errors() {
     let text = "\
 - route:
@@ -131,7 +161,7 @@ async fn route_scope_and_bad_types_are_located_errors() {
         Err(e) => Some(e.to_string()),
     };
     let errors = errors.unwrap_or_default();
-    assert!(errors.contains("route-scoped variables"), "{errors}");
+    assert!(errors.contains("route:ROUTE_ID:NAME"), "{errors}");
     assert!(errors.contains(":5:"), "located at its line: {errors}");
 }
 

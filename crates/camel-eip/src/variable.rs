@@ -204,10 +204,28 @@ mod tests {
         Ok(())
     }
 
+    #[tokio::test]
+    async fn route_variables_are_kept_per_route_id() -> Result<(), CamelError> {
+        let a = var("route:eip-a:count");
+        run(&set_variable(a.clone(), constant("1")), Exchange::new("x")).await?;
+        let other = Exchange::new("y");
+        assert_eq!(
+            a.get(&other).map(|v| v.into_owned()),
+            Some(Value::from("1"))
+        );
+        assert_eq!(var("route:eip-b:count").get(&other), None);
+        assert_eq!(var("global:count").get(&other), None);
+        run(&remove_variable(a.clone()), other).await?;
+        assert_eq!(camel_api::variables::route("eip-a", "count"), None);
+        Ok(())
+    }
+
     #[test]
-    fn route_scope_is_refused_with_a_reason() {
+    fn route_scope_without_an_id_is_refused_with_a_reason() {
         let err = Variable::parse("route:x").err().map(|e| e.to_string());
-        assert!(err.is_some_and(|e| e.contains("global:NAME")));
+        assert!(err.is_some_and(|e| e.contains("route:ROUTE_ID:NAME")));
+        assert!(Variable::parse("route::x").is_err());
+        assert!(Variable::parse("route:r1:").is_err());
         assert!(Variable::parse("global:").is_err());
         assert_eq!(ValueType::parse("java.lang.Long"), Some(ValueType::Integer));
     }

@@ -56,6 +56,14 @@ fn global_variables_are_shared_by_every_exchange() {
 }
 
 #[test]
+fn route_variables_are_read_by_route_id() {
+    camel_api::variables::set_route("simple-r1", "n", Some(Value::Int(3)));
+    let ex = Exchange::new("b");
+    assert_eq!(eval_on(&ex, "${variable.route:simple-r1:n}"), Value::Int(3));
+    assert_eq!(eval_on(&ex, "${variable.route:simple-r2:n}"), Value::Null);
+}
+
+#[test]
 fn route_scope_and_missing_names_are_located_errors() {
     let (col, msg) = error_at("${variable.route:x}");
     assert_eq!(col, 11, "points at the name");
