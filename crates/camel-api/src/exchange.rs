@@ -72,9 +72,10 @@ pub struct Exchange {
     /// Error handling state (ADR 0052); one pointer, absent on the happy path, so the
     /// exchange stays small and cheap to clone.
     errors: Option<Arc<ErrorState>>,
-    /// Exchange variables (`set_variable`); boxed and absent until the first one is
-    /// set, so exchanges without variables stay one pointer larger and nothing more.
-    variables: Option<Box<Headers>>,
+    /// Exchange variables (`set_variable`): absent until the first one is set, so
+    /// exchanges without variables carry one empty pointer; shared copy-on-write, so a
+    /// fan-out clone copies nothing until a branch changes a variable.
+    variables: Option<Arc<Headers>>,
 }
 
 /// What error handling keeps on an exchange.
@@ -155,15 +156,15 @@ impl Exchange {
 
     /// Sets an exchange variable.
     pub fn set_variable(&mut self, name: &str, value: impl Into<Value>) {
-        self.variables
-            .get_or_insert_with(Default::default)
-            .insert(name, value);
+        Arc::make_mut(self.variables.get_or_insert_with(Default::default)).insert(name, value);
     }
 
     /// Removes an exchange variable.
     pub fn remove_variable(&mut self, name: &str) {
-        if let Some(v) = self.variables.as_deref_mut() {
-            v.remove(name);
+        if let Some(v) = self.variables.as_mut() {
+            if v.contains(name) {
+                Arc::make_mut(v).remove(name);
+            }
         }
     }
 }

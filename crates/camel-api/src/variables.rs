@@ -131,3 +131,32 @@ pub fn route(route_id: &str, name: &str) -> Option<Value> {
 pub fn set_route(route_id: &str, name: &str, value: Option<Value>) {
     write(true, &format!("{route_id}:{name}"), value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clone_shares_variables_until_one_side_changes_them() {
+        let mut a = Exchange::new("x");
+        a.set_variable("k", "v");
+        let mut b = a.clone();
+        b.set_variable("k", "changed");
+        b.remove_variable("missing");
+        assert_eq!(a.variable("k"), Some(&Value::from("v")));
+        assert_eq!(b.variable("k"), Some(&Value::from("changed")));
+        assert_eq!(a.variables().count(), 1);
+        assert_eq!(Exchange::new("y").variables().count(), 0);
+    }
+
+    #[test]
+    fn names_split_into_scopes() -> Result<(), ScopeError> {
+        assert_eq!(Variable::parse("x")?.scope, Scope::Exchange);
+        assert_eq!(Variable::parse("global:x")?.scope, Scope::Global);
+        let r = Variable::parse("route:r1:a:b")?;
+        assert_eq!((r.scope, &*r.name), (Scope::Route("r1".into()), "a:b"));
+        assert_eq!(Variable::parse("route:x"), Err(ScopeError::Route));
+        assert_eq!(Variable::parse(""), Err(ScopeError::Empty));
+        Ok(())
+    }
+}

@@ -35,6 +35,11 @@ async fn set_variable_then_read_it_in_simple() -> Result<(), CamelError> {
         - setVariable:
             name: greeting
             simple: 'Hello ${body}'
+        - setVariable:
+            name: unused
+            expression:
+              constant:
+                expression: test
         - setBody:
             simple: '${variable.greeting}!'
 ",
@@ -42,6 +47,7 @@ async fn set_variable_then_read_it_in_simple() -> Result<(), CamelError> {
     let out = run(routes, "direct:in", "World").await?;
     assert_eq!(text(&out), "Hello World!");
     assert_eq!(out.variable("greeting"), Some(&Value::from("Hello World")));
+    assert_eq!(out.variable("unused"), Some(&Value::from("test")));
     assert!(
         out.header("greeting").is_none(),
         "a variable is not a header"
