@@ -101,3 +101,27 @@ fn a_malformed_property_flag_is_refused_without_echoing_it() {
     );
     assert!(!log.contains("s3cr3t"), "{log}");
 }
+
+#[test]
+fn a_watch_reload_reads_the_properties_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let route = "- route:\n    id: ticker\n    from:\n      uri: timer:t\n      parameters: {period: 50, delay: 0}\n      steps:\n        - log: 'says {{word}}'\n";
+    let routes = write(dir.path(), "routes.yaml", route);
+    write(dir.path(), "application.properties", "word=one\n");
+    let (mut child, lines) = support::spawn(&["run", &routes, "--watch", "--max-seconds", "60"]);
+    support::wait_line(&lines, "says one");
+    // The new value counts once the route file changes (the watcher polls route files).
+    write(dir.path(), "application.properties", "word=two\n");
+    write(dir.path(), "routes.yaml", &format!("# edited\n{route}"));
+    support::wait_line(&lines, "routes reloaded");
+    support::wait_line(&lines, "says two");
+    // A key the edit drops leaves the running route as it was, with a located error.
+    write(dir.path(), "application.properties", "other=x\n");
+    write(dir.path(), "routes.yaml", route);
+    let error = support::wait_line(&lines, "no property `word`");
+    assert!(error.contains("routes.yaml:7:11: "), "{error}");
+    support::wait_line(&lines, "running routes are unchanged");
+    support::wait_line(&lines, "says two");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
