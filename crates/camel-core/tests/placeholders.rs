@@ -24,7 +24,7 @@ fn placeholders_resolve_from_properties_env_and_defaults() {
     assert_eq!(route.id.as_deref(), Some("orders"));
     assert_eq!(route.from.uri, "timer:tick");
     let shown = serde_json::to_string(route).unwrap();
-    assert!(shown.contains("\"250\""), "{shown}");
+    assert!(shown.contains("\"period\":250"), "{shown}");
     assert!(
         shown.contains("Hello world from ${header.CamelTimerCounter}"),
         "{shown}"
