@@ -5,6 +5,7 @@ mod file_routes;
 mod logging;
 mod metrics;
 mod outbox;
+mod properties;
 mod run;
 mod shutdown;
 
@@ -35,6 +36,8 @@ enum Command {
         /// Route files (YAML).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        properties: properties::PropertyArgs,
     },
     /// Inspect and repair an outbox: counts, discard, retry-dead.
     Outbox(outbox::OutboxArgs),
@@ -56,7 +59,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(args).await,
-            Command::Validate { files } => run::validate(&files).await,
+            Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
         }
     });

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::file_routes::FileRoutes;
+use crate::properties::PropertyArgs;
 use camel_core::{CamelContext, RouteDefinition, RouteError};
 use tokio::time::Instant;
 
@@ -51,14 +52,22 @@ pub(crate) struct RunArgs {
     /// binds only when such a route starts. 0 picks a free port (the log says which).
     #[arg(long, default_value_t = 8080)]
     port: u16,
+    #[command(flatten)]
+    properties: PropertyArgs,
 }
 
-/// Loads every file, collecting the errors of all of them.
-fn load(files: &[PathBuf]) -> Result<Vec<RouteDefinition>, Vec<RouteError>> {
+/// Loads every file with the properties read now, collecting the errors of all of them.
+fn load(
+    files: &[PathBuf],
+    properties: &PropertyArgs,
+) -> Result<Vec<RouteDefinition>, Vec<RouteError>> {
+    let properties = properties
+        .load(files)
+        .map_err(|e| vec![RouteError::new(camel_core::RouteErrorKind::InvalidValue(e))])?;
     let mut routes = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match camel_core::yaml::load_file(f) {
+        match camel_core::yaml::load_file_with(f, &properties) {
             Ok(r) => routes.extend(r),
             Err(e) => errors.extend(e.0),
         }
@@ -96,11 +105,18 @@ fn context(port: u16) -> CamelContext {
 
 /// Loads every file and compiles every route that loaded, even when others did not: a
 /// mistake in one item does not hide the errors inside the other routes.
-pub(crate) async fn validate(files: &[PathBuf]) -> ExitCode {
+pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> ExitCode {
+    let properties = match properties.load(files) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut routes = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        let (r, e) = camel_core::yaml::load_file_partial(f);
+        let (r, e) = camel_core::yaml::load_file_partial_with(f, &properties);
         routes.extend(r);
         errors.extend(e);
     }
@@ -189,7 +205,13 @@ const SETTLE: Duration = Duration::from_millis(200);
 /// Polls the files' modification times once a second and reloads on a change.
 /// `seen`: the files' stamps taken before they were first read, so an edit made while
 /// the routes were starting is not mistaken for the state already applied.
-async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes, mut seen: Stamps) {
+async fn watch(
+    ctx: CamelContext,
+    files: Vec<PathBuf>,
+    properties: PropertyArgs,
+    mut applied: FileRoutes,
+    mut seen: Stamps,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
@@ -207,9 +229,11 @@ async fn watch(ctx: CamelContext, files: Vec<PathBuf>, mut applied: FileRoutes, 
         }
         seen = now;
         // Parsing is CPU work of unbounded size: keep it off the routes' async workers.
+        // The properties are read again too: an edited value counts with the edit.
         let loaded = {
             let files = files.clone();
-            tokio::task::spawn_blocking(move || load(&files)).await
+            let properties = properties.clone();
+            tokio::task::spawn_blocking(move || load(&files, &properties)).await
         };
         let Ok(loaded) = loaded else {
             tracing::warn!(
@@ -305,9 +329,15 @@ async fn start(
             }
         }
     }
-    let watcher = args
-        .watch
-        .then(|| tokio::spawn(watch(ctx.clone(), args.files.clone(), file_routes, stamps)));
+    let watcher = args.watch.then(|| {
+        tokio::spawn(watch(
+            ctx.clone(),
+            args.files.clone(),
+            args.properties.clone(),
+            file_routes,
+            stamps,
+        ))
+    });
     Ok(Running {
         admin_server,
         watcher,
@@ -321,8 +351,9 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     // read on the async worker would leave Ctrl-C and SIGTERM unanswered.
     tracing::info!(files = args.files.len(), "reading the route files");
     let files = args.files.clone();
+    let properties = args.properties.clone();
     let loaded = tokio::select! {
-        loaded = tokio::task::spawn_blocking(move || (modified(&files), load(&files))) => loaded,
+        loaded = tokio::task::spawn_blocking(move || (modified(&files), load(&files, &properties))) => loaded,
         _ = signals.recv() => {
             tracing::info!(reason = "signal during startup", "stopping");
             return ExitCode::SUCCESS;

@@ -48,7 +48,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "placeholder.yaml",
         "- from:\n    uri: direct:a\n    steps:\n      - to: \"file:{{folderName}}\"\n",
         "4:9",
-        "placeholders are not supported",
+        "no property `folderName`",
     ),
 ];
 

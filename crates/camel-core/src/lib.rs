@@ -27,6 +27,7 @@ pub mod compiler;
 pub mod context;
 pub mod error;
 pub mod model;
+pub mod properties;
 pub mod yaml;
 
 use std::sync::Arc;

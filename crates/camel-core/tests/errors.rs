@@ -292,7 +292,7 @@ async fn an_unsupported_method_call_in_simple_is_refused_where_it_starts() {
 }
 
 #[tokio::test]
-async fn property_placeholders_are_refused_until_supported() {
+async fn unresolvable_property_placeholders_are_located_and_named() {
     let e = one_error(
         "- from:\n    uri: direct:a\n    steps:\n      - to: \"file:{{folderName}}\"\n",
         4,
@@ -300,14 +300,14 @@ async fn property_placeholders_are_refused_until_supported() {
     )
     .await;
     assert!(e.to_string().contains("`{{folderName}}`"), "{e}");
-    assert!(e.to_string().contains("not supported"), "{e}");
+    assert!(e.to_string().contains("no property `folderName`"), "{e}");
     let e = one_error(
         "- from:\n    uri: direct:a\n    steps:\n      - to: {uri: \"file:/tmp/x\", parameters: {file_name: \"{{name}}.txt\"}}\n",
         4,
-        14,
+        47,
     )
     .await;
-    assert!(e.to_string().contains("parameter `file_name`"), "{e}");
+    assert!(e.to_string().contains("no property `name`"), "{e}");
 }
 
 #[tokio::test]

@@ -196,9 +196,10 @@ impl Registry {
     }
 }
 
-/// Refuses a `{{name}}` property placeholder in an endpoint's URI or parameters. Nothing
-/// resolves placeholders yet, and passed through as text one became a folder named
-/// `{{folderName}}`; an error at load time is the honest answer until they are resolved.
+/// Refuses a `{{name}}` property placeholder left in an endpoint's URI or parameters. The
+/// YAML loader resolves placeholders before this point, so one that arrives here came
+/// from a route built in Rust (or a resolved value holding `{{`); passed through as text
+/// one became a folder named `{{folderName}}`.
 fn unresolved_placeholder(uri: &str, parameters: &[(&str, String)]) -> Result<(), RouteErrorKind> {
     let texts =
         std::iter::once(("the URI", uri)).chain(parameters.iter().map(|(k, v)| (*k, v.as_str())));
@@ -224,8 +225,9 @@ fn unresolved_placeholder(uri: &str, parameters: &[(&str, String)]) -> Result<()
         return Err(RouteErrorKind::Endpoint(CamelError::invalid_uri(
             uri,
             format!(
-                "{place} holds the property placeholder `{placeholder}`, and property \
-                 placeholders are not supported yet (write the value itself)"
+                "{place} holds the unresolved property placeholder `{placeholder}`: only \
+                 route files have their placeholders resolved (resolve the value before \
+                 building the route)"
             ),
         )));
     }

@@ -8,6 +8,7 @@ use super::configuration::ContextErrors;
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
 use crate::model::{camel_dsl, RouteDefinition, SourceMap};
+use crate::properties::Properties;
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
@@ -56,6 +57,66 @@ pub fn load_file_partial(path: impl AsRef<Path>) -> (Vec<RouteDefinition>, Vec<R
 /// routes whose source and steps were read whole although one of their options (or a key
 /// beside them) was wrong: compile them to find more errors, never run them.
 pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    load_str_partial_with(text, file, &Properties::new())
+}
+
+/// Like [`load_file`], resolving property placeholders with `properties`.
+pub fn load_file_with(
+    path: impl AsRef<Path>,
+    properties: &Properties,
+) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let (routes, errors) = load_file_partial_with(path, properties);
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
+}
+
+/// Like [`load_str`], resolving property placeholders with `properties`.
+pub fn load_str_with(
+    text: &str,
+    file: &str,
+    properties: &Properties,
+) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let (routes, errors) = load_str_partial_with(text, file, properties);
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
+}
+
+/// Like [`load_file_partial`], resolving property placeholders with `properties`.
+pub fn load_file_partial_with(
+    path: impl AsRef<Path>,
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let path = path.as_ref();
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str_partial_with(&text, &path.display().to_string(), properties),
+        Err(e) => (
+            Vec::new(),
+            vec![
+                RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
+                    file: path.display().to_string().into(),
+                    line: 0,
+                    column: 0,
+                })),
+            ],
+        ),
+    }
+}
+
+/// Like [`load_str_partial`], resolving property placeholders with `properties`: every
+/// string value of the file is resolved before the routes are read, so a resolved value
+/// is checked like one written out, and an unresolvable placeholder is an error at the
+/// value that holds it.
+pub fn load_str_partial_with(
+    text: &str,
+    file: &str,
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let file: Arc<str> = file.into();
     let docs = match node::parse_all(text) {
         Ok(docs) => docs,
@@ -70,12 +131,30 @@ pub fn load_str_partial(text: &str, file: &str) -> (Vec<RouteDefinition>, Vec<Ro
     };
     let mut routes = Vec::new();
     let mut errors = Vec::new();
-    for Spanned { value, positions } in docs {
+    for Spanned {
+        mut value,
+        positions,
+    } in docs
+    {
         let reader = Reader {
             file: file.clone(),
             positions: Arc::new(positions),
             partial: Default::default(),
         };
+        let mut unresolved = Vec::new();
+        super::placeholders::resolve(&mut value, String::new(), properties, &mut unresolved);
+        if !unresolved.is_empty() {
+            let mut found: Vec<RouteError> = unresolved
+                .into_iter()
+                .map(|(e, pointer)| {
+                    reader.error(RouteErrorKind::InvalidValue(e.to_string()), &pointer)
+                })
+                .collect();
+            // In the file's order, not the order of the map's keys.
+            found.sort_by_key(|e| e.location.as_ref().map(|l| (l.line, l.column)));
+            errors.extend(found);
+            continue;
+        }
         let (r, e) = reader.document(value);
         routes.extend(r);
         errors.extend(e);

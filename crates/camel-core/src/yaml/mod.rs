@@ -21,13 +21,29 @@
 //! Camel K `Integration`s (`spec.flows`) and `Pipe`s (`source` → `sink`), endpoint paths
 //! given as parameters (`uri: timer` + `timerName`), node `id`/`description`/`disabled`.
 //! A Camel name camel-rs lacks is reported as such, not as a typo (ADR 0051).
+//!
+//! Property placeholders (`{{key}}`, `{{key:default}}`, `{{env:NAME}}`) in string values
+//! are resolved before the routes are read ([`load_str_with`] takes the properties; the
+//! functions without `_with` resolve defaults and `env:` only).
 
 mod camel_k;
 mod configuration;
 mod loader;
 mod node;
 mod normalise;
+mod placeholders;
 mod route;
 mod route_configuration;
 
-pub use loader::{load_file, load_file_partial, load_str, load_str_partial};
+pub use loader::{
+    load_file, load_file_partial, load_file_partial_with, load_file_with, load_str,
+    load_str_partial, load_str_partial_with, load_str_with,
+};
+
+/// The values of every document of a YAML text, or its syntax error with line and column
+/// (for properties files written in YAML).
+pub(crate) fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, (String, usize, usize)> {
+    node::parse_all(text)
+        .map(|docs| docs.into_iter().map(|d| d.value).collect())
+        .map_err(|e| (e.message, e.line, e.column))
+}

@@ -82,7 +82,7 @@ fn measure(value: &Json) -> (usize, usize) {
     }
 }
 
-fn escape(key: &str) -> String {
+pub(super) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
