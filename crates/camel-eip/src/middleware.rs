@@ -113,8 +113,7 @@ where
 
     fn call(&mut self, exchange: Exchange) -> Fut {
         // `Next` takes the instance whose readiness `poll_ready` reserved.
-        let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
+        let ready = crate::layer::take_ready(&mut self.inner);
         (self.f)(exchange, Next::new(ready))
     }
 }

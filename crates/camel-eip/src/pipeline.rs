@@ -141,10 +141,7 @@ where
             Progress::Done(ex) => EipFuture::inner(self.inner.call(ex)),
             Progress::Failed(e) => EipFuture::ready(Err(e)),
             Progress::Suspended { pending, next } => {
-                // The readiness reserved by `poll_ready` belongs to `self.inner`: move that
-                // instance into the future and keep a fresh clone here (tower's idiom).
-                let clone = self.inner.clone();
-                let mut ready = std::mem::replace(&mut self.inner, clone);
+                let mut ready = crate::layer::take_ready(&mut self.inner);
                 let steps = self.steps.clone();
                 EipFuture::step(ProcessorFuture::boxed(async move {
                     let ex = finish(pending, steps, next).await?;

@@ -98,9 +98,7 @@ where
         if self.joins_current() {
             return EipFuture::inner(self.inner.call(ex));
         }
-        // Move the instance whose readiness `poll_ready` reserved into the future.
-        let clone = self.inner.clone();
-        let mut ready = std::mem::replace(&mut self.inner, clone);
+        let mut ready = crate::layer::take_ready(&mut self.inner);
         EipFuture::step(ProcessorFuture::boxed(in_transaction(
             self.manager.clone(),
             move || ready.call(ex),

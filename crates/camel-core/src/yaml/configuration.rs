@@ -172,7 +172,7 @@ impl Reader {
         pointer: &str,
     ) -> Result<OnCompletionConfig, RouteError> {
         normalise_config(&mut body);
-        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+        self.decode_at(&body, pointer)
     }
 
     /// A route's `on_completion:`: one or a list.
@@ -182,20 +182,22 @@ impl Reader {
         pointer: &str,
         route: &mut RouteDefinition,
     ) -> Result<(), RouteError> {
-        let items = match body {
-            Json::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| (format!("{pointer}/{i}"), item))
-                .collect(),
-            one => vec![(pointer.to_string(), one)],
-        };
-        for (at, item) in items {
+        let items = self.configuration_items(body, pointer, "onCompletion");
+        for (item, at) in items {
             let c = self.on_completion(item, &at)?;
             route.errors.on_completion.push(c);
             route.errors.pointers.on_completion.push(at);
         }
         Ok(())
+    }
+
+    /// Decodes the typed configuration at `pointer`, its errors located below it.
+    fn decode_at<T: serde::de::DeserializeOwned>(
+        &self,
+        body: &Json,
+        pointer: &str,
+    ) -> Result<T, RouteError> {
+        decode(body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
     }
 
     /// An error handler's configuration at `pointer`.
@@ -204,7 +206,7 @@ impl Reader {
         body: Json,
         pointer: &str,
     ) -> Result<ErrorHandlerConfig, RouteError> {
-        decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))
+        self.decode_at(&body, pointer)
     }
 
     /// One `on_exception` clause at `pointer`.
@@ -214,8 +216,7 @@ impl Reader {
         pointer: &str,
     ) -> Result<OnException, RouteError> {
         normalise_config(&mut body);
-        let clause: OnException =
-            decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))?;
+        let clause: OnException = self.decode_at(&body, pointer)?;
         if clause.exception.iter().all(|e| e.trim().is_empty()) {
             return Err(self.error(
                 crate::error::RouteErrorKind::InvalidValue(
@@ -235,28 +236,7 @@ impl Reader {
         pointer: &str,
         route: &mut RouteDefinition,
     ) -> Result<(), RouteError> {
-        let items = match body {
-            Json::Array(items) => items,
-            one => {
-                let clause = self.on_exception(one, pointer)?;
-                route.errors.on_exception.push(clause);
-                route.errors.pointers.on_exception.push(pointer.to_string());
-                return Ok(());
-            }
-        };
-        for (i, item) in items.into_iter().enumerate() {
-            let mut at = format!("{pointer}/{i}");
-            let item = match item {
-                Json::Object(mut m) if m.len() == 1 && m.contains_key("onException") => {
-                    at.push_str("/onException");
-                    m.remove("onException").unwrap_or_default()
-                }
-                Json::Object(mut m) if m.len() == 1 && m.contains_key("on_exception") => {
-                    at.push_str("/on_exception");
-                    m.remove("on_exception").unwrap_or_default()
-                }
-                other => other,
-            };
+        for (item, at) in self.configuration_items(body, pointer, "onException") {
             let clause = self.on_exception(item, &at)?;
             route.errors.on_exception.push(clause);
             route.errors.pointers.on_exception.push(at);

@@ -90,7 +90,7 @@ impl Reader {
 
     /// The items of a list written `[{onException: {...}}, ...]` (Camel's shape) or
     /// `[{...}, ...]`, or one item; each with its pointer.
-    fn configuration_items(
+    pub(super) fn configuration_items(
         &self,
         value: Json,
         pointer: &str,

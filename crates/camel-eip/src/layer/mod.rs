@@ -51,3 +51,11 @@ mod future;
 pub use boxed::ProcessorLayer;
 pub use error::into_camel_error;
 pub use future::EipFuture;
+
+/// Takes the instance of `service` whose readiness `poll_ready` reserved, leaving a fresh
+/// clone in its place (tower's idiom for a service that must be moved into a future: the
+/// clone has reserved nothing and is polled ready again before its own call).
+pub(crate) fn take_ready<S: Clone>(service: &mut S) -> S {
+    let fresh = service.clone();
+    std::mem::replace(service, fresh)
+}

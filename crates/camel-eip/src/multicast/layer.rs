@@ -31,9 +31,7 @@ where
     }
 
     fn call(&mut self, ex: Exchange) -> Self::Future {
-        // Move the instance whose readiness `poll_ready` reserved into the future.
-        let clone = self.inner.clone();
-        let mut ready = std::mem::replace(&mut self.inner, clone);
+        let mut ready = crate::layer::take_ready(&mut self.inner);
         let multicast = self.multicast.clone();
         EipFuture::step(ProcessorFuture::boxed(async move {
             let aggregated = multicast.run(ex).await?;
