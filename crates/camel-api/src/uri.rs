@@ -98,7 +98,9 @@ impl fmt::Display for EndpointUri {
     }
 }
 
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes; anything else, `+` included, stays as written (`+` is a space
+/// only in a query, which its reader handles).
+pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -305,44 +305,36 @@ impl Reader {
         context: &mut ContextErrors,
     ) -> Read<Option<RouteDefinition>> {
         let at = format!("{pointer}/{key}");
-        match to_snake_case(key).as_str() {
-            "route" => self.route(body, &at).map(Some),
-            "from" => self.bare_from(body, &at).map(Some),
-            "error_handler" => self
-                .context_error_handler(body, &at, context)
-                .map(|()| None)
-                .map_err(|e| vec![e]),
-            "on_exception" => self
-                .context_on_exception(body, &at, context)
-                .map(|()| None)
-                .map_err(|e| vec![e]),
-            "on_completion" => self
-                .context_on_completion(body, &at, context)
-                .map(|()| None)
-                .map_err(|e| vec![e]),
-            "route_configuration" => self
-                .route_configuration(body, &at, context)
-                .map(|()| None)
-                .map_err(|e| vec![e]),
-            "beans" => Err(self.beans(body, &at)),
-            other => Err(vec![
-                match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
-                    Some(message) => self.error(RouteErrorKind::InvalidValue(message), &at),
-                    None => self.unknown_key(
-                        key,
-                        &[
-                            "route",
-                            "from",
-                            "error_handler",
-                            "on_exception",
-                            "on_completion",
-                            "route_configuration",
-                        ],
-                        pointer,
-                    ),
-                },
-            ]),
-        }
+        // Error-handling items configure the file's routes and yield no route themselves.
+        let configured = match to_snake_case(key).as_str() {
+            "route" => return self.route(body, &at).map(Some),
+            "from" => return self.bare_from(body, &at).map(Some),
+            "beans" => return Err(self.beans(body, &at)),
+            "error_handler" => self.context_error_handler(body, &at, context),
+            "on_exception" => self.context_on_exception(body, &at, context),
+            "on_completion" => self.context_on_completion(body, &at, context),
+            "route_configuration" => self.route_configuration(body, &at, context),
+            other => {
+                return Err(vec![
+                    match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
+                        Some(message) => self.error(RouteErrorKind::InvalidValue(message), &at),
+                        None => self.unknown_key(
+                            key,
+                            &[
+                                "route",
+                                "from",
+                                "error_handler",
+                                "on_exception",
+                                "on_completion",
+                                "route_configuration",
+                            ],
+                            pointer,
+                        ),
+                    },
+                ])
+            }
+        };
+        configured.map(|()| None).map_err(|e| vec![e])
     }
 
     /// `- from: …` without `route:`.

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use camel_api::percent_decode;
+
 /// One segment of a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Segment {
@@ -122,28 +124,6 @@ fn split(path: &str) -> impl Iterator<Item = &str> {
         let root = inner.is_empty();
         move |_| !root
     })
-}
-
-/// Decodes `%XX` escapes (and `+` stays `+`: it is a space only in a query).
-pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            if let Some(b) = hex {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The pairs of a query string, decoded (`+` is a space there).
