@@ -38,6 +38,15 @@ fn scrape_until(addr: &str, done: impl Fn(&str) -> bool) -> String {
     }
 }
 
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn sink_series_expire_after_the_batcher_stops_and_route_series_stay() {
     let Some(nats) = camel_api::test_support::service_from_env("CAMEL_TEST_NATS_URL") else {
@@ -61,7 +70,7 @@ fn sink_series_expire_after_the_batcher_stops_and_route_series_stay() {
     )
     .expect("write the routes");
     let addr = free_addr();
-    let (mut child, rx) = spawn(&[
+    let (child, rx) = spawn(&[
         "run",
         file.to_str().expect("a UTF-8 path"),
         "--metrics-addr",
@@ -69,6 +78,8 @@ fn sink_series_expire_after_the_batcher_stops_and_route_series_stay() {
         "--sink-metrics-expiry",
         "1",
     ]);
+    // Killed however the test ends: a failed assertion must not leave the run behind.
+    let _child = KillOnDrop(child);
     wait_line(&rx, "sent ");
     let sink = "camel_sink_batch_flush_entries_count{sink=\"nats:camel.test.expiry";
     let route = "camel_route_exchanges_total{route=\"expiry\"} 3";
@@ -80,8 +91,6 @@ fn sink_series_expire_after_the_batcher_stops_and_route_series_stay() {
         "the sink's series never appeared: {seen}"
     );
     let after = scrape_until(&addr, |t| !t.contains(sink) && t.contains(route));
-    let _ = child.kill();
-    let _ = child.wait();
     assert!(
         !after.contains(sink),
         "the sink's series did not expire: {after}"
