@@ -5,6 +5,7 @@
 //! The route compiler in `camel-core` turns route steps into these; they can also be used
 //! directly from Rust.
 
+pub mod aggregation;
 pub mod choice;
 pub mod config;
 pub mod convert;
