@@ -27,6 +27,15 @@ pub trait Process: Send + Sync + 'static {
         let _ = exchange;
         None
     }
+
+    /// Called by a pipeline when [`Process::process_in_place`] returned an error: the
+    /// exchange, as the failed attempt left it, and the error. The default fails the
+    /// exchange; a stage that handles errors (the route's error handler) recovers here
+    /// without having kept a copy of the exchange before the attempt.
+    fn in_place_failed(&self, exchange: Exchange, error: CamelError) -> ProcessorFuture {
+        drop(exchange);
+        ProcessorFuture::ready(Err(error))
+    }
 }
 
 /// The future of a processor: either already complete (a synchronous stage, no allocation)
@@ -217,6 +226,13 @@ impl BoxProcessor {
     #[inline]
     pub fn process_in_place(&self, exchange: &mut Exchange) -> Option<Result<(), CamelError>> {
         self.inner.process_in_place(exchange)
+    }
+
+    /// What follows a failed [`BoxProcessor::process_in_place`] (see
+    /// [`Process::in_place_failed`]).
+    #[inline]
+    pub fn in_place_failed(&self, exchange: Exchange, error: CamelError) -> ProcessorFuture {
+        self.inner.in_place_failed(exchange, error)
     }
 }
 

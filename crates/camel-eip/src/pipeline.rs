@@ -64,12 +64,13 @@ fn run_sync(steps: &[BoxProcessor], mut ex: Exchange) -> Progress {
             break;
         }
         // In-place steps take the exchange by reference: no move in and out per step.
-        match step.process_in_place(&mut ex) {
+        let next = match step.process_in_place(&mut ex) {
             Some(Ok(())) => continue,
-            Some(Err(e)) => return Progress::Failed(e),
-            None => {}
-        }
-        match step.process(ex) {
+            // The step may recover (an error handler wraps it): it gets the exchange.
+            Some(Err(e)) => step.in_place_failed(ex, e),
+            None => step.process(ex),
+        };
+        match next {
             ProcessorFuture::Ready(Some(Ok(next))) => ex = next,
             ProcessorFuture::Ready(Some(Err(e))) => return Progress::Failed(e),
             ProcessorFuture::Ready(None) => {

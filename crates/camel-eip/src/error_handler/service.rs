@@ -56,6 +56,18 @@ impl Process for ErrorChannel<BoxProcessor> {
             done => done,
         }
     }
+
+    // An in-place step (set_header, transform, …) runs without a copy of its input: on a
+    // failure the pipeline hands back the exchange as the attempt left it (built-in
+    // in-place steps fail before they change it) and `in_place_failed` takes over.
+    fn process_in_place(&self, ex: &mut Exchange) -> Option<Result<(), CamelError>> {
+        self.inner.process_in_place(ex)
+    }
+
+    fn in_place_failed(&self, ex: Exchange, e: CamelError) -> ProcessorFuture {
+        let this = self.clone();
+        ProcessorFuture::boxed(async move { this.failed(ex, e).await })
+    }
 }
 
 impl<S> Service<Exchange> for ErrorChannel<S>

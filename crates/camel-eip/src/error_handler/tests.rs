@@ -317,3 +317,58 @@ async fn as_a_tower_layer() {
     svc.oneshot(Exchange::default()).await.unwrap();
     assert_eq!(gaps(&calls.lock().unwrap()), [10, 10]);
 }
+
+/// An in-place step (as `set_header` is) behind the handler inside a pipeline: it runs
+/// without a copy of its input, and its failures still reach redelivery and the dead
+/// letter channel with the exchange the earlier steps built.
+#[tokio::test(start_paused = true)]
+async fn in_place_steps_are_redelivered_and_dead_lettered_without_a_copy() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let seen = calls.clone();
+    let flaky_in_place = BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
+        let mut c = seen.lock().unwrap();
+        *c += 1;
+        if *c <= 2 {
+            return Err(CamelError::processor("not yet"));
+        }
+        ex.message.headers.insert("tagged", i64::from(*c));
+        Ok(())
+    });
+    let tag = BoxProcessor::sync_in_place(|ex: &mut Exchange| {
+        ex.message.headers.insert("first", true);
+        Ok(())
+    });
+    let (dead, letters) = mailbox();
+    let policy = RedeliveryPolicy {
+        maximum_redeliveries: 2,
+        redelivery_delay: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let h = Arc::new(ErrorHandler::new("r", dead_letter(dead), policy));
+    let route = crate::pipeline::pipeline(vec![
+        h.wrap(tag.clone(), "steps[0]"),
+        h.wrap(flaky_in_place, "steps[1]"),
+    ]);
+    let out = route.process(Exchange::new("x")).await.unwrap();
+    assert_eq!(
+        *calls.lock().unwrap(),
+        3,
+        "two failures, then the redelivery succeeds"
+    );
+    assert_eq!(out.header("tagged"), Some(&3i64.into()));
+    assert_eq!(out.header("first"), Some(&true.into()));
+    assert_eq!(out.header(names::REDELIVERY_COUNTER), Some(&2i64.into()));
+
+    // Always failing: the dead letter gets the exchange with the first step's header.
+    let never = BoxProcessor::sync_in_place(|_: &mut Exchange| Err(CamelError::processor("no")));
+    let route = crate::pipeline::pipeline(vec![h.wrap(tag, "steps[0]"), h.wrap(never, "steps[1]")]);
+    let out = route.process(Exchange::new("y")).await.unwrap();
+    assert!(out.is_stopped());
+    let letters = letters.lock().unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].header("first"), Some(&true.into()));
+    assert_eq!(
+        letters[0].property(names::FAILURE_ENDPOINT),
+        Some(&"steps[1]".into())
+    );
+}
