@@ -54,6 +54,7 @@ pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
 pub use processor::{BoxProcessor, Process, ProcessorFuture};
 pub use redact::{is_secret_name, redact_url, shown_value};
+pub use stripe::StripedName;
 pub use uri::{parse_duration, percent_decode, EndpointUri, Parameters};
 pub use value::Value;
 

@@ -52,6 +52,48 @@ impl<T> Striped<T> {
     }
 }
 
+/// A name (of a header or property) that a step puts on every exchange it handles, held
+/// once per stripe and created lazily by the first thread of the stripe to use it.
+///
+/// A message keeps the name as an `Arc<str>` clone. With one shared `Arc`, every worker
+/// thread would add to and take from the same reference count for every exchange: one
+/// cache line passed between the cores per exchange. A copy per stripe, allocated by the
+/// thread that uses it (so from that thread's own allocator pages), keeps the count local.
+///
+/// ```
+/// use camel_api::StripedName;
+/// let name = StripedName::new("h");
+/// assert_eq!(&**name.get(), "h");
+/// ```
+#[derive(Debug)]
+pub struct StripedName {
+    name: std::sync::Arc<str>,
+    copies: Striped<std::sync::OnceLock<std::sync::Arc<str>>>,
+}
+
+impl StripedName {
+    /// The name `name`.
+    pub fn new(name: &str) -> Self {
+        StripedName {
+            name: name.into(),
+            copies: Striped::default(),
+        }
+    }
+
+    /// The calling thread's copy.
+    #[inline]
+    pub fn get(&self) -> &std::sync::Arc<str> {
+        self.copies
+            .mine()
+            .get_or_init(|| std::sync::Arc::from(&*self.name))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
 thread_local! {
     /// This thread's stripe, or `usize::MAX` before its first count.
     static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };

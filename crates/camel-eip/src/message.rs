@@ -3,16 +3,14 @@
 //! Each works on the exchange in place, so a pipeline runs a sequence of them without
 //! moving the exchange from step to step.
 
-use std::sync::Arc;
-
-use camel_api::{Body, BoxExpression, BoxProcessor, Exchange};
+use camel_api::{Body, BoxExpression, BoxProcessor, Exchange, StripedName};
 
 /// `set_header`: evaluates `expression` and stores it under `name`.
 pub fn set_header(name: &str, expression: BoxExpression) -> BoxProcessor {
-    let name: Arc<str> = name.into();
+    let name = StripedName::new(name);
     BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
         let value = expression.evaluate(ex)?;
-        ex.message.headers.set(&name, value);
+        ex.message.headers.set(name.get(), value);
         Ok(())
     })
     .named("set_header")
@@ -20,10 +18,10 @@ pub fn set_header(name: &str, expression: BoxExpression) -> BoxProcessor {
 
 /// `set_property`: evaluates `expression` and stores it as exchange property `name`.
 pub fn set_property(name: &str, expression: BoxExpression) -> BoxProcessor {
-    let name: Arc<str> = name.into();
+    let name = StripedName::new(name);
     BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
         let value = expression.evaluate(ex)?;
-        ex.properties.set(&name, value);
+        ex.properties.set(name.get(), value);
         Ok(())
     })
     .named("set_property")
