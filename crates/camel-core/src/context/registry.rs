@@ -26,6 +26,8 @@ pub struct Registry {
     // read (and cloned out of) on the cold compile path only.
     languages: RwLock<LanguageRegistry>,
     steps: RwLock<StepRegistry>,
+    /// Factories of the bean types a file's `beans:` entries name (ADR 0076).
+    bean_types: RwLock<HashMap<String, crate::bean::BeanFactory>>,
 }
 
 impl fmt::Debug for Registry {
@@ -97,11 +99,65 @@ impl Registry {
             .cloned()
     }
 
-    /// A Rust processor registered as a resource under `name`.
+    /// A Rust processor registered as a resource under `name`, or the default method of a
+    /// bean registered under it.
     pub fn processor(&self, name: &str) -> Option<BoxProcessor> {
-        self.resource(name)
-            .and_then(|r| r.downcast::<BoxProcessor>().ok())
-            .map(|p| (*p).clone())
+        self.bean(name).and_then(|b| b.processor(None))
+    }
+
+    /// Registers a bean under `name` (replacing any resource of that name).
+    pub fn add_bean(&self, name: &str, bean: Arc<dyn camel_api::Bean>) {
+        self.add_resource(name, camel_api::bean_resource(bean));
+    }
+
+    /// The bean registered under `name`: one added with [`add_bean`](Self::add_bean), or a
+    /// [`BoxProcessor`] resource (a bean whose one method is the processor).
+    pub fn bean(&self, name: &str) -> Option<Arc<dyn camel_api::Bean>> {
+        self.resource(name).and_then(camel_api::bean_of)
+    }
+
+    /// Registers (or replaces) the factory of the bean type `name`.
+    pub fn add_bean_type(&self, name: &str, factory: crate::bean::BeanFactory) {
+        self.bean_types
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), factory);
+    }
+
+    /// The factory of the bean type `name`.
+    pub fn bean_type(&self, name: &str) -> Option<crate::bean::BeanFactory> {
+        self.bean_types
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Names of the registered bean types, sorted.
+    pub fn bean_type_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .bean_types
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Names of the registered beans (and processors), sorted.
+    pub fn bean_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .resources
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, r)| camel_api::bean_of(Arc::clone(r)).is_some())
+            .map(|(n, _)| n.clone())
+            .collect();
+        v.sort();
+        v
     }
 
     /// A snapshot of the language registry.

@@ -24,6 +24,7 @@ use super::EndpointDefinition;
 /// and the text between them.
 const PATHS: &[(&str, &[&str], &str)] = &[
     ("direct", &["name"], ""),
+    ("bean", &["beanName"], ""),
     ("seda", &["name"], ""),
     ("timer", &["timerName"], ""),
     ("scheduler", &["name"], ""),
