@@ -222,6 +222,16 @@ impl Registry {
         let def = &crate::model::endpoint_path::camel_form(def);
         let parameters = def.parameter_strings();
         unresolved_placeholder(&def.uri, &parameters)?;
+        // `uri: kafka` with its path in `parameters`: a Camel component we lack is named
+        // as such, not refused for want of a `:`.
+        if !def.uri.contains(':') && self.component(&def.uri).is_none() {
+            if let Some(message) = crate::model::camel_dsl::unsupported(
+                crate::model::camel_dsl::Kind::Component,
+                &def.uri,
+            ) {
+                return Err(RouteErrorKind::InvalidValue(message));
+            }
+        }
         let uri = EndpointUri::parse(&def.uri)
             .map_err(RouteErrorKind::Endpoint)?
             .with_parameters(parameters);

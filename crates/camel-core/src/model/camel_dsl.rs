@@ -236,7 +236,7 @@ pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
     if kind == Kind::Language && JVM_LANGUAGES.contains(&name) {
         return Some(format!(
             "`{name}` is a Camel language that runs JVM code, which cannot run here: \
-             use `simple` or `jsonpath`, or a Rust processor (`process: {{ref: name}}`)"
+             use `simple`, `jsonpath` or `jq`, or a Rust bean (`bean: {{ref: name}}`)"
         ));
     }
     if kind == Kind::Component && name == "class" {

@@ -25,6 +25,7 @@ use super::EndpointDefinition;
 const PATHS: &[(&str, &[&str], &str)] = &[
     ("direct", &["name"], ""),
     ("bean", &["beanName"], ""),
+    ("sql", &["query"], ""),
     ("seda", &["name"], ""),
     ("timer", &["timerName"], ""),
     ("scheduler", &["name"], ""),

@@ -163,11 +163,23 @@ pub fn load_str_partial_with(
         routes.extend(reader.partial.into_inner());
         beans.extend(reader.beans.into_inner());
     }
-    // The file's beans are built when its routes are added (ADR 0076).
-    if !beans.is_empty() {
-        for route in &mut routes {
-            route.beans.clone_from(&beans);
-        }
+    // The file's beans are built when its routes are added (ADR 0076), so a file with
+    // beans and no route would build nothing: say so rather than drop them.
+    if !beans.is_empty() && routes.is_empty() && errors.is_empty() {
+        let at = beans
+            .first()
+            .and_then(|b: &BeanDefinition| b.location.clone());
+        errors.push(
+            RouteError::new(RouteErrorKind::InvalidValue(
+                "this file declares `beans` but no route: camel-rs builds a file's beans with \
+                 its routes, so put the `beans` item in the file of the routes that call them"
+                    .into(),
+            ))
+            .at(at),
+        );
+    }
+    for route in &mut routes {
+        route.beans.clone_from(&beans);
     }
     (routes, errors)
 }
