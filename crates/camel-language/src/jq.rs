@@ -231,12 +231,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An order as a JSON body.
     fn order() -> Exchange {
-        Exchange::new(Body::from(json!({
-            "id": 7,
-            "vip": true,
-            "items": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 5}]
-        })))
+        let lines = json!([{"sku": "a", "qty": 2}, {"sku": "b", "qty": 5}]);
+        Exchange::new(Body::from(json!({"id": 7, "vip": true, "items": lines})))
     }
 
     fn eval(text: &str, ex: &Exchange) -> serde_json::Value {

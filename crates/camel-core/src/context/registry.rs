@@ -71,15 +71,7 @@ impl Registry {
 
     /// Registered schemes, sorted.
     pub fn component_schemes(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .components
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        v.sort();
-        v
+        sorted_keys(&self.components)
     }
 
     /// Registers a shared resource (a datasource, a client, a Rust processor).
@@ -135,15 +127,7 @@ impl Registry {
 
     /// Names of the registered bean types, sorted.
     pub fn bean_type_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .bean_types
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        v.sort();
-        v
+        sorted_keys(&self.bean_types)
     }
 
     /// Names of the registered beans (and processors), sorted.
@@ -260,6 +244,18 @@ impl Registry {
             .endpoint(uri, &cx)
             .map_err(RouteErrorKind::Endpoint)
     }
+}
+
+/// The keys of a locked map, sorted.
+fn sorted_keys<V>(map: &RwLock<HashMap<String, V>>) -> Vec<String> {
+    let mut v: Vec<String> = map
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .cloned()
+        .collect();
+    v.sort();
+    v
 }
 
 /// Refuses a `{{name}}` property placeholder left in an endpoint's URI or parameters. The
