@@ -195,8 +195,10 @@ impl<'de> Deserialize<'de> for LanguageValue {
                 // they are not options of the language.
                 options.remove("id");
                 options.remove("description");
+                // Camel's `tokenize` writes its text as `token`.
                 let text = options
                     .remove("expression")
+                    .or_else(|| options.remove("token"))
                     .and_then(|v| text_of(&v))
                     .ok_or_else(|| {
                         D::Error::custom("a language with options needs an `expression` text")
@@ -214,7 +216,9 @@ impl<'de> Deserialize<'de> for LanguageValue {
 
 /// The languages a step may name directly beside its other options (`simple: "…"`),
 /// as Camel's YAML DSL does; any other registered language goes under `expression:`.
-pub const SHORTHAND_LANGUAGES: [&str; 4] = ["simple", "constant", "header", "jsonpath"];
+pub const SHORTHAND_LANGUAGES: [&str; 7] = [
+    "simple", "constant", "header", "jsonpath", "jq", "csimple", "tokenize",
+];
 
 /// Why no single expression could be read from a step's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,7 +255,8 @@ pub trait WithExpression {
 
 /// Defines a step configuration that carries an expression next to its own fields, in the
 /// spellings Camel's YAML DSL accepts: `expression: {simple: "…"}`, or a language key
-/// (`simple`, `constant`, `header`, `jsonpath`) beside the other options, its value a text
+/// (`simple`, `constant`, `header`, `jsonpath`, `jq`, `csimple`, `tokenize`) beside the
+/// other options, its value a text
 /// or `{expression: text, …options}`. Unknown keys are refused.
 ///
 /// ```
@@ -297,6 +302,15 @@ macro_rules! expression_config {
             /// `jsonpath: text`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub jsonpath: Option<$crate::definition::LanguageValue>,
+            /// `jq: text`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub jq: Option<$crate::definition::LanguageValue>,
+            /// `csimple: text` (the simple language).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub csimple: Option<$crate::definition::LanguageValue>,
+            /// `tokenize: token` or `tokenize: {token, …options}`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tokenize: Option<$crate::definition::LanguageValue>,
         }
 
         impl $crate::definition::WithExpression for $name {
@@ -308,6 +322,9 @@ macro_rules! expression_config {
                         ("constant", self.constant.as_ref()),
                         ("header", self.header.as_ref()),
                         ("jsonpath", self.jsonpath.as_ref()),
+                        ("jq", self.jq.as_ref()),
+                        ("csimple", self.csimple.as_ref()),
+                        ("tokenize", self.tokenize.as_ref()),
                     ],
                 )
             }
@@ -318,12 +335,18 @@ macro_rules! expression_config {
                 self.constant = None;
                 self.header = None;
                 self.jsonpath = None;
+                self.jq = None;
+                self.csimple = None;
+                self.tokenize = None;
                 let value = Some(e.value());
                 match e.language.as_str() {
                     "simple" => self.simple = value,
                     "constant" => self.constant = value,
                     "header" => self.header = value,
                     "jsonpath" => self.jsonpath = value,
+                    "jq" => self.jq = value,
+                    "csimple" => self.csimple = value,
+                    "tokenize" => self.tokenize = value,
                     _ => self.expression = Some(e),
                 }
             }
@@ -335,7 +358,7 @@ macro_rules! expression_config {
 #[doc(hidden)]
 pub fn collect_expressions(
     wrapped: Option<&ExpressionDefinition>,
-    shorthand: [(&str, Option<&LanguageValue>); 4],
+    shorthand: [(&str, Option<&LanguageValue>); 7],
 ) -> Vec<(String, ExpressionDefinition)> {
     let mut found = Vec::new();
     if let Some(e) = wrapped {

@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod bean;
 mod body;
 mod component;
 mod consumer;
@@ -41,6 +42,7 @@ mod uri;
 mod value;
 pub mod variables;
 
+pub use bean::{bean_of, bean_resource, Bean, MethodBean};
 pub use body::Body;
 pub use component::{Component, ComponentContext, ContextChange, Endpoint};
 pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RoutePipeline};

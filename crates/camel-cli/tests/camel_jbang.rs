@@ -38,6 +38,15 @@ fn camel_k_integration_and_pipe() {
 }
 
 #[test]
+fn beans_declared_in_the_file_and_called_by_step_and_endpoint() {
+    let log = run("examples/camel-jbang/beans.camel.yaml", "3");
+    for n in 1000..1003 {
+        assert!(log.contains(&format!("Order {n} confirmed")), "{log}");
+    }
+    assert_eq!(log.matches("logger=orders").count(), 3, "{log}");
+}
+
+#[test]
 fn validate_prints_every_located_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("broken.camel.yaml");

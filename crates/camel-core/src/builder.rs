@@ -310,6 +310,27 @@ impl RouteBuilder {
         })
     }
 
+    /// Calls a method of a registered bean (`bean: {ref, method}`, ADR 0076).
+    ///
+    /// ```
+    /// use camel_core::model::BeanStep;
+    /// use camel_core::RouteBuilder;
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .bean(BeanStep::reference("greeter").method("hello"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "bean");
+    /// ```
+    pub fn bean(self, config: crate::model::BeanStep) -> Self {
+        self.step_config(config)
+    }
+
+    /// Declares a bean built from a registered bean type when the route is added, as a
+    /// file's top-level `beans:` entry does.
+    pub fn declare_bean(mut self, bean: crate::model::BeanDefinition) -> Self {
+        self.route.beans.push(bean);
+        self
+    }
+
     /// Resequences the exchanges: the steps after this one form the continuation.
     ///
     /// ```

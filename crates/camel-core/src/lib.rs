@@ -20,6 +20,7 @@
 // size does not matter there.
 #![allow(clippy::result_large_err)]
 
+pub mod bean;
 pub mod builder;
 mod builder_errors;
 mod builder_layer;

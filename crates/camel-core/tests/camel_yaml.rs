@@ -195,7 +195,9 @@ async fn five_errors_in_one_file_are_five_located_errors() {
         .iter()
         .filter_map(|e| e.location.as_ref().map(|l| l.line))
         .collect();
-    assert_eq!(lines, [3, 5, 13], "{text}");
+    // A bean's type is checked against the bean types registered in Rust when the routes
+    // are compiled (ADR 0076), so line 3 comes with the compiler's errors below.
+    assert_eq!(lines, [5, 13], "{text}");
     // With the loader's mistakes fixed, the compiler reports every step's.
     let fixed = errors_of("- from:\n    uri: direct:a\n    steps:\n      - throttle: {constant: 5}\n      - setBody: {groovy: x}\n      - setHeader: {nmae: x, constant: y}\n      - to: kafka:t\n      - bogus: {}\n").await;
     let lines: Vec<usize> = fixed
@@ -204,7 +206,6 @@ async fn five_errors_in_one_file_are_five_located_errors() {
         .filter_map(|e| e.location.as_ref().map(|l| l.line))
         .collect();
     assert_eq!(lines, [4, 5, 6, 7, 8], "{fixed}");
-    assert!(text.contains("Java classes cannot run here"), "{text}");
     assert!(text.contains("indent `steps` under `from`"), "{text}");
     // What `camel validate` does: the routes read whole are compiled too, so the errors
     // inside the route with a bad option are found in the same run.
@@ -218,6 +219,8 @@ async fn five_errors_in_one_file_are_five_located_errors() {
         .collect();
     lines.sort_unstable();
     assert_eq!(lines, [3, 5, 9, 10, 13], "{}", RouteErrors(all.clone()));
+    let all = RouteErrors(all).to_string();
+    assert!(all.contains("Java classes cannot run here"), "{all}");
 }
 
 #[tokio::test]

@@ -1,4 +1,5 @@
-//! Expression languages: `simple`, `jsonpath`, `header` and `constant`.
+//! Expression languages: `simple` (also as `csimple`), `jsonpath`, `jq`, `tokenize`,
+//! `header` and `constant`.
 //!
 //! Routes compute values (a header to set, a body to build) and decide (filter, choice)
 //! with expressions. Each language compiles its text once, when the route is compiled,
@@ -35,17 +36,21 @@
 
 mod constant;
 mod header;
+mod jq;
 mod jsonpath;
 mod options;
 mod problem;
 mod registry;
 mod simple;
+mod tokenize;
 
 pub use constant::{constant, ConstantLanguage};
 pub use header::{header, HeaderLanguage};
+pub use jq::{jq, JqLanguage, MAX_OUTPUTS as JQ_MAX_OUTPUTS};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;
 pub use simple::{simple, simple_predicate, SimpleLanguage};
+pub use tokenize::{tokenize, TokenizeLanguage};
 
 /// The user guide to the languages (`docs/languages.md`), with its examples run as tests.
 #[doc = include_str!("../../../docs/languages.md")]

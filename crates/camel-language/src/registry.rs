@@ -6,11 +6,15 @@ use std::sync::Arc;
 
 use camel_api::Language;
 
-use crate::{ConstantLanguage, HeaderLanguage, JsonPathLanguage, SimpleLanguage};
+use crate::{
+    ConstantLanguage, HeaderLanguage, JqLanguage, JsonPathLanguage, SimpleLanguage,
+    TokenizeLanguage,
+};
 
 /// The languages known to a context, by name.
 ///
-/// [`Default`] registers `simple`, `jsonpath`, `header` and `constant`.
+/// [`Default`] registers `simple` (and `csimple`, the same), `jsonpath`, `jq`,
+/// `tokenize`, `header` and `constant`.
 #[derive(Clone)]
 pub struct LanguageRegistry {
     languages: HashMap<&'static str, Arc<dyn Language>>,
@@ -31,6 +35,10 @@ impl Default for LanguageRegistry {
         registry.register(Arc::new(JsonPathLanguage));
         registry.register(Arc::new(HeaderLanguage));
         registry.register(Arc::new(ConstantLanguage));
+        registry.register(Arc::new(JqLanguage));
+        registry.register(Arc::new(TokenizeLanguage));
+        // Camel's compiled simple: the same language here (nothing is compiled to Java).
+        registry.register_as("csimple", Arc::new(SimpleLanguage));
         registry
     }
 }
@@ -77,7 +85,7 @@ mod tests {
         let registry = LanguageRegistry::default();
         assert_eq!(
             registry.names(),
-            ["constant", "header", "jsonpath", "simple"]
+            ["constant", "csimple", "header", "jq", "jsonpath", "simple", "tokenize"]
         );
         let options = serde_json::Map::new();
         let simple = registry.get("simple").unwrap();

@@ -74,9 +74,19 @@ fn attempt<T: DeserializeOwned>(config: Json) -> Result<T, DecodeError> {
         let mut pointer = pointer_of(e.path());
         let kind = classify(&message);
         // serde names the map that holds an unknown key; point at the key itself.
-        if let RouteErrorKind::UnknownKey { key, .. } = &kind {
+        if let RouteErrorKind::UnknownKey { key, expected, .. } = &kind {
             if !pointer.ends_with(&format!("/{key}")) {
                 pointer = format!("{pointer}/{key}");
+            }
+            // A Camel language we lack where an expression goes (`setBody: {groovy: …}`)
+            // is not a typo (ADR 0051).
+            if expected.iter().any(|e| e == "expression") {
+                if let Some(message) = crate::model::camel_dsl::unsupported(
+                    crate::model::camel_dsl::Kind::Language,
+                    &to_snake_case(key),
+                ) {
+                    return (pointer, RouteErrorKind::InvalidValue(message));
+                }
             }
         }
         (pointer, kind)

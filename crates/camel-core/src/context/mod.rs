@@ -92,6 +92,8 @@ impl CamelContext {
         for component in crate::builtin_components() {
             registry.add_component(component);
         }
+        registry.add_component(Arc::new(crate::bean::BeanComponent));
+        crate::bean::register_builtin_types(&registry);
         CamelContext {
             inner: Arc::new(Inner {
                 registry,
@@ -127,6 +129,28 @@ impl CamelContext {
     /// be called from routes with `process: {ref: name}`.
     pub fn add_resource(&self, name: &str, resource: Arc<dyn Any + Send + Sync>) {
         self.inner.registry.add_resource(name, resource);
+    }
+
+    /// Registers a bean under `name`, callable from routes with `bean: {ref: name,
+    /// method: m}`, `to: bean:name?method=m` and (its default method) `process: {ref:
+    /// name}`, in routes added afterwards. A [`camel_api::BoxProcessor`] is a bean with one
+    /// default method; [`camel_api::MethodBean`] has named ones.
+    pub fn register_bean(&self, name: &str, bean: impl camel_api::Bean) {
+        self.inner.registry.add_bean(name, Arc::new(bean));
+    }
+
+    /// Registers a bean type: a file's top-level `- beans: [{name, type: bean_type,
+    /// properties}]` entry builds its bean with `factory`, given the `properties` decoded
+    /// as `P` (a `serde_json::Map` reads them as written).
+    pub fn register_bean_type<P, B, F>(&self, bean_type: &str, factory: F)
+    where
+        P: serde::de::DeserializeOwned,
+        B: camel_api::Bean,
+        F: Fn(P) -> Result<B, String> + Send + Sync + 'static,
+    {
+        self.inner
+            .registry
+            .add_bean_type(bean_type, crate::bean::bean_factory(factory));
     }
 
     /// The registries routes are compiled against.
@@ -191,7 +215,9 @@ impl CamelContext {
                 taken.insert(id.clone());
             }
         }
-        let mut errors = Vec::new();
+        // The beans the routes' files declare exist before any route that calls them
+        // compiles.
+        let mut errors = crate::bean::register_declared(&self.inner.registry, routes);
         let mut compiled = Vec::new();
         for route in routes.iter_mut() {
             self.assign_id(route, &taken);

@@ -26,6 +26,8 @@ pub struct Registry {
     // read (and cloned out of) on the cold compile path only.
     languages: RwLock<LanguageRegistry>,
     steps: RwLock<StepRegistry>,
+    /// Factories of the bean types a file's `beans:` entries name (ADR 0076).
+    bean_types: RwLock<HashMap<String, crate::bean::BeanFactory>>,
 }
 
 impl fmt::Debug for Registry {
@@ -69,15 +71,7 @@ impl Registry {
 
     /// Registered schemes, sorted.
     pub fn component_schemes(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .components
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        v.sort();
-        v
+        sorted_keys(&self.components)
     }
 
     /// Registers a shared resource (a datasource, a client, a Rust processor).
@@ -97,11 +91,57 @@ impl Registry {
             .cloned()
     }
 
-    /// A Rust processor registered as a resource under `name`.
+    /// A Rust processor registered as a resource under `name`, or the default method of a
+    /// bean registered under it.
     pub fn processor(&self, name: &str) -> Option<BoxProcessor> {
-        self.resource(name)
-            .and_then(|r| r.downcast::<BoxProcessor>().ok())
-            .map(|p| (*p).clone())
+        self.bean(name).and_then(|b| b.processor(None))
+    }
+
+    /// Registers a bean under `name` (replacing any resource of that name).
+    pub fn add_bean(&self, name: &str, bean: Arc<dyn camel_api::Bean>) {
+        self.add_resource(name, camel_api::bean_resource(bean));
+    }
+
+    /// The bean registered under `name`: one added with [`add_bean`](Self::add_bean), or a
+    /// [`BoxProcessor`] resource (a bean whose one method is the processor).
+    pub fn bean(&self, name: &str) -> Option<Arc<dyn camel_api::Bean>> {
+        self.resource(name).and_then(camel_api::bean_of)
+    }
+
+    /// Registers (or replaces) the factory of the bean type `name`.
+    pub fn add_bean_type(&self, name: &str, factory: crate::bean::BeanFactory) {
+        self.bean_types
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), factory);
+    }
+
+    /// The factory of the bean type `name`.
+    pub fn bean_type(&self, name: &str) -> Option<crate::bean::BeanFactory> {
+        self.bean_types
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Names of the registered bean types, sorted.
+    pub fn bean_type_names(&self) -> Vec<String> {
+        sorted_keys(&self.bean_types)
+    }
+
+    /// Names of the registered beans (and processors), sorted.
+    pub fn bean_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .resources
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, r)| camel_api::bean_of(Arc::clone(r)).is_some())
+            .map(|(n, _)| n.clone())
+            .collect();
+        v.sort();
+        v
     }
 
     /// A snapshot of the language registry.
@@ -166,6 +206,16 @@ impl Registry {
         let def = &crate::model::endpoint_path::camel_form(def);
         let parameters = def.parameter_strings();
         unresolved_placeholder(&def.uri, &parameters)?;
+        // `uri: kafka` with its path in `parameters`: a Camel component we lack is named
+        // as such, not refused for want of a `:`.
+        if !def.uri.contains(':') && self.component(&def.uri).is_none() {
+            if let Some(message) = crate::model::camel_dsl::unsupported(
+                crate::model::camel_dsl::Kind::Component,
+                &def.uri,
+            ) {
+                return Err(RouteErrorKind::InvalidValue(message));
+            }
+        }
         let uri = EndpointUri::parse(&def.uri)
             .map_err(RouteErrorKind::Endpoint)?
             .with_parameters(parameters);
@@ -194,6 +244,18 @@ impl Registry {
             .endpoint(uri, &cx)
             .map_err(RouteErrorKind::Endpoint)
     }
+}
+
+/// The keys of a locked map, sorted.
+fn sorted_keys<V>(map: &RwLock<HashMap<String, V>>) -> Vec<String> {
+    let mut v: Vec<String> = map
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .cloned()
+        .collect();
+    v.sort();
+    v
 }
 
 /// Refuses a `{{name}}` property placeholder left in an endpoint's URI or parameters. The

@@ -24,7 +24,6 @@ use std::sync::{Mutex, OnceLock};
 /// adding (error handling) are left out so they stay plain "unknown" until they land.
 pub const EIPS: &[&str] = &[
     "aggregate",
-    "bean",
     "choice",
     "circuit_breaker",
     "claim_check",
@@ -84,7 +83,6 @@ pub const EIPS: &[&str] = &[
 /// Camel's top-level items other than `route` and `from` (and the error-handling ones
 /// being added separately).
 pub const TOP_LEVEL: &[&str] = &[
-    "beans",
     "data_formats",
     "intercept",
     "intercept_from",
@@ -99,7 +97,6 @@ pub const TOP_LEVEL: &[&str] = &[
 pub const LANGUAGES: &[&str] = &[
     "bean",
     "constant",
-    "csimple",
     "datasonnet",
     "exchange_property",
     "file",
@@ -108,7 +105,6 @@ pub const LANGUAGES: &[&str] = &[
     "hl7terser",
     "java",
     "joor",
-    "jq",
     "js",
     "jsonpath",
     "method",
@@ -118,7 +114,6 @@ pub const LANGUAGES: &[&str] = &[
     "ref",
     "simple",
     "spel",
-    "tokenize",
     "variable",
     "wasm",
     "xpath",
@@ -147,7 +142,6 @@ pub const COMPONENTS: &[&str] = &[
     "azure-servicebus",
     "azure-storage-blob",
     "azure-storage-queue",
-    "bean",
     "browse",
     "caffeine-cache",
     "cassandraql",
@@ -242,10 +236,10 @@ pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
     if kind == Kind::Language && JVM_LANGUAGES.contains(&name) {
         return Some(format!(
             "`{name}` is a Camel language that runs JVM code, which cannot run here: \
-             use `simple` or `jsonpath`, or a Rust processor (`process: {{ref: name}}`)"
+             use `simple`, `jsonpath` or `jq`, or a Rust bean (`bean: {{ref: name}}`)"
         ));
     }
-    if kind == Kind::Component && matches!(name, "bean" | "class") {
+    if kind == Kind::Component && name == "class" {
         return Some(java_class_message(name));
     }
     Some(format!(
@@ -256,9 +250,9 @@ pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
 /// The message for a Java class or bean reference that would need a JVM.
 pub fn java_class_message(name: &str) -> String {
     format!(
-        "Java classes cannot run here: register a Rust processor as bean `{name}` \
-         (`CamelContext::add_resource(\"{name}\", Arc::new(processor))`) and call it with \
-         `process: {{ref: {name}}}`"
+        "Java classes cannot run here: register a Rust bean `{name}` \
+         (`CamelContext::register_bean(\"{name}\", bean)`, or a bean type with \
+         `CamelContext::register_bean_type`) and call it with `bean: {{ref: {name}}}`"
     )
 }
 
@@ -300,7 +294,7 @@ mod tests {
         assert!(unsupported(Kind::Component, "kafka")
             .unwrap()
             .contains("component"));
-        assert!(unsupported(Kind::Component, "bean")
+        assert!(unsupported(Kind::Component, "class")
             .unwrap()
             .starts_with("Java classes cannot run here"));
         assert!(unsupported(Kind::Eip, "frobnicate").is_none());

@@ -24,6 +24,8 @@ use super::EndpointDefinition;
 /// and the text between them.
 const PATHS: &[(&str, &[&str], &str)] = &[
     ("direct", &["name"], ""),
+    ("bean", &["beanName"], ""),
+    ("sql", &["query"], ""),
     ("seda", &["name"], ""),
     ("timer", &["timerName"], ""),
     ("scheduler", &["name"], ""),

@@ -19,8 +19,11 @@ use serde_json::Value as Json;
 
 use crate::error::Location;
 
+mod bean;
 pub mod camel_dsl;
 pub mod endpoint_path;
+
+pub use bean::{bean_name, looks_like_java_class, BeanDefinition, BeanStep};
 
 /// An endpoint reference: a URI and parameters given beside it. Also the typed
 /// configuration of the `to` step (`to: uri` or `to: {uri, parameters}`). Parameter names
@@ -221,6 +224,10 @@ pub struct RouteDefinition {
     /// Rust tower layers referenced by `layer` steps of builder routes.
     #[serde(skip)]
     pub layers: HashMap<String, ProcessorLayer>,
+    /// The top-level `beans:` of the file the route came from, built (from bean types
+    /// registered in Rust) when the route is added.
+    #[serde(skip)]
+    pub beans: Vec<BeanDefinition>,
     /// Error handling of the route (ADR 0052).
     #[serde(flatten)]
     pub errors: RouteErrorHandling,

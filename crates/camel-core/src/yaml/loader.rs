@@ -7,7 +7,7 @@ use serde_json::{Map, Value as Json};
 use super::configuration::ContextErrors;
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
-use crate::model::{camel_dsl, RouteDefinition, SourceMap};
+use crate::model::{camel_dsl, BeanDefinition, RouteDefinition, SourceMap};
 use crate::properties::Properties;
 
 /// Loads the routes of a YAML file.
@@ -131,6 +131,7 @@ pub fn load_str_partial_with(
     };
     let mut routes = Vec::new();
     let mut errors = Vec::new();
+    let mut beans = Vec::new();
     for Spanned {
         mut value,
         positions,
@@ -140,6 +141,7 @@ pub fn load_str_partial_with(
             file: file.clone(),
             positions: Arc::new(positions),
             partial: Default::default(),
+            beans: Default::default(),
         };
         let mut unresolved = Vec::new();
         super::placeholders::resolve(&mut value, String::new(), properties, &mut unresolved);
@@ -159,6 +161,25 @@ pub fn load_str_partial_with(
         routes.extend(r);
         errors.extend(e);
         routes.extend(reader.partial.into_inner());
+        beans.extend(reader.beans.into_inner());
+    }
+    // The file's beans are built when its routes are added (ADR 0076), so a file with
+    // beans and no route would build nothing: say so rather than drop them.
+    if !beans.is_empty() && routes.is_empty() && errors.is_empty() {
+        let at = beans
+            .first()
+            .and_then(|b: &BeanDefinition| b.location.clone());
+        errors.push(
+            RouteError::new(RouteErrorKind::InvalidValue(
+                "this file declares `beans` but no route: camel-rs builds a file's beans with \
+                 its routes, so put the `beans` item in the file of the routes that call them"
+                    .into(),
+            ))
+            .at(at),
+        );
+    }
+    for route in &mut routes {
+        route.beans.clone_from(&beans);
     }
     (routes, errors)
 }
@@ -175,6 +196,8 @@ pub(super) struct Reader {
     /// Routes whose whole body was read although an error was found beside it (a bad
     /// route option, a key beside `from`): compiled by `camel validate` only.
     partial: std::cell::RefCell<Vec<RouteDefinition>>,
+    /// The file's top-level `beans:` entries.
+    beans: std::cell::RefCell<Vec<BeanDefinition>>,
 }
 
 impl Reader {
@@ -309,7 +332,7 @@ impl Reader {
         let configured = match to_snake_case(key).as_str() {
             "route" => return self.route(body, &at).map(Some),
             "from" => return self.bare_from(body, &at).map(Some),
-            "beans" => return Err(self.beans(body, &at)),
+            "beans" => return self.beans(body, &at).map(|()| None),
             "error_handler" => self.context_error_handler(body, &at, context),
             "on_exception" => self.context_on_exception(body, &at, context),
             "on_completion" => self.context_on_completion(body, &at, context),
@@ -323,6 +346,7 @@ impl Reader {
                             &[
                                 "route",
                                 "from",
+                                "beans",
                                 "error_handler",
                                 "on_exception",
                                 "on_completion",
@@ -352,33 +376,89 @@ impl Reader {
         Ok(route)
     }
 
-    /// `beans:` entries: a Java class cannot be built here; anything else is not yet.
-    fn beans(&self, body: Json, pointer: &str) -> Vec<RouteError> {
+    /// `beans:` entries (`{name, type, properties}`), built from the bean types registered
+    /// in Rust when the file's routes are added; the type is checked then.
+    fn beans(&self, body: Json, pointer: &str) -> Read<()> {
+        let Json::Array(entries) = body else {
+            return Err(vec![self.error(
+                RouteErrorKind::InvalidValue(
+                    "`beans` is a list of `{name, type, properties}` entries".into(),
+                ),
+                pointer,
+            )]);
+        };
         let mut errors = Vec::new();
-        if let Json::Array(entries) = &body {
-            for (i, entry) in entries.iter().enumerate() {
-                let java = entry
-                    .get("type")
-                    .and_then(Json::as_str)
-                    .filter(|t| t.contains('.') || t.starts_with("#class:"));
-                if java.is_some() {
-                    let name = entry.get("name").and_then(Json::as_str).unwrap_or("name");
-                    errors.push(self.error(
-                        RouteErrorKind::InvalidValue(camel_dsl::java_class_message(name)),
-                        &format!("{pointer}/{i}/type"),
-                    ));
-                }
+        for (i, entry) in entries.into_iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            match self.bean_entry(entry, &at) {
+                Ok(bean) => self.beans.borrow_mut().push(bean),
+                Err(e) => errors.extend(e),
             }
         }
         if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn bean_entry(&self, entry: Json, pointer: &str) -> Read<BeanDefinition> {
+        let map = self
+            .object(entry, pointer, "a bean is `{name, type, properties}`")
+            .map_err(|e| vec![e])?;
+        let mut bean = BeanDefinition::default();
+        let mut errors = Vec::new();
+        for (key, value) in map {
+            let at = format!("{pointer}/{key}");
+            match to_snake_case(&key).as_str() {
+                "name" => match self.string(value, &at, "name") {
+                    Ok(name) => bean.name = name,
+                    Err(e) => errors.push(e),
+                },
+                "type" => match self.string(value, &at, "type") {
+                    Ok(t) => {
+                        bean.bean_type = t;
+                        bean.location = self.locate(&at);
+                    }
+                    Err(e) => errors.push(e),
+                },
+                "properties" => match value {
+                    Json::Object(p) => bean.properties = p,
+                    Json::Null => {}
+                    _ => errors.push(self.wrong_type("properties", "a map", &at)),
+                },
+                // Ways Camel builds a bean in the JVM.
+                "constructors" | "factory_method" | "factory_bean" | "builder_class"
+                | "builder_method" | "init_method" | "destroy_method" | "script"
+                | "script_language" => errors.push(self.error(
+                    RouteErrorKind::InvalidValue(format!(
+                        "`{key}` builds a bean in the JVM, which cannot run here: a bean type \
+                         registered in Rust builds it from its `properties`"
+                    )),
+                    &at,
+                )),
+                _ => errors.push(self.unknown_key(&key, &["name", "type", "properties"], pointer)),
+            }
+        }
+        if bean.name.is_empty() {
+            errors.push(self.error(
+                RouteErrorKind::InvalidValue("a bean needs a `name`".into()),
+                pointer,
+            ));
+        }
+        if bean.bean_type.is_empty() {
             errors.push(self.error(
                 RouteErrorKind::InvalidValue(
-                    camel_dsl::unsupported(camel_dsl::Kind::TopLevel, "beans").unwrap_or_default(),
+                    "a bean needs a `type`: the name of a bean type registered in Rust".into(),
                 ),
                 pointer,
             ));
         }
-        errors
+        if errors.is_empty() {
+            Ok(bean)
+        } else {
+            Err(errors)
+        }
     }
 
     pub(super) fn source_map(&self, route_pointer: &str, steps_pointer: &str) -> SourceMap {

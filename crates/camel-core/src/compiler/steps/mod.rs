@@ -1,6 +1,7 @@
 //! The built-in step compilers, one function per step over its typed configuration,
 //! registered by name.
 
+mod bean;
 mod data;
 mod endpoint;
 mod errors;
@@ -17,6 +18,7 @@ use super::{typed, StepRegistry};
 pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("to", typed(endpoint::to));
     r.register("process", typed(endpoint::process));
+    r.register("bean", typed(bean::bean));
     r.register("log", typed(message::log));
     r.register("set_header", typed(message::set_header));
     r.register("set_property", typed(message::set_property));

@@ -1,0 +1,316 @@
+//! The `jq` language (through the `jaq` crates), evaluated on the message body: wherever a
+//! route takes `jsonpath`, it takes `jq` too.
+//!
+//! The filter is parsed and compiled once, with jq's standard library. A text or bytes
+//! body is parsed as JSON first; an empty body is `null`. One output yields that value,
+//! several yield a JSON array of them (at most [`MAX_OUTPUTS`]), none yields null. As a
+//! predicate, a filter holds when its first output is neither `null` nor `false` (as in
+//! jq's `select`).
+//!
+//! ```
+//! use camel_api::{Body, Exchange, Value};
+//! use camel_language::jq;
+//!
+//! let ex = Exchange::new(Body::from(r#"{"order": {"id": 7, "items": ["a", "b"]}}"#));
+//! assert_eq!(jq(".order.id").unwrap().evaluate(&ex).unwrap(), Value::Int(7));
+//! let n = jq(".order.items | length").unwrap().evaluate(&ex).unwrap();
+//! assert_eq!(n, Value::Int(2));
+//! assert_eq!(jq(".order |").unwrap_err().language, "jq");
+//! ```
+
+use std::sync::Arc;
+
+use camel_api::{
+    Body, BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
+    Predicate, Value,
+};
+use jaq_core::compile::Filter;
+use jaq_core::data::JustLut;
+use jaq_core::load::{self, Arena, File, Loader};
+use jaq_core::{Compiler, Ctx, Native, Vars};
+use jaq_json::Val;
+
+use crate::options::{reject_options, Options};
+use crate::problem::located;
+
+const LANGUAGE: &str = "jq";
+
+/// At most this many outputs are collected; a filter that yields more is an error (a
+/// `repeat` or `range` without end would otherwise never finish).
+pub const MAX_OUTPUTS: usize = 10_000;
+
+type Data = JustLut<Val>;
+
+/// Compiles a jq filter over the body.
+pub fn jq(text: &str) -> Result<BoxExpression, ExpressionError> {
+    Ok(Arc::new(compile(text)?))
+}
+
+fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs());
+    let funs = jaq_core::funs::<Data>()
+        .chain(jaq_std::funs::<Data>())
+        .chain(jaq_json::funs::<Data>());
+    let arena = Arena::default();
+    let at = |part: &str| load::span(text, part).start;
+    let modules = Loader::new(defs)
+        .load(
+            &arena,
+            File {
+                code: text,
+                path: (),
+            },
+        )
+        .map_err(|errors| {
+            let (offset, message) = errors
+                .into_iter()
+                .find_map(|(_, e)| match e {
+                    load::Error::Lex(v) => v
+                        .into_iter()
+                        .next()
+                        .map(|(expect, s)| (at(s), format!("expected {}", expect.as_str()))),
+                    load::Error::Parse(v) => v
+                        .into_iter()
+                        .next()
+                        .map(|(expect, s)| (at(s), format!("expected {}", expect.as_str()))),
+                    load::Error::Io(v) => v.into_iter().next().map(|(s, m)| (at(s), m)),
+                })
+                .unwrap_or((0, "the filter cannot be read".to_string()));
+            located(LANGUAGE, text, offset, message)
+        })?;
+    let filter = Compiler::default()
+        .with_funs(funs)
+        .compile(modules)
+        .map_err(|errors| {
+            let (offset, message) = errors
+                .into_iter()
+                .flat_map(|(_, e)| e)
+                .next()
+                .map(|(name, undefined)| {
+                    (
+                        at(name),
+                        format!("undefined {} `{name}`", undefined.as_str()),
+                    )
+                })
+                .unwrap_or((0, "the filter cannot be compiled".to_string()));
+            located(LANGUAGE, text, offset, message)
+        })?;
+    Ok(JqExpression {
+        text: text.into(),
+        filter,
+    })
+}
+
+struct JqExpression {
+    text: Arc<str>,
+    filter: Filter<Native<Data>>,
+}
+
+impl std::fmt::Debug for JqExpression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JqExpression")
+            .field("text", &self.text)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JqExpression {
+    fn failure(&self, message: impl Into<String>) -> CamelError {
+        located(LANGUAGE, &self.text, 0, message).into()
+    }
+
+    fn input(&self, body: &Body) -> Result<Val, CamelError> {
+        let parsed = match body {
+            Body::Empty => return Ok(Val::Null),
+            Body::Json(j) => {
+                let bytes = serde_json::to_vec(&**j).map_err(|e| self.failure(e.to_string()))?;
+                jaq_json::read::parse_single(&bytes)
+            }
+            Body::Text(s) => jaq_json::read::parse_single(s.as_bytes()),
+            Body::Bytes(b) => jaq_json::read::parse_single(b),
+        };
+        parsed.map_err(|e| self.failure(format!("the body is not JSON: {e}")))
+    }
+
+    /// Runs the filter, giving each output to `each` until it returns false.
+    fn run(
+        &self,
+        exchange: &Exchange,
+        mut each: impl FnMut(Val) -> bool,
+    ) -> Result<(), CamelError> {
+        let input = self.input(&exchange.message.body)?;
+        let ctx = Ctx::<Data>::new(&self.filter.lut, Vars::new([]));
+        for (n, out) in self.filter.id.run((ctx, input)).enumerate() {
+            if n >= MAX_OUTPUTS {
+                return Err(
+                    self.failure(format!("the filter yields more than {MAX_OUTPUTS} values"))
+                );
+            }
+            match out {
+                Ok(v) => {
+                    if !each(v) {
+                        break;
+                    }
+                }
+                Err(exn) => {
+                    let message = match exn.get_err() {
+                        Ok(e) => e.to_string(),
+                        Err(_) => "the filter stopped (`halt` or an uncaught `break`)".into(),
+                    };
+                    return Err(self.failure(message));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn to_value(v: &Val) -> Result<Value, String> {
+    serde_json::from_str::<serde_json::Value>(&v.to_string())
+        .map(Value::from_json)
+        .map_err(|e| format!("a result is not JSON: {e}"))
+}
+
+impl Expression for JqExpression {
+    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        let mut outputs = Vec::new();
+        self.run(exchange, |v| {
+            outputs.push(v);
+            true
+        })?;
+        let mut values = outputs
+            .iter()
+            .map(to_value)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.failure(e))?;
+        Ok(match values.len() {
+            0 => Value::Null,
+            1 => values.remove(0),
+            _ => Value::Json(Arc::new(serde_json::Value::Array(
+                values.iter().map(Value::to_json).collect(),
+            ))),
+        })
+    }
+}
+
+impl Predicate for JqExpression {
+    fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
+        let mut holds = false;
+        self.run(exchange, |v| {
+            holds = !matches!(v, Val::Null | Val::Bool(false));
+            false
+        })?;
+        Ok(holds)
+    }
+}
+
+/// The `jq` language for a [`crate::LanguageRegistry`]. Takes no options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JqLanguage;
+
+impl Language for JqLanguage {
+    fn name(&self) -> &'static str {
+        LANGUAGE
+    }
+
+    fn expression(&self, text: &str, options: &Options) -> Result<BoxExpression, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[])?;
+        Ok(Arc::new(compile(text)?))
+    }
+
+    fn predicate(&self, text: &str, options: &Options) -> Result<BoxPredicate, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[])?;
+        Ok(Arc::new(compile(text)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An order as a JSON body.
+    fn order() -> Exchange {
+        let lines = json!([{"sku": "a", "qty": 2}, {"sku": "b", "qty": 5}]);
+        Exchange::new(Body::from(json!({"id": 7, "vip": true, "items": lines})))
+    }
+
+    fn eval(text: &str, ex: &Exchange) -> serde_json::Value {
+        jq(text).unwrap().evaluate(ex).unwrap().to_json()
+    }
+
+    #[test]
+    fn values_arrays_and_the_standard_library() {
+        let ex = order();
+        assert_eq!(eval(".id", &ex), json!(7));
+        assert_eq!(eval(".items[].sku", &ex), json!(["a", "b"]));
+        assert_eq!(eval("[.items[].qty] | add", &ex), json!(7));
+        assert_eq!(
+            eval(".items | map(select(.qty > 3)) | .[0].sku", &ex),
+            json!("b")
+        );
+        assert_eq!(
+            eval("{id, n: (.items | length)}", &ex),
+            json!({"id": 7, "n": 2})
+        );
+        assert_eq!(eval(".missing", &ex), json!(null));
+        assert_eq!(eval("empty", &ex), json!(null));
+        assert_eq!(
+            eval(".name | ascii_upcase", &Exchange::new(r#"{"name":"ada"}"#)),
+            json!("ADA")
+        );
+        assert_eq!(eval(".", &Exchange::default()), json!(null));
+    }
+
+    #[test]
+    fn predicates_follow_select() {
+        let ex = order();
+        let holds = |t: &str| {
+            JqLanguage
+                .predicate(t, &Options::new())
+                .unwrap()
+                .matches(&ex)
+                .unwrap()
+        };
+        assert!(holds(".vip"));
+        assert!(holds(".items | any(.qty > 3)"));
+        assert!(!holds(".items | any(.qty > 9)"));
+        assert!(!holds(".missing"));
+        assert!(!holds("empty"));
+    }
+
+    #[test]
+    fn errors_are_located_and_runtime_errors_typed() {
+        let e = jq(".a | ").unwrap_err();
+        assert_eq!(e.language, "jq");
+        let e = jq(".a | nosuchfn").unwrap_err();
+        assert!(e.to_string().contains("nosuchfn"), "{e}");
+        assert_eq!(e.column, 6, "{e}");
+        let err = jq(".a + 1")
+            .unwrap()
+            .evaluate(&Exchange::new(r#"{"a":"x"}"#))
+            .unwrap_err();
+        assert!(
+            matches!(err, CamelError::Expression(ref e) if e.language == "jq"),
+            "{err}"
+        );
+        let err = jq(".a")
+            .unwrap()
+            .evaluate(&Exchange::new("not json"))
+            .unwrap_err();
+        assert!(err.to_string().contains("not JSON"), "{err}");
+        let err = jq("repeat(1)").unwrap().evaluate(&order()).unwrap_err();
+        assert!(err.to_string().contains("more than"), "{err}");
+        let mut options = Options::new();
+        options.insert("x".into(), true.into());
+        assert!(JqLanguage.expression(".", &options).is_err());
+    }
+
+    #[test]
+    fn halt_is_an_error_not_an_exit() {
+        let err = jq("halt").unwrap().evaluate(&order()).unwrap_err();
+        assert!(err.to_string().contains("stopped"), "{err}");
+    }
+}
