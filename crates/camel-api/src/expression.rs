@@ -3,6 +3,38 @@ use std::sync::Arc;
 
 use crate::{CamelError, Exchange, ExpressionError, Value};
 
+thread_local! {
+    static COMPILING_ROUTE: std::cell::RefCell<Option<Arc<str>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (which compiles expressions) as part of route `route_id`: a language can fix
+/// facts of the route into an expression, as the simple language does for `${routeId}`.
+/// The route compiler calls this around every language it invokes.
+///
+/// ```
+/// use camel_api::{compiling_route, current_route};
+/// assert_eq!(current_route(), None);
+/// let seen = compiling_route("orders", current_route);
+/// assert_eq!(seen.as_deref(), Some("orders"));
+/// ```
+pub fn compiling_route<R>(route_id: &str, f: impl FnOnce() -> R) -> R {
+    let previous = COMPILING_ROUTE.with(|c| c.replace(Some(route_id.into())));
+    struct Restore(Option<Arc<str>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            COMPILING_ROUTE.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(previous);
+    f()
+}
+
+/// The route whose expressions are being compiled on this thread, if any.
+pub fn current_route() -> Option<Arc<str>> {
+    COMPILING_ROUTE.with(|c| c.borrow().clone())
+}
+
 /// A compiled expression: evaluated against an exchange, yields a [`Value`].
 ///
 /// Expressions are parsed once, when a route is compiled; evaluation never parses.

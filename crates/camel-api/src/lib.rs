@@ -49,7 +49,9 @@ pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RoutePipeline};
 pub use counters::{CountSink, RouteCounters};
 pub use error::{CamelError, ExpressionError, RetryReason};
 pub use exchange::{Exchange, ExchangeId, ExchangePattern};
-pub use expression::{BoxExpression, BoxPredicate, Expression, Language, Predicate};
+pub use expression::{
+    compiling_route, current_route, BoxExpression, BoxPredicate, Expression, Language, Predicate,
+};
 pub use gate::RouteGate;
 pub use health::ConsumerHealth;
 pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};

@@ -139,8 +139,8 @@ impl<'a> StepContext<'a> {
         e: &ExpressionDefinition,
         relative: &str,
     ) -> Result<BoxExpression, RouteError> {
-        self.language(e, relative)?
-            .expression(&e.text, &e.options)
+        let language = self.language(e, relative)?;
+        camel_api::compiling_route(self.route_id, || language.expression(&e.text, &e.options))
             .map_err(|x| self.error_at(relative, RouteErrorKind::Expression(x)))
     }
 
@@ -150,8 +150,8 @@ impl<'a> StepContext<'a> {
         e: &ExpressionDefinition,
         relative: &str,
     ) -> Result<BoxPredicate, RouteError> {
-        self.language(e, relative)?
-            .predicate(&e.text, &e.options)
+        let language = self.language(e, relative)?;
+        camel_api::compiling_route(self.route_id, || language.predicate(&e.text, &e.options))
             .map_err(|x| self.error_at(relative, RouteErrorKind::Expression(x)))
     }
 

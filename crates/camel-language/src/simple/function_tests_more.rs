@@ -96,10 +96,22 @@ fn environment_ids_and_files() {
 }
 
 #[test]
+fn route_id_is_the_compiling_route_and_camel_id_the_context_name() {
+    let ex = Exchange::new("b");
+    let in_route =
+        camel_api::compiling_route("orders", || simple("${routeId} on ${camelId}")).unwrap();
+    assert_eq!(
+        in_route.evaluate(&ex).unwrap(),
+        Value::from("orders on camel-1")
+    );
+    // Outside a route there is no route id to give.
+    assert_eq!(error_at("${routeId}").0, 3);
+}
+
+#[test]
 fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
     for (text, col, word) in [
         ("${routeId}", 3, "routeId"),
-        ("x ${camelId}", 5, "camelId"),
         ("${messageTimestamp}", 3, "messageTimestamp"),
         ("${stepId}", 3, "stepId"),
         ("${sys.user.home}", 3, "sys"),

@@ -26,7 +26,12 @@ pub(crate) enum Info {
     PrettyBody,
     /// `${exception…}`: the caught error.
     Exception(super::exception::Part),
+    /// `${routeId}` and `${camelId}`: fixed when the route is compiled.
+    Fixed(Value),
 }
+
+/// The context name `${camelId}` gives: Camel's name for a first, unnamed context.
+pub(crate) const CAMEL_ID: &str = "camel-1";
 
 /// Resolves `name`; `Ok(None)` when it is none of these.
 pub(crate) fn parse(name: &str, at: usize) -> Result<Option<Info>, Problem> {
@@ -37,6 +42,12 @@ pub(crate) fn parse(name: &str, at: usize) -> Result<Option<Info>, Problem> {
         "uuid" | "uuid()" | "uuid(default)" | "uuid(random)" => return Ok(Some(Info::Uuid)),
         "bodyOneLine" => return Ok(Some(Info::BodyOneLine)),
         "prettyBody" => return Ok(Some(Info::PrettyBody)),
+        "camelId" => return Ok(Some(Info::Fixed(Value::from(CAMEL_ID)))),
+        "routeId" => {
+            if let Some(route) = camel_api::current_route() {
+                return Ok(Some(Info::Fixed(Value::Text(route))));
+            }
+        }
         _ => {}
     }
     if let Some(kind) = name.strip_prefix("uuid(") {
@@ -62,11 +73,10 @@ pub(crate) fn parse(name: &str, at: usize) -> Result<Option<Info>, Problem> {
 
 /// Camel functions this implementation does not offer, with why and what to use.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("routeId", "exchanges do not carry the id of the route they run in yet; set a header with the id in the route and read it"),
+    ("routeId", "it is only known inside a route: this expression is compiled outside one"),
     ("fromRouteId", "exchanges do not carry the id of the route they run in yet; set a header with the id in the route and read it"),
     ("routeGroup", "routes have no groups"),
     ("stepId", "exchanges do not carry the step they run in"),
-    ("camelId", "the context has no name an exchange can see yet; use `${env.X}` or a constant"),
     ("camelContext", "there is no Java context object to call methods on"),
     ("messageTimestamp", "no consumer records the source system's timestamp yet; read the consumer's own header (such as `CamelTimerFiredTime` or `CamelFileLastModified`)"),
     ("variableAs", "write `${variable.NAME}` and compare it: numbers in text compare as numbers; or convert it first with the `convert_variable_to` step"),
@@ -124,6 +134,7 @@ impl Info {
             Info::File(a) => a.value(exchange),
             Info::Env(key) => std::env::var(&**key).map_or(Value::Null, |v| Value::Text(v.into())),
             Info::Uuid => Value::Text(uuid_v4().into()),
+            Info::Fixed(v) => v.clone(),
             Info::BodyOneLine => match exchange.message.body.as_text() {
                 Some(t) => Value::Text(t.replace(['\r', '\n'], "").into()),
                 None => Value::Null,
@@ -187,6 +198,7 @@ mod tests {
             p.message
         );
         assert!(unsupported("exception.message", 0).is_none());
+        assert!(unsupported("camelId", 0).is_none());
         assert!(unsupported("body", 0).is_none());
         assert_eq!(parse("uuid(short)", 2).unwrap_err().at, 7);
     }
