@@ -40,12 +40,14 @@ mod options;
 mod problem;
 mod registry;
 mod simple;
+mod tokenize;
 
 pub use constant::{constant, ConstantLanguage};
 pub use header::{header, HeaderLanguage};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;
 pub use simple::{simple, simple_predicate, SimpleLanguage};
+pub use tokenize::{tokenizer, Scanner, TokenizeLanguage, Tokenizer};
 
 /// The user guide to the languages (`docs/languages.md`), with its examples run as tests.
 #[doc = include_str!("../../../docs/languages.md")]

@@ -10,7 +10,7 @@ use crate::{ConstantLanguage, HeaderLanguage, JsonPathLanguage, SimpleLanguage};
 
 /// The languages known to a context, by name.
 ///
-/// [`Default`] registers `simple`, `jsonpath`, `header` and `constant`.
+/// [`Default`] registers `simple`, `jsonpath`, `header`, `constant` and `tokenize`.
 #[derive(Clone)]
 pub struct LanguageRegistry {
     languages: HashMap<&'static str, Arc<dyn Language>>,
@@ -31,6 +31,7 @@ impl Default for LanguageRegistry {
         registry.register(Arc::new(JsonPathLanguage));
         registry.register(Arc::new(HeaderLanguage));
         registry.register(Arc::new(ConstantLanguage));
+        registry.register(Arc::new(crate::TokenizeLanguage));
         registry
     }
 }
@@ -77,7 +78,7 @@ mod tests {
         let registry = LanguageRegistry::default();
         assert_eq!(
             registry.names(),
-            ["constant", "header", "jsonpath", "simple"]
+            ["constant", "header", "jsonpath", "simple", "tokenize"]
         );
         let options = serde_json::Map::new();
         let simple = registry.get("simple").unwrap();
