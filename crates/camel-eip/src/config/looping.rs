@@ -15,11 +15,11 @@ expression_config! {
     /// ```
     pub struct Loop {
         /// The expression is a predicate tested before each iteration.
-        #[serde(default, alias = "doWhile")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "doWhile")]
         pub do_while: bool,
         /// Each iteration starts from a copy of the exchange the loop received, instead of
         /// the previous iteration's result.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub copy: bool,
         /// Accepted for Camel files; a stopping route ends a loop at its next iteration.
         #[serde(default, skip_serializing_if = "Option::is_none", alias = "breakOnShutdown")]

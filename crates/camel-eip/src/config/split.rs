@@ -24,17 +24,17 @@ expression_config! {
         /// Read the parts one at a time instead of listing them first: memory stays
         /// bounded by one part (with a file from the `file` consumer read lazily, see
         /// `docs/eips.md`), and `CamelSplitSize` is known only on the last part.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub streaming: bool,
         /// Run parts concurrently (at most `parallel_limit` at a time).
-        #[serde(default, alias = "parallelProcessing")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "parallelProcessing")]
         pub parallel_processing: bool,
         /// How many parts run at once with `parallel_processing` (default 10, the size of
         /// Camel's default thread pool). camel-rs only.
         #[serde(default, skip_serializing_if = "Option::is_none", alias = "parallelLimit")]
         pub parallel_limit: Option<usize>,
         /// Stop at the first part that fails (default: process every part, then fail).
-        #[serde(default, alias = "stopOnException")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "stopOnException")]
         pub stop_on_exception: bool,
         /// Combines the parts' results into the split's result: a built-in strategy's name
         /// or a context resource. Without it the result is the incoming exchange.
@@ -45,7 +45,7 @@ expression_config! {
         #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "millis")]
         pub timeout: Option<u64>,
         /// Accepted for Camel files: a failing part always fails the split's exchange here.
-        #[serde(default, alias = "shareUnitOfWork")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "shareUnitOfWork")]
         pub share_unit_of_work: bool,
         /// The steps each part runs through.
         #[serde(default)]

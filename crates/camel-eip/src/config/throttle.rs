@@ -25,10 +25,10 @@ expression_config! {
         pub correlation_expression: Option<ExpressionDefinition>,
         /// Fail an exchange over the limit (`RejectedExecutionException`) instead of
         /// holding it back.
-        #[serde(default, alias = "rejectExecution")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "rejectExecution")]
         pub reject_execution: bool,
         /// Accepted for Camel files: a held exchange never blocks a thread here.
-        #[serde(default, alias = "asyncDelayed")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "asyncDelayed")]
         pub async_delayed: bool,
         /// Accepted for Camel files; there is no thread pool to reject a task.
         #[serde(default, skip_serializing_if = "Option::is_none", alias = "callerRunsWhenRejected")]
@@ -73,7 +73,7 @@ expression_config! {
     /// `delay: {constant: 500}`: holds each exchange for the expression's milliseconds.
     pub struct Delay {
         /// Accepted for Camel files: a held exchange never blocks a thread here.
-        #[serde(default, alias = "asyncDelayed")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "asyncDelayed")]
         pub async_delayed: bool,
         /// Accepted for Camel files; there is no thread pool to reject a task.
         #[serde(default, skip_serializing_if = "Option::is_none", alias = "callerRunsWhenRejected")]
