@@ -75,11 +75,18 @@ fn a_json_array_file_is_split_by_jsonpath_into_files() {
     let log = run(&routes, |_| true);
     let out = root.path().join("out");
     let read = |name: &str| -> serde_json::Value {
-        let text = std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{log}"));
+        let text = std::fs::read_to_string(out.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{log}"));
         serde_json::from_str(&text).unwrap()
     };
-    assert_eq!(read("order-0-of-3.json"), serde_json::json!({"id": 7, "item": "tea"}));
-    assert_eq!(read("order-2-of-3.json"), serde_json::json!({"id": 9, "item": "sugar"}));
+    assert_eq!(
+        read("order-0-of-3.json"),
+        serde_json::json!({"id": 7, "item": "tea"})
+    );
+    assert_eq!(
+        read("order-2-of-3.json"),
+        serde_json::json!({"id": 9, "item": "sugar"})
+    );
     assert_eq!(read("all.json")[1]["item"], "milk");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4);
 }
@@ -137,9 +144,19 @@ fn a_large_line_file_is_streamed_in_bounded_memory() {
         out.join("count.txt").exists()
     });
     let count = std::fs::read_to_string(out.join("count.txt")).unwrap();
-    assert_eq!(count, format!("{LINES} {:010} {}", LINES - 1, "x".repeat(88)), "{log}");
-    assert!(!inbox.join("big.txt").exists(), "the file is deleted after the route");
+    assert_eq!(
+        count,
+        format!("{LINES} {:010} {}", LINES - 1, "x".repeat(88)),
+        "{log}"
+    );
+    assert!(
+        !inbox.join("big.txt").exists(),
+        "the file is deleted after the route"
+    );
     assert!(peak > 0, "VmHWM was read");
-    assert!(peak < 50 * 1024, "peak RSS {peak} KiB for a {size}-byte file\n{log}");
+    assert!(
+        peak < 50 * 1024,
+        "peak RSS {peak} KiB for a {size}-byte file\n{log}"
+    );
     println!("peak RSS while streaming a {size}-byte file: {peak} KiB");
 }

@@ -68,12 +68,15 @@ fn main() {
         let step = counting_step(count.clone());
         let route = RouteBuilder::from("direct:start")
             .id("split")
-            .split(Split::tokenize(Tokenize::token("\n")).streaming(true), |b| {
-                b.process_with(step.clone())
-            })
+            .split(
+                Split::tokenize(Tokenize::token("\n")).streaming(true),
+                |b| b.process_with(step.clone()),
+            )
             .build();
         let ctx = CamelContext::new();
-        ctx.add_routes(vec![route]).await.expect("the bench route compiles");
+        ctx.add_routes(vec![route])
+            .await
+            .expect("the bench route compiles");
         ctx.start().await.expect("the bench route starts");
         let producer = ctx.producer("direct:start").expect("a direct producer");
         let input = || {
@@ -86,14 +89,20 @@ fn main() {
         for round in 0..3 {
             count.store(0, Ordering::Relaxed);
             let t = Instant::now();
-            baseline(&path, &step).await.expect("the baseline reads the file");
+            baseline(&path, &step)
+                .await
+                .expect("the baseline reads the file");
             let base_time = t.elapsed();
             assert_eq!(count.load(Ordering::Relaxed), lines);
             count.store(0, Ordering::Relaxed);
             let t = Instant::now();
             producer.process(input()).await.expect("the split runs");
             let ours_time = t.elapsed();
-            assert_eq!(count.load(Ordering::Relaxed), lines, "every line was a part");
+            assert_eq!(
+                count.load(Ordering::Relaxed),
+                lines,
+                "every line was a part"
+            );
             if round > 0 || lines < 100_000 {
                 ours_rates.push(per_second(lines, ours_time));
                 base_rates.push(per_second(lines, base_time));

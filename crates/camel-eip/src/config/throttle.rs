@@ -41,6 +41,17 @@ expression_config! {
 
 impl StepConfig for Throttle {
     const NAME: &'static str = "throttle";
+
+    /// `- throttle: 10`: ten per second.
+    fn from_scalar(text: &str) -> Option<Self> {
+        Some(Throttle {
+            constant: Some(camel_api::definition::LanguageValue {
+                text: text.to_string(),
+                options: Default::default(),
+            }),
+            ..Default::default()
+        })
+    }
 }
 
 impl Throttle {

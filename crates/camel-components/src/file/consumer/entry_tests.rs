@@ -272,5 +272,8 @@ async fn a_lazy_read_leaves_the_body_empty_and_names_the_file() {
     assert_eq!(ex.message.body, camel_api::Body::Empty);
     let path = ex.header("CamelFileAbsolutePath").unwrap().to_string();
     assert_eq!(std::fs::read_to_string(path).unwrap(), "line 1\nline 2\n");
-    assert_eq!(ex.header("CamelFileLength"), Some(&camel_api::Value::from(14u64)));
+    assert_eq!(
+        ex.header("CamelFileLength"),
+        Some(&camel_api::Value::from(14u64))
+    );
 }
