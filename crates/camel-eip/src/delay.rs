@@ -25,7 +25,10 @@ use camel_api::{
 };
 use tower::{Layer, Service};
 
+use tokio::time::Instant;
+
 use crate::layer::EipFuture;
+use crate::throttle::{call_at, process_at};
 
 /// Delays exchanges before `S`.
 #[derive(Clone, Debug)]
@@ -75,13 +78,7 @@ impl Process for Delay<BoxProcessor> {
         match self.duration(&ex) {
             Err(e) => ProcessorFuture::ready(Err(e)),
             Ok(d) if d.is_zero() => self.inner.process(ex),
-            Ok(d) => {
-                let inner = self.inner.clone();
-                ProcessorFuture::boxed(async move {
-                    tokio::time::sleep(d).await;
-                    inner.process(ex).await
-                })
-            }
+            Ok(d) => process_at(Instant::now() + d, &self.inner, ex),
         }
     }
 }
@@ -103,13 +100,7 @@ where
         match self.duration(&ex) {
             Err(e) => EipFuture::ready(Err(e)),
             Ok(d) if d.is_zero() => EipFuture::inner(self.inner.call(ex)),
-            Ok(d) => {
-                let mut ready = crate::layer::take_ready(&mut self.inner);
-                EipFuture::step(ProcessorFuture::boxed(async move {
-                    tokio::time::sleep(d).await;
-                    ready.call(ex).await
-                }))
-            }
+            Ok(d) => call_at(Instant::now() + d, &mut self.inner, ex),
         }
     }
 }
@@ -139,7 +130,6 @@ impl<S> Layer<S> for DelayLayer {
 mod tests {
     use super::*;
     use camel_language::header;
-    use tokio::time::Instant;
 
     async fn elapsed(d: &Delay, ms: Option<&str>) -> Result<Duration, CamelError> {
         let mut ex = Exchange::new("x");

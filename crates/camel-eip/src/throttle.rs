@@ -162,13 +162,7 @@ impl Process for Throttle<BoxProcessor> {
         match self.state.reserve(&ex) {
             Err(e) => ProcessorFuture::ready(Err(e)),
             Ok(None) => self.inner.process(ex),
-            Ok(Some(at)) => {
-                let inner = self.inner.clone();
-                ProcessorFuture::boxed(async move {
-                    tokio::time::sleep_until(at).await;
-                    inner.process(ex).await
-                })
-            }
+            Ok(Some(at)) => process_at(at, &self.inner, ex),
         }
     }
 }
@@ -190,15 +184,31 @@ where
         match self.state.reserve(&ex) {
             Err(e) => EipFuture::ready(Err(e)),
             Ok(None) => EipFuture::inner(self.inner.call(ex)),
-            Ok(Some(at)) => {
-                let mut ready = crate::layer::take_ready(&mut self.inner);
-                EipFuture::step(ProcessorFuture::boxed(async move {
-                    tokio::time::sleep_until(at).await;
-                    ready.call(ex).await
-                }))
-            }
+            Ok(Some(at)) => call_at(at, &mut self.inner, ex),
         }
     }
+}
+
+/// Runs `inner` on `ex` once `at` has come (the held path of throttle and delay).
+pub(crate) fn process_at(at: Instant, inner: &BoxProcessor, ex: Exchange) -> ProcessorFuture {
+    let inner = inner.clone();
+    ProcessorFuture::boxed(async move {
+        tokio::time::sleep_until(at).await;
+        inner.process(ex).await
+    })
+}
+
+/// Calls the service whose readiness was reserved on `ex` once `at` has come.
+pub(crate) fn call_at<S>(at: Instant, service: &mut S, ex: Exchange) -> EipFuture<S::Future>
+where
+    S: Service<Exchange, Response = Exchange, Error = CamelError> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let mut ready = crate::layer::take_ready(service);
+    EipFuture::step(ProcessorFuture::boxed(async move {
+        tokio::time::sleep_until(at).await;
+        ready.call(ex).await
+    }))
 }
 
 /// Wraps a service in a [`Throttle`]; every service it makes shares one set of limits.
