@@ -201,7 +201,12 @@ impl<'de> Deserialize<'de> for LanguageValue {
                     .or_else(|| options.remove("token"))
                     .and_then(|v| text_of(&v))
                     .ok_or_else(|| {
-                        D::Error::custom("a language with options needs an `expression` text")
+                        let keys: Vec<&str> = options.keys().map(String::as_str).collect();
+                        D::Error::custom(format!(
+                            "a language with options needs its text under `expression` \
+                             (`token` for tokenize); found only: {}",
+                            keys.join(", ")
+                        ))
                     })?;
                 Ok(LanguageValue { text, options })
             }

@@ -56,7 +56,7 @@ fn validate_prints_every_located_error() {
 - from:
     uri: direct:a
     steps:
-      - throttle: {constant: 5}
+      - saga: {}
       - setBody: {groovy: x}
       - setHeader: {nmae: x, constant: y}
       - to: kafka:orders
@@ -81,7 +81,7 @@ fn validate_prints_every_located_error() {
     assert!(all.contains("6 error(s)"), "{all}");
     assert!(all.contains("Java classes cannot run here"), "{all}");
     assert!(
-        all.contains("`throttle` is a Camel EIP that camel-rs does not support yet"),
+        all.contains("`saga` is a Camel EIP that camel-rs does not support yet"),
         "{all}"
     );
     assert!(all.contains("`kafka` is a Camel component"), "{all}");

@@ -26,7 +26,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 pub use camel_api::definition::ExpressionDefinition;
-pub use camel_eip::config::{Multicast, Resequence, Strategy};
+pub use camel_eip::config::{
+    Delay, Loop, Multicast, Resequence, Sample, Sort, Split, Strategy, Throttle, Tokenize,
+};
 pub use camel_eip::convert::BodyType;
 pub use camel_eip::resequencer::{CapacityPolicy, GapPolicy, OnSwap};
 
@@ -391,6 +393,77 @@ impl RouteBuilder {
             ..Multicast::parallel().strategy(strategy)
         };
         self.step("scatter_gather", multicast)
+    }
+
+    /// Splits each exchange into parts (as `split` says) and runs `steps` for each.
+    ///
+    /// ```
+    /// use camel_core::builder::{RouteBuilder, Split, Tokenize};
+    /// let route = RouteBuilder::from("file:inbox")
+    ///     .split(Split::tokenize(Tokenize::token("\n")).streaming(true), |b| b.to("log:line"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "split");
+    /// ```
+    pub fn split(
+        mut self,
+        mut split: Split,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        split.steps = self.nested_steps(steps);
+        self.step_config(split)
+    }
+
+    /// Splits each exchange into the parts `e` gives (a JSONPath, a `simple` list, …).
+    pub fn split_by(
+        self,
+        e: ExpressionDefinition,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        self.split(with_expression(e), steps)
+    }
+
+    /// Lets at most N exchanges per period go on (see [`Throttle`]).
+    pub fn throttle(self, throttle: Throttle) -> Self {
+        self.step_config(throttle)
+    }
+
+    /// Holds each exchange for the milliseconds `e` gives.
+    pub fn delay(self, e: ExpressionDefinition) -> Self {
+        self.step_config::<Delay>(with_expression(e))
+    }
+
+    /// Runs `steps` as [`Loop`] says (a count, or while a predicate holds).
+    ///
+    /// ```
+    /// use camel_core::builder::{Loop, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .loop_(Loop::times(3).copy(true), |b| b.to("direct:attempt"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "loop");
+    /// ```
+    pub fn loop_(
+        mut self,
+        mut looping: Loop,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        looping.steps = self.nested_steps(steps);
+        self.step_config(looping)
+    }
+
+    /// Sorts the list `e` gives (the body when `None`) into the body; `comparator` is
+    /// `natural` or `reverse`.
+    pub fn sort(self, e: Option<ExpressionDefinition>, comparator: Option<&str>) -> Self {
+        let mut sort: Sort = match e {
+            Some(e) => with_expression(e),
+            None => Sort::default(),
+        };
+        sort.comparator = comparator.map(str::to_string);
+        self.step_config(sort)
+    }
+
+    /// Lets one exchange per period (or every Nth) go on; the others stop.
+    pub fn sample(self, sample: Sample) -> Self {
+        self.step_config(sample)
     }
 
     /// The finished definition.

@@ -175,7 +175,7 @@ fn text_of_five() -> &'static str {
     from:
       uri: direct:a
       steps:
-        - throttle: {constant: 5}
+        - saga: {}
         - setBody: {groovy: x}
 - from:
     uri: direct:b
@@ -199,7 +199,7 @@ async fn five_errors_in_one_file_are_five_located_errors() {
     // are compiled (ADR 0076), so line 3 comes with the compiler's errors below.
     assert_eq!(lines, [5, 13], "{text}");
     // With the loader's mistakes fixed, the compiler reports every step's.
-    let fixed = errors_of("- from:\n    uri: direct:a\n    steps:\n      - throttle: {constant: 5}\n      - setBody: {groovy: x}\n      - setHeader: {nmae: x, constant: y}\n      - to: kafka:t\n      - bogus: {}\n").await;
+    let fixed = errors_of("- from:\n    uri: direct:a\n    steps:\n      - saga: {}\n      - setBody: {groovy: x}\n      - setHeader: {nmae: x, constant: y}\n      - to: kafka:t\n      - bogus: {}\n").await;
     let lines: Vec<usize> = fixed
         .0
         .iter()
@@ -229,7 +229,7 @@ async fn every_step_error_of_every_route_is_reported() {
 - from:
     uri: direct:a
     steps:
-      - throttle: {constant: 5}
+      - saga: {}
       - setBody: {groovy: x}
       - kafka_step: {}
 - from:
@@ -238,7 +238,7 @@ async fn every_step_error_of_every_route_is_reported() {
     let errs = errors_of(text).await;
     let text = errs.to_string();
     assert!(
-        text.contains("`throttle` is a Camel EIP that camel-rs does not support yet"),
+        text.contains("`saga` is a Camel EIP that camel-rs does not support yet"),
         "{text}"
     );
     assert!(text.contains("`kafka` is a Camel component"), "{text}");

@@ -50,7 +50,7 @@ pub use jq::{jq, JqLanguage, MAX_OUTPUTS as JQ_MAX_OUTPUTS};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;
 pub use simple::{simple, simple_predicate, SimpleLanguage};
-pub use tokenize::{tokenize, TokenizeLanguage};
+pub use tokenize::{tokenizer, Scanner, TokenizeLanguage, Tokenizer};
 
 /// The user guide to the languages (`docs/languages.md`), with its examples run as tests.
 #[doc = include_str!("../../../docs/languages.md")]

@@ -1,257 +1,255 @@
-//! The `tokenize` language: cuts the body (or a header, property or variable) into parts,
-//! the expression Camel's `split` uses most. The result is a JSON array of texts.
+//! The `tokenize` language: cuts text into parts at a token (a literal or a regex), as
+//! Camel's `tokenize` does for the `split` EIP.
 //!
-//! Camel writes the token as `token` (`tokenize: {token: ","}`); the expression text is
-//! the token. Options (snake_case or Camel's camelCase):
+//! As an expression it yields a JSON array of the parts of the body. The `split` EIP uses
+//! the [`Tokenizer`] itself through a [`Scanner`], which takes its input in chunks, so a
+//! file of any size is cut with only the current part in memory.
 //!
-//! | Option | Default | Meaning |
-//! |---|---|---|
-//! | `regex` | `false` | The token is a regular expression. |
-//! | `end_token` | — | Take what lies between `token` and `end_token` instead. |
-//! | `include_tokens` | `false` | With `end_token`, keep both tokens in each part. |
-//! | `group` | — | Join every N parts into one, with `group_delimiter`. |
-//! | `group_delimiter` | the token | What joins grouped parts. |
-//! | `skip_first` | `false` | Drop the first part (a header line). |
-//! | `source` | the body | `header:NAME`, `property:NAME` or `variable:NAME`. |
-//!
-//! A predicate holds when there is at least one part.
+//! Parts between two consecutive tokens are empty strings; text after the last token is
+//! the last part, and a token at the very end does not make an empty part after it (a
+//! file ending with a newline has as many parts as lines).
 //!
 //! ```
-//! use camel_api::{Exchange, Value};
-//! use camel_language::tokenize;
+//! use bytes::Bytes;
+//! use camel_language::Tokenizer;
 //!
-//! let parts = tokenize(",").unwrap().evaluate(&Exchange::new("a,b,c")).unwrap();
-//! assert_eq!(parts.to_json(), serde_json::json!(["a", "b", "c"]));
+//! let lines = Tokenizer::new(",", false).unwrap().group(2);
+//! let parts = lines.split_all(Bytes::from_static(b"a,b,c"));
+//! assert_eq!(parts, [Bytes::from_static(b"a,b"), Bytes::from_static(b"c")]);
 //! ```
 
 use std::sync::Arc;
 
+use bytes::{Bytes, BytesMut};
 use camel_api::{
-    BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
-    Predicate, Value,
+    Body, BoxExpression, CamelError, Exchange, Expression, ExpressionError, Language, Value,
 };
-use regex::Regex;
+use regex::bytes::Regex;
 
 use crate::options::{bool_option, reject_options, Options};
 use crate::problem::located;
 
 const LANGUAGE: &str = "tokenize";
 const REGEX: (&str, &str) = ("regex", "regex");
-const END_TOKEN: (&str, &str) = ("end_token", "endToken");
+const SKIP_FIRST: (&str, &str) = ("skip_first", "skipFirst");
 const INCLUDE_TOKENS: (&str, &str) = ("include_tokens", "includeTokens");
 const GROUP: (&str, &str) = ("group", "group");
 const GROUP_DELIMITER: (&str, &str) = ("group_delimiter", "groupDelimiter");
-const SKIP_FIRST: (&str, &str) = ("skip_first", "skipFirst");
-const SOURCE: (&str, &str) = ("source", "source");
-const TOKEN: (&str, &str) = ("token", "token");
-const KNOWN: &[(&str, &str)] = &[
-    REGEX,
-    END_TOKEN,
-    INCLUDE_TOKENS,
-    GROUP,
-    GROUP_DELIMITER,
-    SKIP_FIRST,
-    SOURCE,
-    TOKEN,
-];
 
-/// Compiles a tokenizer that cuts the body at `token`.
-pub fn tokenize(token: &str) -> Result<BoxExpression, ExpressionError> {
-    Ok(Arc::new(compile(token, &Options::new())?))
-}
-
-#[derive(Debug)]
-enum Cut {
-    Text(String),
-    Pattern(Regex),
-    Between {
-        start: String,
-        end: String,
-        include: bool,
-    },
-}
-
-#[derive(Debug)]
-enum Source {
-    Body,
-    Header(String),
-    Property(String),
-    Variable(String),
-}
-
-#[derive(Debug)]
-struct Tokenizer {
-    cut: Cut,
-    group: Option<usize>,
-    group_delimiter: String,
+/// Where and how text is cut: the token, grouping, and which parts are kept.
+#[derive(Clone, Debug)]
+pub struct Tokenizer {
+    matcher: Regex,
+    /// Bytes of a literal token: a search can resume this many bytes minus one before the
+    /// end of what was already searched. `None` for a regex.
+    literal_len: Option<usize>,
+    group: usize,
+    group_delimiter: Bytes,
     skip_first: bool,
-    source: Source,
-}
-
-fn text_option(options: &Options, (snake, camel): (&str, &str)) -> Option<String> {
-    options
-        .get(snake)
-        .or_else(|| options.get(camel))
-        .map(|v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-}
-
-fn compile(text: &str, options: &Options) -> Result<Tokenizer, ExpressionError> {
-    if options.contains_key("xml") || options.contains_key("inherit_namespace_tag_name") {
-        return Err(located(
-            LANGUAGE,
-            text,
-            0,
-            "XML tokenizing is not supported: split XML with a Rust processor",
-        ));
-    }
-    reject_options(LANGUAGE, text, options, KNOWN)?;
-    // Camel puts the token under `token`; a text given as the expression is the token too.
-    let token = text_option(options, TOKEN).unwrap_or_else(|| text.to_string());
-    if token.is_empty() {
-        return Err(located(LANGUAGE, text, 0, "the token is empty"));
-    }
-    let cut = if let Some(end) = text_option(options, END_TOKEN) {
-        Cut::Between {
-            start: token.clone(),
-            end,
-            include: bool_option(LANGUAGE, text, options, INCLUDE_TOKENS)?,
-        }
-    } else if bool_option(LANGUAGE, text, options, REGEX)? {
-        Cut::Pattern(
-            Regex::new(&token)
-                .map_err(|e| located(LANGUAGE, text, 0, format!("bad regular expression: {e}")))?,
-        )
-    } else {
-        Cut::Text(token.clone())
-    };
-    let group = match text_option(options, GROUP) {
-        None => None,
-        Some(g) => match g.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Some(n),
-            _ => {
-                return Err(located(
-                    LANGUAGE,
-                    text,
-                    0,
-                    format!("option `group` must be a positive number, got `{g}`"),
-                ))
-            }
-        },
-    };
-    let source = match text_option(options, SOURCE) {
-        None => Source::Body,
-        Some(s) => match s.split_once(':') {
-            Some(("header", n)) => Source::Header(n.to_string()),
-            Some(("property", n)) => Source::Property(n.to_string()),
-            Some(("variable", n)) => Source::Variable(n.to_string()),
-            _ if s == "body" => Source::Body,
-            _ => {
-                return Err(located(
-                    LANGUAGE,
-                    text,
-                    0,
-                    format!(
-                        "option `source` is `header:NAME`, `property:NAME` or \
-                         `variable:NAME`, got `{s}`"
-                    ),
-                ))
-            }
-        },
-    };
-    Ok(Tokenizer {
-        cut,
-        group,
-        group_delimiter: text_option(options, GROUP_DELIMITER).unwrap_or(token),
-        skip_first: bool_option(LANGUAGE, text, options, SKIP_FIRST)?,
-        source,
-    })
+    include_tokens: bool,
 }
 
 impl Tokenizer {
-    fn input(&self, exchange: &Exchange) -> Option<String> {
-        let value = match &self.source {
-            Source::Body => return exchange.message.body.as_text().map(|t| t.to_string()),
-            Source::Header(n) => exchange.header(n),
-            Source::Property(n) => exchange.property(n),
-            Source::Variable(n) => exchange.variable(n),
+    /// Cuts at `token`, a literal text or (with `regex`) a regular expression. An empty
+    /// token, or a regex that matches the empty string, is refused: it would cut nowhere.
+    pub fn new(token: &str, regex: bool) -> Result<Self, String> {
+        if token.is_empty() {
+            return Err("the token is empty".into());
+        }
+        let pattern = if regex {
+            token.to_string()
+        } else {
+            regex::escape(token)
         };
-        match value? {
-            Value::Null => None,
-            v => Some(
-                v.as_utf8_text()
-                    .map_or_else(|| v.to_string(), str::to_string),
-            ),
+        let matcher = Regex::new(&pattern).map_err(|e| format!("invalid token regex: {e}"))?;
+        if matcher.is_match(b"") {
+            return Err(format!(
+                "the token regex `{token}` matches the empty string"
+            ));
+        }
+        Ok(Tokenizer {
+            matcher,
+            literal_len: (!regex).then_some(token.len()),
+            group: 1,
+            group_delimiter: Bytes::copy_from_slice(if regex { b"\n" } else { token.as_bytes() }),
+            skip_first: false,
+            include_tokens: false,
+        })
+    }
+
+    /// Cuts at newlines.
+    pub fn lines() -> Self {
+        Tokenizer::new("\n", false).unwrap_or_else(|_| unreachable!("a newline is a valid token"))
+    }
+
+    /// Joins every `n` parts into one (0 and 1 leave parts alone), with the token between
+    /// them (a newline for a regex token) unless [`Tokenizer::group_delimiter`] says
+    /// otherwise.
+    pub fn group(mut self, n: usize) -> Self {
+        self.group = n.max(1);
+        self
+    }
+
+    /// What is put between the parts of a group.
+    pub fn group_delimiter(mut self, delimiter: &str) -> Self {
+        self.group_delimiter = Bytes::copy_from_slice(delimiter.as_bytes());
+        self
+    }
+
+    /// Drops the first part (a header line).
+    pub fn skip_first(mut self, yes: bool) -> Self {
+        self.skip_first = yes;
+        self
+    }
+
+    /// Keeps the token at the end of each part it ended.
+    pub fn include_tokens(mut self, yes: bool) -> Self {
+        self.include_tokens = yes;
+        self
+    }
+
+    /// Every part of `input`, at once.
+    pub fn split_all(&self, input: Bytes) -> Vec<Bytes> {
+        let mut scanner = Scanner::over(self.clone(), input);
+        std::iter::from_fn(|| scanner.next_part()).collect()
+    }
+}
+
+/// Cuts input that may arrive in chunks: [`Scanner::feed`] more input,
+/// [`Scanner::finish`] at its end, and take parts with [`Scanner::next_part`]. Memory
+/// held is the unconsumed input: at most one part plus the last chunk fed.
+#[derive(Debug)]
+pub struct Scanner {
+    tokenizer: Tokenizer,
+    buf: Bytes,
+    pos: usize,
+    /// No match starts before this offset of `buf` (only tracked for literal tokens).
+    searched: usize,
+    eof: bool,
+    skipped_first: bool,
+    group: Vec<Bytes>,
+}
+
+impl Scanner {
+    /// A scanner over complete input.
+    pub fn over(tokenizer: Tokenizer, input: Bytes) -> Self {
+        let mut scanner = Scanner::streaming(tokenizer);
+        scanner.buf = input;
+        scanner.eof = true;
+        scanner
+    }
+
+    /// A scanner waiting for input.
+    pub fn streaming(tokenizer: Tokenizer) -> Self {
+        Scanner {
+            tokenizer,
+            buf: Bytes::new(),
+            pos: 0,
+            searched: 0,
+            eof: false,
+            skipped_first: false,
+            group: Vec::new(),
         }
     }
 
-    fn parts(&self, exchange: &Exchange) -> Result<Vec<String>, CamelError> {
-        let Some(input) = self.input(exchange) else {
-            return Ok(Vec::new());
-        };
-        let mut parts: Vec<String> = match &self.cut {
-            Cut::Text(t) => input.split(t.as_str()).map(str::to_string).collect(),
-            Cut::Pattern(r) => r.split(&input).map(str::to_string).collect(),
-            Cut::Between {
-                start,
-                end,
-                include,
-            } => {
-                let mut found = Vec::new();
-                let mut rest = input.as_str();
-                while let Some(s) = rest.find(start.as_str()) {
-                    let after = &rest[s + start.len()..];
-                    let Some(e) = after.find(end.as_str()) else {
-                        break;
-                    };
-                    let inner = &after[..e];
-                    found.push(if *include {
-                        format!("{start}{inner}{end}")
-                    } else {
-                        inner.to_string()
-                    });
-                    rest = &after[e + end.len()..];
+    /// Appends `chunk` to the input (the unconsumed rest is kept, the consumed part freed).
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let rest = &self.buf[self.pos..];
+        let mut joined = BytesMut::with_capacity(rest.len() + chunk.len());
+        joined.extend_from_slice(rest);
+        joined.extend_from_slice(chunk);
+        self.searched -= self.pos.min(self.searched);
+        self.buf = joined.freeze();
+        self.pos = 0;
+    }
+
+    /// Marks the end of the input.
+    pub fn finish(&mut self) {
+        self.eof = true;
+    }
+
+    /// True when the input ended and every part was taken.
+    pub fn is_done(&self) -> bool {
+        self.eof && self.pos >= self.buf.len() && self.group.is_empty()
+    }
+
+    /// The next part; `None` when more input is needed (before [`Scanner::finish`]) or
+    /// there is none left (after).
+    pub fn next_part(&mut self) -> Option<Bytes> {
+        loop {
+            let Some(piece) = self.next_piece() else {
+                if self.eof && !self.group.is_empty() {
+                    return Some(self.take_group());
                 }
-                found
+                return None;
+            };
+            if self.tokenizer.skip_first && !self.skipped_first {
+                self.skipped_first = true;
+                continue;
             }
-        };
-        // A trailing token (`a,b,`) leaves no empty last part, as in Camel.
-        if matches!(self.cut, Cut::Text(_) | Cut::Pattern(_))
-            && parts.last().is_some_and(String::is_empty)
-        {
-            parts.pop();
+            if self.tokenizer.group <= 1 {
+                return Some(piece);
+            }
+            self.group.push(piece);
+            if self.group.len() == self.tokenizer.group {
+                return Some(self.take_group());
+            }
         }
-        if self.skip_first && !parts.is_empty() {
-            parts.remove(0);
+    }
+
+    fn take_group(&mut self) -> Bytes {
+        let parts = std::mem::take(&mut self.group);
+        let delimiter = &self.tokenizer.group_delimiter;
+        let len = parts.iter().map(Bytes::len).sum::<usize>() + delimiter.len() * parts.len();
+        let mut joined = BytesMut::with_capacity(len);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                joined.extend_from_slice(delimiter);
+            }
+            joined.extend_from_slice(part);
         }
-        if let Some(n) = self.group {
-            parts = parts
-                .chunks(n)
-                .map(|c| c.join(&self.group_delimiter))
-                .collect();
+        joined.freeze()
+    }
+
+    /// The next text between tokens, before grouping.
+    fn next_piece(&mut self) -> Option<Bytes> {
+        if self.pos >= self.buf.len() {
+            return None;
         }
-        Ok(parts)
+        let from = self.searched.max(self.pos);
+        match self.tokenizer.matcher.find_at(&self.buf, from) {
+            // A regex match touching the end of unfinished input might grow with the next
+            // chunk; a literal one cannot.
+            Some(m)
+                if self.eof || self.tokenizer.literal_len.is_some() || m.end() < self.buf.len() =>
+            {
+                let end = if self.tokenizer.include_tokens {
+                    m.end()
+                } else {
+                    m.start()
+                };
+                let piece = self.buf.slice(self.pos..end);
+                self.pos = m.end();
+                self.searched = self.pos;
+                Some(piece)
+            }
+            _ if self.eof => {
+                let piece = self.buf.slice(self.pos..);
+                self.pos = self.buf.len();
+                Some(piece)
+            }
+            _ => {
+                if let Some(len) = self.tokenizer.literal_len {
+                    self.searched = self.buf.len().saturating_sub(len - 1).max(self.pos);
+                }
+                None
+            }
+        }
     }
 }
 
-impl Expression for Tokenizer {
-    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
-        let parts = self.parts(exchange)?;
-        Ok(Value::Json(Arc::new(serde_json::Value::Array(
-            parts.into_iter().map(serde_json::Value::String).collect(),
-        ))))
-    }
-}
-
-impl Predicate for Tokenizer {
-    fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
-        Ok(!self.parts(exchange)?.is_empty())
-    }
-}
-
-/// The `tokenize` language for a [`crate::LanguageRegistry`]; options in the module docs.
+/// The `tokenize` language: the expression text is the token; options `regex`, `group`,
+/// `group_delimiter`, `skip_first`, `include_tokens` (or their camelCase forms).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TokenizeLanguage;
 
@@ -261,86 +259,164 @@ impl Language for TokenizeLanguage {
     }
 
     fn expression(&self, text: &str, options: &Options) -> Result<BoxExpression, ExpressionError> {
-        Ok(Arc::new(compile(text, options)?))
+        Ok(Arc::new(TokenizeExpression(tokenizer(text, options)?)))
     }
+}
 
-    fn predicate(&self, text: &str, options: &Options) -> Result<BoxPredicate, ExpressionError> {
-        Ok(Arc::new(compile(text, options)?))
+/// The [`Tokenizer`] a `tokenize` expression with `options` describes (the `split` EIP
+/// uses it to cut a stream).
+pub fn tokenizer(text: &str, options: &Options) -> Result<Tokenizer, ExpressionError> {
+    reject_options(
+        LANGUAGE,
+        text,
+        options,
+        &[REGEX, SKIP_FIRST, INCLUDE_TOKENS, GROUP, GROUP_DELIMITER],
+    )?;
+    let regex = bool_option(LANGUAGE, text, options, REGEX)?;
+    let mut t = Tokenizer::new(text, regex).map_err(|m| located(LANGUAGE, text, 0, m))?;
+    t = t
+        .skip_first(bool_option(LANGUAGE, text, options, SKIP_FIRST)?)
+        .include_tokens(bool_option(LANGUAGE, text, options, INCLUDE_TOKENS)?);
+    if let Some(group) = options.get(GROUP.0) {
+        let n = match group {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        let n = n.ok_or_else(|| {
+            located(
+                LANGUAGE,
+                text,
+                0,
+                format!("option `group` must be a whole number, got `{group}`"),
+            )
+        })?;
+        t = t.group(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    if let Some(d) = options
+        .get(GROUP_DELIMITER.0)
+        .or(options.get(GROUP_DELIMITER.1))
+    {
+        let d = d.as_str().ok_or_else(|| {
+            located(
+                LANGUAGE,
+                text,
+                0,
+                "option `group_delimiter` must be text".to_string(),
+            )
+        })?;
+        t = t.group_delimiter(d);
+    }
+    Ok(t)
+}
+
+#[derive(Debug)]
+struct TokenizeExpression(Tokenizer);
+
+impl Expression for TokenizeExpression {
+    fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        let input = match &exchange.message.body {
+            Body::Empty => Bytes::new(),
+            Body::Bytes(b) => b.clone(),
+            Body::Text(t) => Bytes::copy_from_slice(t.as_bytes()),
+            Body::Json(j) => match &**j {
+                serde_json::Value::String(s) => Bytes::copy_from_slice(s.as_bytes()),
+                other => Bytes::from(other.to_string()),
+            },
+        };
+        let parts = self
+            .0
+            .split_all(input)
+            .into_iter()
+            .map(|p| serde_json::Value::String(String::from_utf8_lossy(&p).into_owned()))
+            .collect();
+        Ok(Value::Json(Arc::new(serde_json::Value::Array(parts))))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use proptest::prelude::*;
 
-    fn run(text: &str, options: serde_json::Value, body: &str) -> serde_json::Value {
-        let options = options.as_object().cloned().unwrap_or_default();
-        TokenizeLanguage
-            .expression(text, &options)
-            .unwrap()
-            .evaluate(&Exchange::new(body))
-            .unwrap()
-            .to_json()
+    fn texts(parts: Vec<Bytes>) -> Vec<String> {
+        parts
+            .iter()
+            .map(|p| String::from_utf8(p.to_vec()).unwrap())
+            .collect()
+    }
+
+    fn all(t: &Tokenizer, input: &str) -> Vec<String> {
+        texts(t.split_all(Bytes::copy_from_slice(input.as_bytes())))
     }
 
     #[test]
-    fn cuts_by_text_regex_and_between_tokens() {
-        assert_eq!(run(",", json!({}), "a,b,c,"), json!(["a", "b", "c"]));
-        assert_eq!(run("", json!({"token": "\n"}), "x\ny"), json!(["x", "y"]));
+    fn literal_regex_group_skip_and_include() {
+        let comma = Tokenizer::new(",", false).unwrap();
+        assert_eq!(all(&comma, "a,b,,c"), ["a", "b", "", "c"]);
+        assert_eq!(all(&comma, "a,b,"), ["a", "b"]);
+        assert!(all(&comma, "").is_empty());
+        let regex = Tokenizer::new("[;|]+", true).unwrap();
+        assert_eq!(all(&regex, "a;b||c"), ["a", "b", "c"]);
+        assert_eq!(all(&comma.clone().group(2), "a,b,c"), ["a,b", "c"]);
         assert_eq!(
-            run("\\s*;\\s*", json!({"regex": true}), "a ; b;c"),
-            json!(["a", "b", "c"])
+            all(&comma.clone().group(2).group_delimiter("+"), "a,b,c,d"),
+            ["a+b", "c+d"]
         );
         assert_eq!(
-            run(
-                "<i>",
-                json!({"endToken": "</i>"}),
-                "<l><i>1</i><i>2</i></l>"
-            ),
-            json!(["1", "2"])
+            all(&Tokenizer::lines().skip_first(true), "h\n1\n2\n"),
+            ["1", "2"]
         );
-        assert_eq!(
-            run(
-                "<i>",
-                json!({"end_token": "</i>", "includeTokens": true}),
-                "<i>1</i>"
-            ),
-            json!(["<i>1</i>"])
-        );
+        assert_eq!(all(&comma.include_tokens(true), "a,b"), ["a,", "b"]);
     }
 
     #[test]
-    fn groups_skips_and_sources() {
-        assert_eq!(
-            run("\n", json!({"group": 2, "skipFirst": true}), "h\n1\n2\n3"),
-            json!(["1\n2", "3"])
-        );
-        assert_eq!(
-            run(",", json!({"group": "2", "groupDelimiter": ";"}), "1,2,3"),
-            json!(["1;2", "3"])
-        );
-        let ex = Exchange::new("ignored").with_header("ids", "4 5");
+    fn bad_tokens_are_refused() {
+        assert!(Tokenizer::new("", false).is_err());
+        assert!(Tokenizer::new("x*", true).is_err());
+        assert!(Tokenizer::new("(", true).is_err());
+    }
+
+    #[test]
+    fn language_options() {
         let mut o = Options::new();
-        o.insert("source".into(), "header:ids".into());
-        let t = compile(" ", &o).unwrap();
-        assert_eq!(t.evaluate(&ex).unwrap().to_json(), json!(["4", "5"]));
-        assert!(t.matches(&ex).unwrap());
-        assert!(!t.matches(&Exchange::new("")).unwrap());
+        o.insert("group".into(), 2.into());
+        o.insert("skipFirst".into(), true.into());
+        let e = TokenizeLanguage.expression(",", &o).unwrap();
+        let v = e.evaluate(&Exchange::new("h,a,b,c")).unwrap();
+        assert_eq!(v, Value::from(serde_json::json!(["a,b", "c"])));
+        o.insert("grup".into(), 2.into());
+        let err = TokenizeLanguage.expression(",", &o).unwrap_err();
+        assert!(err.to_string().contains("did you mean `group`"), "{err}");
     }
 
-    #[test]
-    fn bad_options_are_errors() {
-        let bad = |o: serde_json::Value| {
-            TokenizeLanguage
-                .expression(",", o.as_object().unwrap())
-                .unwrap_err()
-                .to_string()
-        };
-        assert!(bad(json!({"xml": true})).contains("XML"));
-        assert!(bad(json!({"group": 0})).contains("positive"));
-        assert!(bad(json!({"regex": true, "token": "("})).contains("regular expression"));
-        assert!(bad(json!({"source": "body2"})).contains("source"));
-        assert!(bad(json!({"tokn": ","})).contains("did you mean `token`"));
+    proptest! {
+        /// Feeding the input in chunks of any size gives the same parts as all at once.
+        #[test]
+        fn chunked_input_cuts_the_same(
+            input in "[ab,;\n]{0,200}",
+            cuts in proptest::collection::vec(1usize..20, 0..20),
+            regex in any::<bool>(),
+            group in 1usize..4,
+        ) {
+            let t = if regex { Tokenizer::new("[,;]+", true) } else { Tokenizer::new(",;", false) }
+                .unwrap()
+                .group(group);
+            let whole = t.split_all(Bytes::copy_from_slice(input.as_bytes()));
+            let mut s = Scanner::streaming(t);
+            let mut got = Vec::new();
+            let mut rest = input.as_bytes();
+            for n in cuts {
+                let n = n.min(rest.len());
+                s.feed(&rest[..n]);
+                rest = &rest[n..];
+                while let Some(p) = s.next_part() { got.push(p); }
+            }
+            s.feed(rest);
+            s.finish();
+            while let Some(p) = s.next_part() { got.push(p); }
+            prop_assert!(s.is_done());
+            prop_assert_eq!(got, whole);
+        }
     }
 }

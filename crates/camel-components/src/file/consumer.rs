@@ -84,7 +84,7 @@ impl FileConsumer {
             if full || ctx.is_cancelled() {
                 break;
             }
-            let exchange = match read::read(&file).await {
+            let exchange = match read::read(&file, self.options.lazy_body).await {
                 Ok(Some(exchange)) => exchange,
                 Ok(None) => continue, // Gone since the listing (another consumer took it).
                 Err(skip) => {

@@ -35,6 +35,7 @@
 //! | `recursive` | `false` | Also read sub-folders (except dot-folders and the `move` folder). |
 //! | `max_messages_per_poll` | `0` | At most this many files per poll; `0` takes all. |
 //! | `follow_symlinks` | `false` | Take links whose target resolves inside `DIR`. |
+//! | `lazy_body` | `false` | Leave the body empty instead of reading the file; a `split` reads it from `CamelFileAbsolutePath` (with `streaming`, in chunks: any size in bounded memory). camel-rs only: Camel's file body is always lazy. |
 //!
 //! Producer:
 //!
@@ -105,6 +106,7 @@ const OPTIONS: &[&str] = &[
     "recursive",
     "max_messages_per_poll",
     "follow_symlinks",
+    "lazy_body",
     "file_name",
     "file_exist",
     "auto_create",
@@ -137,6 +139,8 @@ struct ConsumerOptions {
     max_per_poll: usize,
     /// Take symbolic links whose target stays inside the folder.
     follow_symlinks: bool,
+    /// Hand the file over unread (empty body); a streaming `split` reads it.
+    lazy_body: bool,
 }
 
 /// What the producer does when the target file exists.
@@ -240,6 +244,7 @@ impl Component for FileComponent {
             recursive: p.take_bool("recursive")?.unwrap_or(false),
             max_per_poll: p.take::<usize>("max_messages_per_poll")?.unwrap_or(0),
             follow_symlinks: p.take_bool("follow_symlinks")?.unwrap_or(false),
+            lazy_body: p.take_bool("lazy_body")?.unwrap_or(false),
         };
         let file_name = p
             .take_str("file_name")

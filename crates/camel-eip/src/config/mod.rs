@@ -24,10 +24,13 @@
 
 mod data;
 mod errors;
+mod looping;
 mod message;
 mod multicast;
 mod resequence;
 mod routing;
+mod split;
+mod throttle;
 mod transacted;
 mod variable;
 
@@ -37,11 +40,14 @@ pub use errors::{
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
     ThrowException,
 };
+pub use looping::{Loop, Sort};
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
 };
 pub use multicast::{Multicast, Strategy};
 pub use resequence::Resequence;
 pub use routing::{Choice, Filter, Otherwise, When};
+pub use split::{Split, Tokenize};
+pub use throttle::{Delay, Sample, Throttle};
 pub use transacted::Transacted;
 pub use variable::{ConvertVariableTo, RemoveVariable, SetVariable, SetVariables};

@@ -83,7 +83,7 @@ async fn reading_an_entry_swapped_for_a_fifo_or_a_link_refuses_it_at_once() {
         open,
     };
     let swapped = found(fifo.clone());
-    let read_fifo = tokio::time::timeout(Duration::from_secs(10), read(&swapped));
+    let read_fifo = tokio::time::timeout(Duration::from_secs(10), read(&swapped, false));
     let outcome = match read_fifo.await {
         Ok(outcome) => outcome,
         Err(_) => {
@@ -99,7 +99,7 @@ async fn reading_an_entry_swapped_for_a_fifo_or_a_link_refuses_it_at_once() {
     write(dir.path(), "secret", "s");
     let link = dir.path().join("link");
     symlink(dir.path().join("secret"), &link).unwrap();
-    let outcome = read(&found(link)).await;
+    let outcome = read(&found(link), false).await;
     assert!(matches!(outcome, Err(Skip::BecameSymlink)), "{outcome:?}");
 }
 
@@ -118,6 +118,7 @@ async fn an_unreadable_file_does_not_use_up_max_messages_per_poll() {
         recursive: false,
         max_per_poll: 1,
         follow_symlinks: false,
+        lazy_body: false,
     };
     let mut consumer = FileConsumer::new("file:test".into(), dir.path().into(), options, false);
     let pipeline = camel_api::BoxProcessor::sync(Ok);
@@ -255,4 +256,24 @@ async fn a_move_folder_outside_named_by_the_route_is_still_used() {
     stop(ctx, task).await;
     let archived = root.path().join("archive/sub/a.txt");
     assert_eq!(std::fs::read_to_string(archived).unwrap(), "a");
+}
+
+#[tokio::test]
+async fn a_lazy_read_leaves_the_body_empty_and_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "big.txt", "line 1\nline 2\n");
+    let path = dir.path().join("big.txt");
+    let file = Found {
+        name: "big.txt".into(),
+        path: path.clone(),
+        open: path,
+    };
+    let ex = read(&file, true).await.unwrap().unwrap();
+    assert_eq!(ex.message.body, camel_api::Body::Empty);
+    let path = ex.header("CamelFileAbsolutePath").unwrap().to_string();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "line 1\nline 2\n");
+    assert_eq!(
+        ex.header("CamelFileLength"),
+        Some(&camel_api::Value::from(14u64))
+    );
 }

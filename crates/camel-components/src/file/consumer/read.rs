@@ -11,17 +11,18 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use camel_api::{names, Exchange};
+use camel_api::{names, Body, Exchange};
 
 use super::super::headers;
 use super::super::path::is_link_refusal;
 use super::scan::{special_kind, Found, Skip};
 
 /// The exchange for `file`; `Ok(None)` when it disappeared since the listing (another
-/// consumer took it).
-pub(super) async fn read(file: &Found) -> Result<Option<Exchange>, Skip> {
+/// consumer took it). With `lazy` the file is checked but not read: the body stays empty
+/// and a step that streams (a `split`) reads it through `CamelFileAbsolutePath`.
+pub(super) async fn read(file: &Found, lazy: bool) -> Result<Option<Exchange>, Skip> {
     let open = file.open.clone();
-    let read = tokio::task::spawn_blocking(move || read_regular(&open))
+    let read = tokio::task::spawn_blocking(move || read_regular(&open, lazy))
         .await
         .map_err(|e| Skip::Unreadable(io::Error::other(e)))?;
     let (meta, bytes) = match read {
@@ -41,8 +42,9 @@ pub(super) async fn read(file: &Found) -> Result<Option<Exchange>, Skip> {
         .unwrap_or(&file.name)
         .to_string();
     let absolute = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
+    let body = if lazy { Body::Empty } else { Body::from(bytes) };
     Ok(Some(
-        Exchange::new(bytes)
+        Exchange::new(body)
             .with_header(names::FILE_NAME, file.name.as_str())
             .with_header(headers::FILE_NAME_ONLY, only)
             .with_header(headers::FILE_LENGTH, meta.len())
@@ -54,9 +56,9 @@ pub(super) async fn read(file: &Found) -> Result<Option<Exchange>, Skip> {
     ))
 }
 
-/// Opens `path` without blocking and without following a final link, and reads it if it
-/// is a regular file.
-fn read_regular(path: &Path) -> Result<Option<(Metadata, Vec<u8>)>, Skip> {
+/// Opens `path` without blocking and without following a final link, and reads it (unless
+/// `lazy`) if it is a regular file.
+fn read_regular(path: &Path, lazy: bool) -> Result<Option<(Metadata, Vec<u8>)>, Skip> {
     let mut file = match open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -66,6 +68,9 @@ fn read_regular(path: &Path) -> Result<Option<(Metadata, Vec<u8>)>, Skip> {
     let meta = file.metadata().map_err(Skip::Unreadable)?;
     if !meta.is_file() {
         return Err(Skip::NotRegular(special_kind(&meta.file_type())));
+    }
+    if lazy {
+        return Ok(Some((meta, Vec::new())));
     }
     let capacity = usize::try_from(meta.len()).unwrap_or(0);
     let mut bytes = Vec::with_capacity(capacity);

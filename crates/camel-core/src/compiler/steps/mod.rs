@@ -6,10 +6,13 @@ mod data;
 mod endpoint;
 mod errors;
 pub(crate) mod layer;
+mod looping;
 mod message;
 mod multicast;
 pub(crate) mod resequence;
 mod routing;
+mod split;
+mod timing;
 mod transacted;
 mod variable;
 
@@ -44,4 +47,10 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("layer", typed(layer::layer));
     r.register("throw_exception", typed(errors::throw_exception));
     r.register("do_try", typed(errors::do_try));
+    r.register("split", typed(split::split));
+    r.register("throttle", typed(timing::throttle));
+    r.register("delay", typed(timing::delay));
+    r.register("sample", typed(timing::sample));
+    r.register("loop", typed(looping::looping));
+    r.register("sort", typed(looping::sort));
 }

@@ -1,0 +1,111 @@
+//! `split`.
+//!
+//! ```yaml
+//! - split:
+//!     tokenize: {token: "\n", group: 100, skip_first: true}   # or jsonpath / simple / none
+//!     streaming: true
+//!     parallel_processing: true
+//!     parallel_limit: 8
+//!     stop_on_exception: true
+//!     aggregation_strategy: GroupedBodyAggregationStrategy
+//!     timeout: 5000
+//!     steps:
+//!       - to: file:out
+//! ```
+
+use std::time::Duration;
+
+use camel_api::definition::{ExpressionSlotError, WithExpression};
+use camel_api::BoxProcessor;
+use camel_eip::aggregation::{builtin, SharedStrategy, BUILTIN_NAMES};
+use camel_eip::config::Split as SplitStep;
+use camel_eip::split::{Split, SplitExpression, SplitOptions};
+
+use crate::compiler::StepContext;
+use crate::error::{RouteError, RouteErrorKind};
+
+/// Camel's default thread pool size, the default bound of a parallel split.
+const DEFAULT_PARALLEL_LIMIT: usize = 10;
+
+pub(super) fn split(
+    config: SplitStep,
+    cx: &mut StepContext<'_>,
+) -> Result<BoxProcessor, RouteError> {
+    let expression = expression(&config, cx)?;
+    let strategy = match &config.aggregation_strategy {
+        Some(name) => Some(strategy(name, "/aggregation_strategy", cx)?),
+        None => None,
+    };
+    let parallel_limit = match (config.parallel_processing, config.parallel_limit) {
+        (false, _) => 1,
+        (true, None) => DEFAULT_PARALLEL_LIMIT,
+        (true, Some(0)) => {
+            return Err(cx.error_at(
+                "/parallel_limit",
+                RouteErrorKind::InvalidValue("`parallel_limit` must be at least 1".into()),
+            ))
+        }
+        (true, Some(n)) => n,
+    };
+    let steps = cx.compile_steps(&config.steps, "/steps")?;
+    let options = SplitOptions {
+        expression,
+        streaming: config.streaming,
+        parallel_limit,
+        stop_on_exception: config.stop_on_exception,
+        strategy,
+        timeout: config.timeout.filter(|t| *t > 0).map(Duration::from_millis),
+    };
+    Ok(Split::new(options, steps).into_processor())
+}
+
+fn expression(config: &SplitStep, cx: &StepContext<'_>) -> Result<SplitExpression, RouteError> {
+    match config.expression() {
+        Err(ExpressionSlotError::Missing) => Ok(SplitExpression::Body),
+        Ok((at, e)) if e.language == "tokenize" => {
+            let t = camel_language::tokenizer(&e.text, &e.options)
+                .map_err(|x| cx.error_at(&at, RouteErrorKind::Expression(x)))?;
+            Ok(SplitExpression::Tokenize(t))
+        }
+        _ => Ok(SplitExpression::Expression(cx.expression_in(config, "")?)),
+    }
+}
+
+/// The aggregation strategy called `name`: a built-in, else a context resource of type
+/// [`SharedStrategy`].
+pub(super) fn strategy(
+    name: &str,
+    at: &str,
+    cx: &StepContext<'_>,
+) -> Result<SharedStrategy, RouteError> {
+    if let Some(s) = builtin(name) {
+        return Ok(s);
+    }
+    let reference = name
+        .trim()
+        .trim_start_matches("#bean:")
+        .trim_start_matches('#');
+    if let Some(resource) = cx.registry.resource(reference) {
+        return resource
+            .downcast::<SharedStrategy>()
+            .map(|s| (*s).clone())
+            .map_err(|_| {
+                cx.error_at(
+                    at,
+                    RouteErrorKind::InvalidValue(format!(
+                        "the resource `{reference}` is not an aggregation strategy (register an `Arc<dyn AggregationStrategy>`)"
+                    )),
+                )
+            });
+    }
+    Err(cx.error_at(
+        at,
+        RouteErrorKind::InvalidValue(format!(
+            "unknown aggregation strategy `{name}`{} (built-in: {}, or a strategy registered as a context resource)",
+            camel_api::suggest::nearest(name, BUILTIN_NAMES.iter().copied())
+                .map(|s| format!(", did you mean `{s}`?"))
+                .unwrap_or_default(),
+            BUILTIN_NAMES.join(", ")
+        )),
+    ))
+}
