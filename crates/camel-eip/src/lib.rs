@@ -5,12 +5,14 @@
 //! The route compiler in `camel-core` turns route steps into these; they can also be used
 //! directly from Rust.
 
+pub mod aggregate;
 pub mod aggregation;
 pub mod choice;
 pub mod config;
 pub mod convert;
 pub mod error_handler;
 pub mod filter;
+pub mod idempotent;
 pub mod layer;
 pub mod log;
 pub mod message;
@@ -19,6 +21,7 @@ pub mod multicast;
 pub mod on_completion;
 pub mod pipeline;
 pub mod resequencer;
+pub mod state;
 pub mod trace;
 pub mod transacted;
 pub mod try_catch;

@@ -1,9 +1,11 @@
 //! The built-in step compilers, one function per step over its typed configuration,
 //! registered by name.
 
+mod aggregate;
 mod data;
 mod endpoint;
 mod errors;
+mod idempotent;
 pub(crate) mod layer;
 mod message;
 mod multicast;
@@ -42,4 +44,9 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("layer", typed(layer::layer));
     r.register("throw_exception", typed(errors::throw_exception));
     r.register("do_try", typed(errors::do_try));
+    r.register("aggregate", typed(aggregate::aggregate));
+    r.register(
+        "idempotent_consumer",
+        typed(idempotent::idempotent_consumer),
+    );
 }
