@@ -490,3 +490,39 @@ async fn a_hot_swap_under_load_completes_every_group_once() {
     );
     ctx.stop().await;
 }
+
+#[tokio::test]
+async fn an_idempotent_consumer_in_camel_yaml_skips_duplicates() {
+    let (ctx, mock) = context(
+        r#"
+- route:
+    from:
+      uri: direct:in
+      steps:
+        - idempotentConsumer:
+            header: id
+            messageIdRepository: memory:2
+            steps:
+              - to: mock:out
+        - to: mock:after
+"#,
+    )
+    .await;
+    for id in ["a", "a", "b", "c", "a"] {
+        let out = send(&ctx, id, "x").await.unwrap();
+        let _ = out;
+    }
+    // a, b, c run; the second a is a duplicate; a was forgotten when c came in (bound 2).
+    assert_eq!(mock.endpoint("out").received_count(), 4);
+    let after = mock.endpoint("after").received();
+    assert_eq!(after.len(), 5);
+    assert_eq!(after[1].property("CamelDuplicateMessage"), Some(&Value::from(true)));
+    let err = CamelContext::new()
+        .validate(&load(
+            "- route:\n    from:\n      uri: direct:in\n      steps:\n        - idempotentConsumer: {header: id, messageIdRepository: nowhere, steps: []}\n",
+        ))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no idempotent repository is registered under `nowhere`"), "{err}");
+    ctx.stop().await;
+}
