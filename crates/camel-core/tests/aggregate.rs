@@ -516,13 +516,20 @@ async fn an_idempotent_consumer_in_camel_yaml_skips_duplicates() {
     assert_eq!(mock.endpoint("out").received_count(), 4);
     let after = mock.endpoint("after").received();
     assert_eq!(after.len(), 5);
-    assert_eq!(after[1].property("CamelDuplicateMessage"), Some(&Value::from(true)));
+    assert_eq!(
+        after[1].property("CamelDuplicateMessage"),
+        Some(&Value::from(true))
+    );
     let err = CamelContext::new()
         .validate(&load(
             "- route:\n    from:\n      uri: direct:in\n      steps:\n        - idempotentConsumer: {header: id, messageIdRepository: nowhere, steps: []}\n",
         ))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("no idempotent repository is registered under `nowhere`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("no idempotent repository is registered under `nowhere`"),
+        "{err}"
+    );
     ctx.stop().await;
 }

@@ -72,6 +72,14 @@ pub trait AggregationRepository: Send + Sync + fmt::Debug + 'static {
     /// The open group of `key`.
     async fn get(&self, key: &str) -> Result<Option<StoredGroup>, CamelError>;
 
+    /// The open group of `key`, read by a caller that holds the aggregator's update lock
+    /// and will write it back (or drop the group). The memory repository lends its own
+    /// copy instead of cloning it, so a growing aggregate is not copied per exchange; the
+    /// default is [`get`](Self::get).
+    async fn get_for_update(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
+        self.get(key).await
+    }
+
     /// Writes the open group of `key`; `version` is what [`get`](Self::get) returned
     /// (`None`: the group must not exist yet). Returns the new version.
     async fn put(
@@ -111,7 +119,8 @@ pub type SharedRepository = Arc<dyn AggregationRepository>;
 #[derive(Debug, Default)]
 struct MemoryState {
     next_version: u64,
-    open: HashMap<String, (Exchange, u64)>,
+    /// `None` while lent to an update (`get_for_update`).
+    open: HashMap<String, (Option<Exchange>, u64)>,
     completed: HashMap<String, Completed>,
 }
 
@@ -147,22 +156,38 @@ impl MemoryAggregationRepository {
         self.state()
             .open
             .drain()
-            .map(|(k, (ex, _))| (k, ex))
+            .filter_map(|(k, (ex, _))| ex.map(|ex| (k, ex)))
             .collect()
     }
 
     /// Number of open groups.
     pub fn open_groups(&self) -> usize {
-        self.state().open.len()
+        self.state()
+            .open
+            .values()
+            .filter(|(ex, _)| ex.is_some())
+            .count()
     }
 }
 
 #[async_trait]
 impl AggregationRepository for MemoryAggregationRepository {
     async fn get(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
-        Ok(self.state().open.get(key).map(|(ex, v)| StoredGroup {
-            exchange: ex.clone(),
-            version: *v,
+        Ok(self.state().open.get(key).and_then(|(ex, v)| {
+            ex.as_ref().map(|ex| StoredGroup {
+                exchange: ex.clone(),
+                version: *v,
+            })
+        }))
+    }
+
+    async fn get_for_update(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
+        // A lent entry whose update never came back (the strategy failed) reads as absent.
+        Ok(self.state().open.get_mut(key).and_then(|(ex, v)| {
+            ex.take().map(|exchange| StoredGroup {
+                exchange,
+                version: *v,
+            })
         }))
     }
 
@@ -177,11 +202,17 @@ impl AggregationRepository for MemoryAggregationRepository {
         let next = state.next_version;
         match (state.open.get_mut(key), version) {
             (Some((ex, v)), Some(expected)) if *v == expected => {
-                *ex = exchange.clone();
+                *ex = Some(exchange.clone());
+                *v = next;
+            }
+            (Some((ex @ None, v)), None) => {
+                *ex = Some(exchange.clone());
                 *v = next;
             }
             (None, None) => {
-                state.open.insert(key.to_string(), (exchange.clone(), next));
+                state
+                    .open
+                    .insert(key.to_string(), (Some(exchange.clone()), next));
             }
             _ => return Err(RepositoryError::Conflict),
         }
@@ -198,7 +229,7 @@ impl AggregationRepository for MemoryAggregationRepository {
         let mut state = self.state();
         match (state.open.get(key), version) {
             (Some((_, v)), Some(expected)) if *v == expected => {}
-            (None, None) => {}
+            (None | Some((None, _)), None) => {}
             _ => return Err(RepositoryError::Conflict),
         }
         state.open.remove(key);
@@ -220,7 +251,13 @@ impl AggregationRepository for MemoryAggregationRepository {
     }
 
     async fn keys(&self) -> Result<Vec<String>, CamelError> {
-        Ok(self.state().open.keys().cloned().collect())
+        Ok(self
+            .state()
+            .open
+            .iter()
+            .filter(|(_, (ex, _))| ex.is_some())
+            .map(|(k, _)| k.clone())
+            .collect())
     }
 
     async fn unconfirmed(&self, older_than: Duration) -> Result<Vec<CompletedGroup>, CamelError> {

@@ -260,7 +260,11 @@ impl Inner {
         let mut out = Vec::new();
         let mut retries = 0;
         let new_group = loop {
-            let stored = self.repository.get(&key).await?;
+            let stored = if guard.is_some() {
+                self.repository.get_for_update(&key).await?
+            } else {
+                self.repository.get(&key).await?
+            };
             let new_group = stored.is_none();
             let (old, version) = match stored {
                 Some(s) => (Some(s.exchange), Some(s.version)),
