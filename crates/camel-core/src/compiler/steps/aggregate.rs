@@ -22,7 +22,6 @@ use camel_eip::state::{StoreFactory, STORE_FACTORY};
 
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
-use crate::model::EndpointDefinition;
 
 /// The strategy named `name`: a built-in (short or Camel class name) or a context
 /// resource of type [`SharedStrategy`] (written `name`, `#name` or `#bean:name`).
@@ -71,64 +70,41 @@ pub(crate) fn strategy(
     })
 }
 
-/// The store factory registered by the application (the `camel` binary registers
-/// `camel-state`'s), for repositories written as URLs.
-pub(crate) fn store_factory(
-    url: &str,
-    relative: &str,
-    cx: &StepContext<'_>,
-) -> Result<Arc<dyn StoreFactory>, RouteError> {
-    cx.registry
-        .resource(STORE_FACTORY)
-        .and_then(|r| r.downcast::<Arc<dyn StoreFactory>>().ok())
-        .map(|f| (*f).clone())
-        .ok_or_else(|| {
-            cx.error_at(
-                relative,
-                RouteErrorKind::InvalidValue(format!(
-                    "`{}` is a database URL, but no state store is registered (the `camel` binary registers one; from Rust add `camel_state::register`)",
-                    camel_api::redact_url(url)
-                )),
-            )
-        })
-}
-
-/// True when `name` is written as a URL rather than a resource name.
-pub(crate) fn is_url(name: &str) -> bool {
-    name.contains(':')
-}
-
-fn repository(
+/// A repository named by a step: a context resource of type `T` (`name` or `#name`), or a
+/// database URL built by the store factory the application registered (the `camel` binary
+/// registers `camel-state`'s). `what` names the kind in messages; errors are located at
+/// `at`.
+pub(crate) fn repository<T: Clone + Send + Sync + 'static>(
     name: &str,
-    logical: &str,
+    what: &str,
+    at: &str,
     cx: &StepContext<'_>,
-) -> Result<SharedRepository, RouteError> {
-    const AT: &str = "/aggregation_repository";
+    from_url: impl FnOnce(&dyn StoreFactory, &str) -> Result<T, camel_api::CamelError>,
+) -> Result<T, RouteError> {
+    let invalid = |message: String| cx.error_at(at, RouteErrorKind::InvalidValue(message));
     let reference = name.strip_prefix('#').unwrap_or(name);
     if let Some(resource) = cx.registry.resource(reference) {
         return resource
-            .downcast::<SharedRepository>()
+            .downcast::<T>()
             .map(|r| (*r).clone())
-            .map_err(|_| {
-                cx.error_at(
-                    AT,
-                    RouteErrorKind::InvalidValue(format!(
-                        "the resource `{reference}` is not an aggregation repository"
-                    )),
-                )
-            });
+            .map_err(|_| invalid(format!("the resource `{reference}` is not an {what}")));
     }
-    if !is_url(name) {
-        return Err(cx.error_at(
-            AT,
-            RouteErrorKind::InvalidValue(format!(
-                "no aggregation repository is registered under `{name}` (name a context resource or write a database URL: postgres://… or sqlite:…)"
-            )),
-        ));
+    if !name.contains(':') {
+        return Err(invalid(format!(
+            "no {what} is registered under `{name}` (name a context resource or write a database URL: postgres://… or sqlite:…)"
+        )));
     }
-    store_factory(name, AT, cx)?
-        .aggregation(name, logical)
-        .map_err(|e| cx.error_at(AT, RouteErrorKind::Endpoint(e)))
+    let factory = cx
+        .registry
+        .resource(STORE_FACTORY)
+        .and_then(|r| r.downcast::<Arc<dyn StoreFactory>>().ok())
+        .ok_or_else(|| {
+            invalid(format!(
+                "`{}` is a database URL, but no state store is registered (the `camel` binary registers one; from Rust call `camel_state::register`)",
+                camel_api::redact_url(name)
+            ))
+        })?;
+    from_url(&**factory, name).map_err(|e| cx.error_at(at, RouteErrorKind::Endpoint(e)))
 }
 
 pub(super) fn aggregate(
@@ -179,7 +155,13 @@ pub(super) fn aggregate(
         config.id.as_deref().unwrap_or(cx.path())
     );
     let repository = match &config.aggregation_repository {
-        Some(name) => Some(repository(name, &logical, cx)?),
+        Some(name) => Some(repository::<SharedRepository>(
+            name,
+            "aggregation repository",
+            "/aggregation_repository",
+            cx,
+            |factory, url| factory.aggregation(url, &logical),
+        )?),
         None => None,
     };
     if config.use_recovery && repository.is_none() {
@@ -187,15 +169,7 @@ pub(super) fn aggregate(
     }
     let dead_letter = match &config.dead_letter_uri {
         None => None,
-        Some(uri) => {
-            let endpoint =
-                cx.endpoint(&EndpointDefinition::new(uri.clone()), "/dead_letter_uri")?;
-            Some(
-                endpoint
-                    .producer()
-                    .map_err(|e| cx.error_at("/dead_letter_uri", RouteErrorKind::Endpoint(e)))?,
-            )
-        }
+        Some(uri) => Some(cx.producer(uri, "/dead_letter_uri")?),
     };
     let steps = cx.compile_steps(&config.steps, "/steps")?;
     let parts = AggregatorParts {

@@ -16,7 +16,6 @@ use camel_eip::idempotent::{
     IdempotentConsumer, IdempotentOptions, MemoryIdempotentRepository, SharedIdempotentRepository,
 };
 
-use super::aggregate::{is_url, store_factory};
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
 
@@ -44,31 +43,13 @@ fn repository(
     if name == "memory" {
         return Ok(Arc::new(MemoryIdempotentRepository::default()));
     }
-    let reference = name.strip_prefix('#').unwrap_or(name);
-    if let Some(resource) = cx.registry.resource(reference) {
-        return resource
-            .downcast::<SharedIdempotentRepository>()
-            .map(|r| (*r).clone())
-            .map_err(|_| {
-                cx.error_at(
-                    AT,
-                    RouteErrorKind::InvalidValue(format!(
-                        "the resource `{reference}` is not an idempotent repository"
-                    )),
-                )
-            });
-    }
-    if !is_url(name) {
-        return Err(cx.error_at(
-            AT,
-            RouteErrorKind::InvalidValue(format!(
-                "no idempotent repository is registered under `{name}` (name a context resource, or write memory:N, postgres://… or sqlite:…)"
-            )),
-        ));
-    }
-    store_factory(name, AT, cx)?
-        .idempotent(name, logical)
-        .map_err(|e| cx.error_at(AT, RouteErrorKind::Endpoint(e)))
+    super::aggregate::repository::<SharedIdempotentRepository>(
+        name,
+        "idempotent repository",
+        AT,
+        cx,
+        |factory, url| factory.idempotent(url, logical),
+    )
 }
 
 pub(super) fn idempotent_consumer(
