@@ -89,7 +89,7 @@ fn report(errors: &[RouteError]) {
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
 /// batching sinks (SQS, Pub/Sub, NATS), and HTTP (`platform-http:` on `port`, `http:`,
-/// `https:`).
+/// `https:`), and the state stores (`aggregation_repository: postgres://…`).
 fn context(port: u16) -> CamelContext {
     let ctx = CamelContext::new();
     ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::on_port(port)));
@@ -100,6 +100,8 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
+    // Repositories of aggregate and idempotent_consumer written as database URLs.
+    camel_state::register(|name, resource| ctx.add_resource(name, resource));
     ctx
 }
 

@@ -27,7 +27,8 @@ use serde_json::Value as Json;
 
 pub use camel_api::definition::ExpressionDefinition;
 pub use camel_eip::config::{
-    Delay, Loop, Multicast, Resequence, Sample, Sort, Split, Strategy, Throttle, Tokenize,
+    Aggregate, Delay, IdempotentConsumer, Loop, Multicast, Resequence, Sample, Sort, Split,
+    Strategy, Throttle, Tokenize,
 };
 pub use camel_eip::convert::BodyType;
 pub use camel_eip::resequencer::{CapacityPolicy, GapPolicy, OnSwap};
@@ -345,6 +346,51 @@ impl RouteBuilder {
     /// ```
     pub fn resequence(self, config: Resequence) -> Self {
         self.step_config(config)
+    }
+
+    /// Collects exchanges with the same correlation key into one; `steps` run on each
+    /// completed group (the incoming exchanges go on unchanged).
+    ///
+    /// ```
+    /// use camel_core::builder::{header, Aggregate, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .aggregate(
+    ///         Aggregate::new(header("orderId"), "GroupedBodyAggregationStrategy")
+    ///             .completion_size(3)
+    ///             .completion_timeout_ms(2000),
+    ///         |b| b.to("log:orders"),
+    ///     )
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "aggregate");
+    /// ```
+    pub fn aggregate(
+        mut self,
+        mut aggregate: Aggregate,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        aggregate.steps = self.nested_steps(steps);
+        self.step_config(aggregate)
+    }
+
+    /// Runs `steps` once per message id (`id` gives it); `options` sets the repository
+    /// and Camel's flags (`IdempotentConsumer::default()` for an in-memory LRU of 1000).
+    ///
+    /// ```
+    /// use camel_core::builder::{header, IdempotentConsumer, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .idempotent_consumer(header("id"), IdempotentConsumer::default(), |b| b.to("log:once"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "idempotent_consumer");
+    /// ```
+    pub fn idempotent_consumer(
+        mut self,
+        id: ExpressionDefinition,
+        mut options: IdempotentConsumer,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        options.set_expression(id);
+        options.steps = self.nested_steps(steps);
+        self.step_config(options)
     }
 
     /// Sends a copy of the exchange to each nested step (each step is a branch) and

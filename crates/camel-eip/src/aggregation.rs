@@ -113,8 +113,27 @@ impl AggregationStrategy for Builtin {
 /// The built-in strategy called `name`: a short name (`grouped_body`, `use_latest`,
 /// `string`, the multicast spellings `collect_all`, `last_wins`, `original`), a Camel class
 /// name with or without its package and `#class:` prefix, or camelCase.
+///
+/// Options follow a `?`, as in `StringAggregationStrategy?delimiter=,` (the delimiter of
+/// the string strategy; our spelling for the bean property Camel sets in Java).
 pub fn builtin(name: &str) -> Option<SharedStrategy> {
-    let name = name.trim();
+    let (name, options) = match name.trim().split_once('?') {
+        Some((name, options)) => (name, Some(options)),
+        None => (name.trim(), None),
+    };
+    let delimiter = match options {
+        None => String::new(),
+        Some(options) => {
+            let mut delimiter = String::new();
+            for pair in options.split('&') {
+                match pair.split_once('=') {
+                    Some(("delimiter", value)) => delimiter = camel_api::percent_decode(value),
+                    _ => return None,
+                }
+            }
+            delimiter
+        }
+    };
     let name = name.strip_prefix("#class:").unwrap_or(name);
     let name = name.rsplit('.').next().unwrap_or(name);
     let name = name.strip_suffix("AggregationStrategy").unwrap_or(name);
@@ -128,11 +147,12 @@ pub fn builtin(name: &str) -> Option<SharedStrategy> {
         "groupedexchange" | "groupedmessage" => Builtin::GroupedMessage,
         "uselatest" | "lastwins" | "latest" => Builtin::UseLatest,
         "useoriginal" | "original" => Builtin::UseOriginal,
-        "string" => Builtin::String {
-            delimiter: String::new(),
-        },
+        "string" => Builtin::String { delimiter },
         _ => return None,
     };
+    if options.is_some() && !matches!(strategy, Builtin::String { .. }) {
+        return None;
+    }
     Some(Arc::new(strategy))
 }
 
@@ -230,6 +250,8 @@ mod tests {
         }
         assert!(builtin("GroupedBodyStrategy").is_none());
         assert!(builtin("myStrategy").is_none());
+        assert!(builtin("use_latest?delimiter=,").is_none());
+        assert!(builtin("string?size=3").is_none());
     }
 
     #[test]
@@ -264,6 +286,11 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(out.message.body, Body::from("a,b"));
+        let named = builtin("StringAggregationStrategy?delimiter=%20-%20").unwrap();
+        let out = fold(&*named, ["a", "b"].map(Exchange::new), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(out.message.body, Body::from("a - b"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! The route compiler in `camel-core` turns route steps into these; they can also be used
 //! directly from Rust.
 
+pub mod aggregate;
 pub mod aggregation;
 pub mod choice;
 pub mod config;
@@ -12,6 +13,7 @@ pub mod convert;
 pub mod delay;
 pub mod error_handler;
 pub mod filter;
+pub mod idempotent;
 pub mod layer;
 pub mod log;
 pub mod looping;
@@ -24,6 +26,7 @@ pub mod resequencer;
 pub mod sample;
 pub mod sort;
 pub mod split;
+pub mod state;
 pub mod throttle;
 pub mod trace;
 pub mod transacted;

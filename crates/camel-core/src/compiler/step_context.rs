@@ -203,6 +203,15 @@ impl<'a> StepContext<'a> {
         Ok(endpoint)
     }
 
+    /// A producer for the endpoint `uri` (a dead letter, say); errors are located at
+    /// `relative`.
+    pub fn producer(&mut self, uri: &str, relative: &str) -> Result<BoxProcessor, RouteError> {
+        let endpoint = self.endpoint(&EndpointDefinition::new(uri.to_string()), relative)?;
+        endpoint
+            .producer()
+            .map_err(|e| self.error_at(relative, RouteErrorKind::Endpoint(e)))
+    }
+
     /// The transaction manager for `datasource` (a component's default database when
     /// `None`); errors are located at `relative`.
     pub fn transaction_manager(

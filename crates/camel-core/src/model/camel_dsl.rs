@@ -23,7 +23,6 @@ use std::sync::{Mutex, OnceLock};
 /// Camel's processors (EIPs), as YAML step names. Steps that another part of camel-rs is
 /// adding (error handling) are left out so they stay plain "unknown" until they land.
 pub const EIPS: &[&str] = &[
-    "aggregate",
     "choice",
     "circuit_breaker",
     "claim_check",
@@ -32,7 +31,6 @@ pub const EIPS: &[&str] = &[
     "dynamic_router",
     "enrich",
     "filter",
-    "idempotent_consumer",
     "kamelet",
     "load_balance",
     "log",

@@ -22,6 +22,7 @@
 //!
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
+mod aggregate;
 mod data;
 mod errors;
 mod looping;
@@ -34,6 +35,7 @@ mod throttle;
 mod transacted;
 mod variable;
 
+pub use aggregate::{Aggregate, IdempotentConsumer};
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,

@@ -1,10 +1,12 @@
 //! The built-in step compilers, one function per step over its typed configuration,
 //! registered by name.
 
+mod aggregate;
 mod bean;
 mod data;
 mod endpoint;
 mod errors;
+mod idempotent;
 pub(crate) mod layer;
 mod looping;
 mod message;
@@ -53,4 +55,9 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("sample", typed(timing::sample));
     r.register("loop", typed(looping::looping));
     r.register("sort", typed(looping::sort));
+    r.register("aggregate", typed(aggregate::aggregate));
+    r.register(
+        "idempotent_consumer",
+        typed(idempotent::idempotent_consumer),
+    );
 }

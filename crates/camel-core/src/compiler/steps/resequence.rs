@@ -7,7 +7,6 @@ use serde_json::Value as Json;
 
 use crate::compiler::{StepCompiler, StepContext};
 use crate::error::{RouteError, RouteErrorKind};
-use crate::model::EndpointDefinition;
 
 /// Reached only for a nested `resequence` (inside filter, choice, …): rule N4. A
 /// top-level one is compiled by the route compiler as the continuation boundary.
@@ -40,15 +39,7 @@ pub(crate) fn compile_top_level(
     let config: ResequenceConfig = cx.decode(&camel_spelling(config))?;
     let dead_letter = match &config.dead_letter_uri {
         None => None,
-        Some(uri) => {
-            let endpoint =
-                cx.endpoint(&EndpointDefinition::new(uri.clone()), "/dead_letter_uri")?;
-            Some(
-                endpoint
-                    .producer()
-                    .map_err(|e| cx.error_at("/dead_letter_uri", RouteErrorKind::Endpoint(e)))?,
-            )
-        }
+        Some(uri) => Some(cx.producer(uri, "/dead_letter_uri")?),
     };
     let built = ResequencerService::build(
         &config,

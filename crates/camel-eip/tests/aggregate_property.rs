@@ -1,0 +1,154 @@
+//! For any input order, an aggregator with completion size k emits every message exactly
+//! once, in groups of k of one key each; and a swap hands open groups over intact.
+
+use std::sync::{Arc, Mutex};
+
+use camel_api::{BoxProcessor, CamelError, Exchange, Expression, ShutdownReason, Value};
+use camel_eip::aggregate::{names, Aggregator, AggregatorOptions, AggregatorParts};
+use camel_eip::aggregation::builtin;
+use proptest::prelude::*;
+
+#[derive(Debug)]
+struct Key;
+
+impl Expression for Key {
+    fn evaluate(&self, ex: &Exchange) -> Result<Value, CamelError> {
+        Ok(ex.header("key").cloned().unwrap_or_default())
+    }
+}
+
+type Seen = Arc<Mutex<Vec<Exchange>>>;
+
+fn aggregator(k: usize, seen: &Seen) -> Aggregator {
+    let sink = seen.clone();
+    let steps = BoxProcessor::sync(move |ex: Exchange| {
+        sink.lock().unwrap().push(ex.clone());
+        Ok(ex)
+    });
+    Aggregator::build(
+        "prop",
+        "aggregate",
+        AggregatorOptions {
+            completion_size: Some(k),
+            ..Default::default()
+        },
+        AggregatorParts {
+            correlation: Arc::new(Key),
+            strategy: builtin("grouped_body").unwrap(),
+            completion_size: None,
+            completion_timeout: None,
+            completion_predicate: None,
+            repository: None,
+            steps,
+            dead_letter: None,
+        },
+    )
+}
+
+/// Messages `0..keys*k*groups`, message `m` on key `m % keys`, in the order `order` gives.
+fn messages(keys: usize, k: usize, groups: usize, order: &[usize]) -> Vec<(String, usize)> {
+    let n = keys * k * groups;
+    let mut ids: Vec<usize> = (0..n).collect();
+    for (i, j) in order.iter().enumerate() {
+        let i = i % n;
+        ids.swap(i, j % n);
+    }
+    ids.into_iter()
+        .map(|m| (format!("k{}", m % keys), m))
+        .collect()
+}
+
+fn check(seen: &Seen, keys: usize, k: usize, groups: usize) {
+    let out = seen.lock().unwrap();
+    assert_eq!(out.len(), keys * groups);
+    let mut all = Vec::new();
+    for g in out.iter() {
+        let key = g
+            .property(names::CORRELATION_KEY)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string();
+        let items = camel_eip::aggregation::body_json(&g.message.body);
+        let items = items.as_array().unwrap();
+        assert_eq!(items.len(), k);
+        for v in items {
+            let m: usize = v.as_str().unwrap().parse().unwrap();
+            assert_eq!(
+                format!("k{}", m % keys),
+                key,
+                "a message in another key's group"
+            );
+            all.push(m);
+        }
+    }
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..keys * k * groups).collect::<Vec<_>>(),
+        "every message exactly once"
+    );
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #[test]
+    fn every_message_is_emitted_exactly_once(
+        keys in 1usize..5,
+        k in 1usize..6,
+        groups in 1usize..4,
+        order in proptest::collection::vec(0usize..1000, 0..120),
+    ) {
+        runtime().block_on(async {
+            let seen = Seen::default();
+            let agg = aggregator(k, &seen);
+            agg.lifecycle.start().await.unwrap();
+            for (key, m) in messages(keys, k, groups, &order) {
+                agg.processor
+                    .process(Exchange::new(m.to_string()).with_header("key", key))
+                    .await
+                    .unwrap();
+            }
+            agg.lifecycle.shutdown(ShutdownReason::RouteStop).await.unwrap();
+            check(&seen, keys, k, groups);
+        });
+    }
+
+    #[test]
+    fn a_swap_at_any_point_hands_over_open_groups(
+        keys in 1usize..4,
+        k in 2usize..5,
+        groups in 1usize..3,
+        order in proptest::collection::vec(0usize..1000, 0..60),
+        cut in 0usize..1000,
+    ) {
+        runtime().block_on(async {
+            let seen = Seen::default();
+            let old = aggregator(k, &seen);
+            let new = aggregator(k, &seen);
+            old.lifecycle.start().await.unwrap();
+            let all = messages(keys, k, groups, &order);
+            let cut = cut % (all.len() + 1);
+            for (i, (key, m)) in all.into_iter().enumerate() {
+                if i == cut {
+                    old.lifecycle.shutdown(ShutdownReason::HotSwap).await.unwrap();
+                    if let Some(state) = old.lifecycle.take_state() {
+                        new.lifecycle.adopt_state(state);
+                    }
+                    new.lifecycle.start().await.unwrap();
+                }
+                let target = if i < cut { &old } else { &new };
+                target.processor
+                    .process(Exchange::new(m.to_string()).with_header("key", key))
+                    .await
+                    .unwrap();
+            }
+            check(&seen, keys, k, groups);
+        });
+    }
+}
