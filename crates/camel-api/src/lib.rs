@@ -42,7 +42,7 @@ mod value;
 pub mod variables;
 
 pub use body::Body;
-pub use component::{Component, ComponentContext, ContextChange, Endpoint};
+pub use component::{Component, ComponentContext, ContextChange, Endpoint, Poller};
 pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RoutePipeline};
 pub use counters::{CountSink, RouteCounters};
 pub use error::{CamelError, ExpressionError, RetryReason};

@@ -7,8 +7,11 @@
 
 pub mod aggregation;
 pub mod choice;
+pub mod claim_check;
 pub mod config;
 pub mod convert;
+pub mod dynamic;
+pub mod enrich;
 pub mod error_handler;
 pub mod filter;
 pub mod layer;
@@ -18,8 +21,11 @@ pub mod middleware;
 pub mod multicast;
 pub mod on_completion;
 pub mod pipeline;
+pub mod recipient_list;
 pub mod resequencer;
+pub mod routing_slip;
 pub mod trace;
 pub mod transacted;
 pub mod try_catch;
 pub mod variable;
+pub mod wire_tap;

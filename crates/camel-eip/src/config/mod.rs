@@ -22,7 +22,10 @@
 //!
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
+mod claim_check;
 mod data;
+mod dynamic;
+mod enrich;
 mod errors;
 mod message;
 mod multicast;
@@ -30,8 +33,12 @@ mod resequence;
 mod routing;
 mod transacted;
 mod variable;
+mod wire_tap;
 
+pub use claim_check::{ClaimCheck, ClaimCheckOperation};
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
+pub use dynamic::{DynamicRouter, RecipientList, RoutingSlip, ToD};
+pub use enrich::{Enrich, PollEnrich};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
@@ -45,3 +52,4 @@ pub use resequence::Resequence;
 pub use routing::{Choice, Filter, Otherwise, When};
 pub use transacted::Transacted;
 pub use variable::{ConvertVariableTo, RemoveVariable, SetVariable, SetVariables};
+pub use wire_tap::{OnPrepare, WireTap, DEFAULT_TAP_CONCURRENCY, DEFAULT_TAP_QUEUE};

@@ -2,7 +2,9 @@
 //! registered by name.
 
 mod data;
+mod dynamic;
 mod endpoint;
+mod enrich;
 mod errors;
 pub(crate) mod layer;
 mod message;
@@ -42,4 +44,12 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("layer", typed(layer::layer));
     r.register("throw_exception", typed(errors::throw_exception));
     r.register("do_try", typed(errors::do_try));
+    r.register("recipient_list", typed(dynamic::recipient_list));
+    r.register("routing_slip", typed(dynamic::routing_slip));
+    r.register("dynamic_router", typed(dynamic::dynamic_router));
+    r.register("to_d", typed(dynamic::to_d));
+    r.register("wire_tap", typed(enrich::wire_tap));
+    r.register("enrich", typed(enrich::enrich));
+    r.register("poll_enrich", typed(enrich::poll_enrich));
+    r.register("claim_check", typed(enrich::claim_check));
 }
