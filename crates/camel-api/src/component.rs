@@ -75,11 +75,32 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
         ))
     }
 
+    /// A polling consumer: reads one exchange on demand (the `poll_enrich` step). The
+    /// default says the endpoint cannot be polled.
+    fn poller(&self) -> Result<Arc<dyn Poller>, CamelError> {
+        Err(CamelError::invalid_uri(
+            self.uri().to_string(),
+            "this component cannot be polled (`poll_enrich` reads from `seda:`)",
+        ))
+    }
+
     /// Background work owned by this endpoint's producer (a batcher, a pool), drained with
     /// the route.
     fn lifecycle(&self) -> Option<Arc<dyn StepLifecycle>> {
         None
     }
+}
+
+/// Reads one exchange when asked, instead of running a route (Camel's
+/// `PollingConsumer`).
+#[async_trait::async_trait]
+pub trait Poller: Send + Sync + fmt::Debug + 'static {
+    /// Takes the next exchange: waits at most `timeout` (as long as it takes when `None`);
+    /// `Ok(None)` when nothing arrived in time.
+    async fn poll(
+        &self,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Option<crate::Exchange>, CamelError>;
 }
 
 /// What a component may ask of the context while it builds an endpoint.

@@ -44,7 +44,7 @@ pub mod variables;
 
 pub use bean::{bean_of, bean_resource, Bean, MethodBean};
 pub use body::Body;
-pub use component::{Component, ComponentContext, ContextChange, Endpoint};
+pub use component::{Component, ComponentContext, ContextChange, Endpoint, Poller};
 pub use consumer::{Consumer, ConsumerContext, ExchangeStats, RoutePipeline};
 pub use counters::{CountSink, RouteCounters};
 pub use error::{CamelError, ExpressionError, RetryReason};

@@ -27,8 +27,9 @@ use serde_json::Value as Json;
 
 pub use camel_api::definition::ExpressionDefinition;
 pub use camel_eip::config::{
-    Aggregate, Delay, IdempotentConsumer, Loop, Multicast, Resequence, Sample, Sort, Split,
-    Strategy, Throttle, Tokenize,
+    Aggregate, ClaimCheck, ClaimCheckOperation, Delay, DynamicRouter, Enrich, IdempotentConsumer,
+    Loop, Multicast, PollEnrich, RecipientList, Resequence, RoutingSlip, Sample, Sort, Split,
+    Strategy, Throttle, ToD, Tokenize, WireTap,
 };
 pub use camel_eip::convert::BodyType;
 pub use camel_eip::resequencer::{CapacityPolicy, GapPolicy, OnSwap};
@@ -510,6 +511,76 @@ impl RouteBuilder {
     /// Lets one exchange per period (or every Nth) go on; the others stop.
     pub fn sample(self, sample: Sample) -> Self {
         self.step_config(sample)
+    }
+
+    /// Sends a copy to every endpoint the list's expression names and aggregates the
+    /// replies (see docs/eips.md#recipient-list).
+    ///
+    /// ```
+    /// use camel_core::builder::{header, RecipientList, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .recipient_list(RecipientList::new(header("to")).parallel().strategy("grouped_body"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "recipient_list");
+    /// ```
+    pub fn recipient_list(self, config: RecipientList) -> Self {
+        self.step_config(config)
+    }
+
+    /// Routes the exchange through the endpoints the slip's expression names, in order.
+    pub fn routing_slip(self, config: RoutingSlip) -> Self {
+        self.step_config(config)
+    }
+
+    /// Routes the exchange to the endpoints the expression names, asking again after each
+    /// hop until it returns null.
+    pub fn dynamic_router(self, config: DynamicRouter) -> Self {
+        self.step_config(config)
+    }
+
+    /// Sends to the endpoint a `simple` URI template names (Camel's `toD`).
+    pub fn to_d(self, uri: impl Into<String>) -> Self {
+        self.step_config(ToD::new(uri))
+    }
+
+    /// Sends a copy of the exchange to an endpoint on the tap's own task.
+    ///
+    /// ```
+    /// use camel_core::builder::{RouteBuilder, WireTap};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .wire_tap(WireTap::new("seda:audit").queue_size(100))
+    ///     .to("log:main")
+    ///     .build();
+    /// assert_eq!(route.steps[0].config["queue_size"], 100);
+    /// ```
+    pub fn wire_tap(self, config: WireTap) -> Self {
+        self.step_config(config)
+    }
+
+    /// A wire tap whose copies are prepared by `prepare`'s steps before they are sent.
+    pub fn wire_tap_prepared(
+        mut self,
+        mut config: WireTap,
+        prepare: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        let steps = self.nested_steps(prepare);
+        config.on_prepare = Some(camel_eip::config::OnPrepare::Steps(steps));
+        self.step_config(config)
+    }
+
+    /// Calls an endpoint and merges its reply into the exchange.
+    pub fn enrich(self, config: Enrich) -> Self {
+        self.step_config(config)
+    }
+
+    /// Takes one message from a pollable endpoint and merges it into the exchange.
+    pub fn poll_enrich(self, config: PollEnrich) -> Self {
+        self.step_config(config)
+    }
+
+    /// Parks or takes back the message (Camel's claim check).
+    pub fn claim_check(self, config: ClaimCheck) -> Self {
+        self.step_config(config)
     }
 
     /// The finished definition.

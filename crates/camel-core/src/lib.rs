@@ -52,3 +52,8 @@ pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The EIP guide (`docs/eips.md`), its Rust examples compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/eips.md")]
+pub struct EipGuideDoctests;

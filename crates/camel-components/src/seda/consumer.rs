@@ -5,7 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use camel_api::{CamelError, Consumer, ConsumerContext};
+use std::time::Duration;
+
+use camel_api::{CamelError, Consumer, ConsumerContext, Exchange, Poller};
 use tokio::task::JoinSet;
 
 use super::queue::SedaQueue;
@@ -71,5 +73,38 @@ async fn work(uri: Arc<str>, queue: Arc<SedaQueue>, ctx: ConsumerContext) {
                 }
             }
         }
+    }
+}
+
+/// Takes one exchange from the queue on demand (`poll_enrich`).
+#[derive(Debug)]
+pub(super) struct SedaPoller {
+    uri: Arc<str>,
+    queue: Arc<SedaQueue>,
+}
+
+impl SedaPoller {
+    pub(super) fn new(uri: Arc<str>, queue: Arc<SedaQueue>) -> Self {
+        SedaPoller { uri, queue }
+    }
+}
+
+#[async_trait]
+impl Poller for SedaPoller {
+    async fn poll(&self, timeout: Option<Duration>) -> Result<Option<Exchange>, CamelError> {
+        // `pop` is cancel-safe: a timeout never loses an entry.
+        let entry = match timeout {
+            None => self.queue.pop().await,
+            Some(limit) => match tokio::time::timeout(limit, self.queue.pop()).await {
+                Ok(entry) => entry,
+                Err(_) => return Ok(None),
+            },
+        };
+        tracing::trace!(uri = %self.uri, exchange_id = %entry.exchange.id, "seda exchange polled");
+        if let Some(reply) = entry.reply {
+            // A producer waiting for a result gets its exchange back: polling consumed it.
+            let _ = reply.send(Ok(entry.exchange.clone()));
+        }
+        Ok(Some(entry.exchange))
     }
 }

@@ -205,6 +205,13 @@ impl Endpoint for SedaEndpoint {
         Ok(BoxProcessor::new(producer::SedaProducer::new(self)).named("seda"))
     }
 
+    fn poller(&self) -> Result<Arc<dyn camel_api::Poller>, CamelError> {
+        Ok(Arc::new(consumer::SedaPoller::new(
+            self.uri.clone(),
+            self.queue.clone(),
+        )))
+    }
+
     fn consumer(&self) -> Result<Box<dyn Consumer>, CamelError> {
         Ok(Box::new(consumer::SedaConsumer::new(
             self.uri.clone(),

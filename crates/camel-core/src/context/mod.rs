@@ -28,6 +28,7 @@ use tokio::time::Instant;
 
 pub use controller::RouteController;
 pub use registry::Registry;
+pub(crate) use registry::WeakRegistry;
 pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 pub use table::RouteOperation;

@@ -18,16 +18,51 @@ use crate::error::RouteErrorKind;
 use crate::model::EndpointDefinition;
 
 /// Components, languages, step compilers and named resources of a context.
+///
+/// Each table sits behind an `Arc` so that steps resolving endpoints while a route runs
+/// (recipient list, `to_d`, …) can hold a [`WeakRegistry`]: a weak handle, so a running
+/// route never keeps its context's components alive (ADR 0060).
 #[derive(Default)]
 pub struct Registry {
-    components: RwLock<HashMap<String, Arc<dyn Component>>>,
-    resources: RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>,
+    components: Arc<RwLock<HashMap<String, Arc<dyn Component>>>>,
+    resources: Arc<RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
     // Behind locks so user code can add languages and steps after the context is built;
     // read (and cloned out of) on the cold compile path only.
-    languages: RwLock<LanguageRegistry>,
-    steps: RwLock<StepRegistry>,
+    languages: Arc<RwLock<LanguageRegistry>>,
+    steps: Arc<RwLock<StepRegistry>>,
     /// Factories of the bean types a file's `beans:` entries name (ADR 0076).
-    bean_types: RwLock<HashMap<String, crate::bean::BeanFactory>>,
+    bean_types: Arc<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
+}
+
+/// A weak handle on a [`Registry`]'s tables, upgraded while a route runs.
+#[derive(Clone, Default)]
+pub(crate) struct WeakRegistry {
+    components: std::sync::Weak<RwLock<HashMap<String, Arc<dyn Component>>>>,
+    resources: std::sync::Weak<RwLock<HashMap<String, Arc<dyn Any + Send + Sync>>>>,
+    languages: std::sync::Weak<RwLock<LanguageRegistry>>,
+    steps: std::sync::Weak<RwLock<StepRegistry>>,
+    bean_types: std::sync::Weak<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
+}
+
+impl fmt::Debug for WeakRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakRegistry")
+            .field("alive", &(self.components.strong_count() > 0))
+            .finish()
+    }
+}
+
+impl WeakRegistry {
+    /// The registry, while its context exists.
+    pub(crate) fn upgrade(&self) -> Option<Registry> {
+        Some(Registry {
+            components: self.components.upgrade()?,
+            resources: self.resources.upgrade()?,
+            languages: self.languages.upgrade()?,
+            steps: self.steps.upgrade()?,
+            bean_types: self.bean_types.upgrade()?,
+        })
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -41,6 +76,32 @@ impl fmt::Debug for Registry {
 }
 
 impl Registry {
+    /// A weak handle on these tables.
+    pub(crate) fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry {
+            components: Arc::downgrade(&self.components),
+            resources: Arc::downgrade(&self.resources),
+            languages: Arc::downgrade(&self.languages),
+            steps: Arc::downgrade(&self.steps),
+            bean_types: Arc::downgrade(&self.bean_types),
+        }
+    }
+
+    /// The resource named `name`, or the one `make` builds, registered under `name` if
+    /// none was (atomically: two routes compiled at once share one).
+    pub(crate) fn resource_or_insert_with(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Arc<dyn Any + Send + Sync>,
+    ) -> Arc<dyn Any + Send + Sync> {
+        self.resources
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name.to_string())
+            .or_insert_with(make)
+            .clone()
+    }
+
     /// Registers a component under its scheme.
     pub fn add_component(&self, component: Arc<dyn Component>) {
         let scheme = component.scheme().to_string();

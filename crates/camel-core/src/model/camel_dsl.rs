@@ -25,11 +25,8 @@ use std::sync::{Mutex, OnceLock};
 pub const EIPS: &[&str] = &[
     "choice",
     "circuit_breaker",
-    "claim_check",
     "convert_body_to",
     "convert_header_to",
-    "dynamic_router",
-    "enrich",
     "filter",
     "kamelet",
     "load_balance",
@@ -40,9 +37,7 @@ pub const EIPS: &[&str] = &[
     "pipeline",
     "policy",
     "poll",
-    "poll_enrich",
     "process",
-    "recipient_list",
     "remove_header",
     "remove_headers",
     "remove_properties",
@@ -50,7 +45,6 @@ pub const EIPS: &[&str] = &[
     "resequence",
     "resumable",
     "rollback",
-    "routing_slip",
     "saga",
     "script",
     "service_call",
@@ -63,13 +57,11 @@ pub const EIPS: &[&str] = &[
     "stop",
     "threads",
     "to",
-    "to_d",
     "tokenizer",
     "transacted",
     "transform",
     "unmarshal",
     "validate",
-    "wire_tap",
 ];
 
 /// Camel's top-level items other than `route` and `from` (and the error-handling ones

@@ -23,7 +23,10 @@
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
 mod aggregate;
+mod claim_check;
 mod data;
+mod dynamic;
+mod enrich;
 mod errors;
 mod looping;
 mod message;
@@ -34,9 +37,13 @@ mod split;
 mod throttle;
 mod transacted;
 mod variable;
+mod wire_tap;
 
 pub use aggregate::{Aggregate, IdempotentConsumer};
+pub use claim_check::{ClaimCheck, ClaimCheckOperation};
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
+pub use dynamic::{DynamicRouter, RecipientList, RoutingSlip, ToD};
+pub use enrich::{Enrich, PollEnrich};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
@@ -53,3 +60,4 @@ pub use split::{Split, Tokenize};
 pub use throttle::{Delay, Sample, Throttle};
 pub use transacted::Transacted;
 pub use variable::{ConvertVariableTo, RemoveVariable, SetVariable, SetVariables};
+pub use wire_tap::{OnPrepare, WireTap, DEFAULT_TAP_CONCURRENCY, DEFAULT_TAP_QUEUE};

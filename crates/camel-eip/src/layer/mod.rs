@@ -12,6 +12,7 @@
 //! | [`PipelineLayer`](crate::pipeline::PipelineLayer) | runs after the pipeline's steps |
 //! | [`TransactedLayer`](crate::transacted::TransactedLayer) | runs inside the transaction |
 //! | [`from_fn`](crate::middleware::from_fn) | the `next` a middleware function calls |
+//! | [`StepLayer`] (recipient list, routing slip, dynamic router, `to_d`, wire tap, enrich, poll enrich, claim check) | gets the step's result |
 //!
 //! So they compose with tower's own layers in a plain [`tower::ServiceBuilder`], no
 //! `CamelContext` needed:
@@ -47,10 +48,12 @@
 mod boxed;
 mod error;
 mod future;
+mod then;
 
 pub use boxed::ProcessorLayer;
 pub use error::into_camel_error;
 pub use future::EipFuture;
+pub use then::{StepLayer, StepThen};
 
 /// Takes the instance of `service` whose readiness `poll_ready` reserved, leaving a fresh
 /// clone in its place (tower's idiom for a service that must be moved into a future: the

@@ -4,7 +4,9 @@
 mod aggregate;
 mod bean;
 mod data;
+mod dynamic;
 mod endpoint;
+mod enrich;
 mod errors;
 mod idempotent;
 pub(crate) mod layer;
@@ -60,4 +62,12 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
         "idempotent_consumer",
         typed(idempotent::idempotent_consumer),
     );
+    r.register("recipient_list", typed(dynamic::recipient_list));
+    r.register("routing_slip", typed(dynamic::routing_slip));
+    r.register("dynamic_router", typed(dynamic::dynamic_router));
+    r.register("to_d", typed(dynamic::to_d));
+    r.register("wire_tap", typed(enrich::wire_tap));
+    r.register("enrich", typed(enrich::enrich));
+    r.register("poll_enrich", typed(enrich::poll_enrich));
+    r.register("claim_check", typed(enrich::claim_check));
 }
