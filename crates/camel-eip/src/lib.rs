@@ -7,11 +7,14 @@
 
 pub mod aggregation;
 pub mod choice;
+pub mod circuit_breaker;
 pub mod config;
 pub mod convert;
 pub mod error_handler;
+pub mod exchange;
 pub mod filter;
 pub mod layer;
+pub mod load_balance;
 pub mod log;
 pub mod message;
 pub mod middleware;
@@ -22,4 +25,5 @@ pub mod resequencer;
 pub mod trace;
 pub mod transacted;
 pub mod try_catch;
+pub mod validate;
 pub mod variable;

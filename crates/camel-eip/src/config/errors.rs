@@ -300,7 +300,7 @@ fn is_true(b: &bool) -> bool {
 }
 
 /// A number (or bool) written as itself or as text.
-fn number<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+pub(super) fn number<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: FromStr + DeserializeOwned,
@@ -317,7 +317,7 @@ where
 }
 
 /// Milliseconds, written as a number, as digits, or as a duration text (`2s`).
-fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(super) fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     match serde_json::Value::deserialize(d)? {
         serde_json::Value::Null => Ok(None),
         serde_json::Value::String(s) => {

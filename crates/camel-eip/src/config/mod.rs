@@ -22,8 +22,11 @@
 //!
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
+mod balance;
+mod circuit_breaker;
 mod data;
 mod errors;
+mod exchange;
 mod message;
 mod multicast;
 mod resequence;
@@ -31,12 +34,20 @@ mod routing;
 mod transacted;
 mod variable;
 
+pub use balance::{
+    Correlation, CustomBalancer, FailoverBalancer, LoadBalance, NoOptions, StickyBalancer,
+    WeightedBalancer,
+};
+pub use circuit_breaker::{
+    CircuitBreaker, OnFallback, Resilience4jConfiguration, SlidingWindowType,
+};
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
     ThrowException,
 };
+pub use exchange::{ConvertHeaderTo, Pattern, SetExchangePattern, Step, Validate};
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
 };
