@@ -47,6 +47,11 @@ pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {
     camel_components::all()
 }
 
+/// docs/eips.md's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/eips.md")]
+pub struct EipsDoctests;
+
 /// The README's Rust example, compiled and run as a doc test.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

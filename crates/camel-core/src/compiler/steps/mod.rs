@@ -4,10 +4,12 @@
 mod data;
 mod endpoint;
 mod errors;
+mod exchange;
 pub(crate) mod layer;
 mod message;
 mod multicast;
 pub(crate) mod resequence;
+mod resilience;
 mod routing;
 mod transacted;
 mod variable;
@@ -42,4 +44,13 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("layer", typed(layer::layer));
     r.register("throw_exception", typed(errors::throw_exception));
     r.register("do_try", typed(errors::do_try));
+    r.register("load_balance", typed(resilience::load_balance));
+    r.register("circuit_breaker", typed(resilience::circuit_breaker));
+    r.register("validate", typed(exchange::validate));
+    r.register(
+        "set_exchange_pattern",
+        typed(exchange::set_exchange_pattern),
+    );
+    r.register("step", typed(exchange::step));
+    r.register("convert_header_to", typed(exchange::convert_header_to));
 }
