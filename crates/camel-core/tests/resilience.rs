@@ -488,3 +488,42 @@ async fn mistakes_are_located_errors() {
         assert!(text.contains("routes.yaml:"), "located: {text}");
     }
 }
+
+/// Records the fields of `log` events, to see the marker.
+#[derive(Clone, Default)]
+struct Events(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={v:?} ", f.name()));
+            }
+        }
+        let mut fields = Fields(format!("{} ", event.metadata().level()));
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_marker_is_a_field_of_the_log_event() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let events = Events::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let (ctx, _) = context(vec![route(
+        "- log: {message: 'order ${body}', loggingLevel: WARN, logName: audit, marker: confidential}",
+    )])
+    .await;
+    ctx.request("direct:in", Exchange::new("o-1")).await.unwrap();
+    let seen = events.0.lock().unwrap().clone();
+    let line = seen
+        .iter()
+        .find(|l| l.contains("order o-1"))
+        .unwrap_or_else(|| panic!("no log event in {seen:?}"));
+    assert!(line.starts_with("WARN "), "{line}");
+    assert!(line.contains("logger=\"audit\""), "{line}");
+    assert!(line.contains("marker=\"confidential\""), "{line}");
+}
