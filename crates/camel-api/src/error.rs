@@ -129,6 +129,13 @@ pub enum CamelError {
         source: Arc<dyn std::error::Error + Send + Sync>,
     },
 
+    /// A `validate` step's predicate did not hold (Camel's `PredicateValidationException`).
+    #[error("validation failed for predicate `{predicate}`")]
+    Validation {
+        /// The predicate's text, as written in the route.
+        predicate: Arc<str>,
+    },
+
     // --- error handling (ADR 0052) ---
     /// A failure of a kind the route names itself: raised by a `throw_exception` step or
     /// a Rust processor ([`CamelError::user`]), matched by `on_exception`/`do_catch`.

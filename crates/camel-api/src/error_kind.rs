@@ -85,6 +85,11 @@ fn names(e: &CamelError) -> (&str, &'static [&'static str], &'static [&'static s
             &["RejectedExecutionException", "RuntimeException"],
         ),
         CamelError::Io(_) => ("IOException", &["Io"], &[]),
+        CamelError::Validation { .. } => (
+            "PredicateValidationException",
+            &["Validation"],
+            &["ValidationException", "CamelExchangeException"],
+        ),
         CamelError::External { .. } => ("ExternalException", &["External"], &[]),
         #[allow(unreachable_patterns)]
         _ => ("Exception", &[], &[]),

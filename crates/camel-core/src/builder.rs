@@ -19,16 +19,18 @@ use camel_api::definition::{StepConfig, WithExpression};
 use camel_api::{BoxProcessor, CamelError, Exchange};
 use camel_eip::config::{
     Choice, ConvertBodyTo, ConvertVariableTo, Filter, Log, Marshal, Otherwise, RemoveHeader,
-    RemoveHeaders, RemoveProperty, RemoveVariable, SetBody, SetHeader, SetProperty, SetVariable,
-    Stop, Transacted, Unmarshal, When,
+    RemoveHeaders, RemoveProperty, RemoveVariable, SetBody, SetExchangePattern, SetHeader,
+    SetProperty, SetVariable, Step, Stop, Transacted, Unmarshal, Validate, When,
 };
 use serde::Serialize;
 use serde_json::Value as Json;
 
 pub use camel_api::definition::ExpressionDefinition;
+pub use camel_api::ExchangePattern;
 pub use camel_eip::config::{
-    Aggregate, ClaimCheck, ClaimCheckOperation, Delay, DynamicRouter, Enrich, IdempotentConsumer,
-    Loop, Multicast, PollEnrich, RecipientList, Resequence, RoutingSlip, Sample, Sort, Split,
+    Aggregate, CircuitBreaker, ClaimCheck, ClaimCheckOperation, ConvertHeaderTo, Delay,
+    DynamicRouter, Enrich, FailoverBalancer, IdempotentConsumer, LoadBalance, Loop, Multicast,
+    PollEnrich, RecipientList, Resequence, RoutingSlip, Sample, SlidingWindowType, Sort, Split,
     Strategy, Throttle, ToD, Tokenize, WireTap,
 };
 pub use camel_eip::convert::BodyType;
@@ -581,6 +583,105 @@ impl RouteBuilder {
     /// Parks or takes back the message (Camel's claim check).
     pub fn claim_check(self, config: ClaimCheck) -> Self {
         self.step_config(config)
+    }
+
+    /// Sends each exchange to one of the nested steps (each step is a target), chosen as
+    /// `balance` says.
+    ///
+    /// ```
+    /// use camel_core::builder::{LoadBalance, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .load_balance(LoadBalance::weighted(&[3, 1]), |b| b.to("direct:a").to("direct:b"))
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "load_balance");
+    /// ```
+    pub fn load_balance(
+        mut self,
+        mut balance: LoadBalance,
+        targets: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        balance.steps = self.nested_steps(targets);
+        self.step_config(balance)
+    }
+
+    /// Runs the nested steps behind a circuit breaker (no fallback: a refused exchange
+    /// passes on unchanged, or fails with `throw_when_open`).
+    pub fn circuit_breaker(
+        mut self,
+        mut breaker: CircuitBreaker,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        breaker.steps = self.nested_steps(steps);
+        self.step_config(breaker)
+    }
+
+    /// Runs the nested steps behind a circuit breaker, and `fallback` when they fail, time
+    /// out or the circuit is open.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use camel_core::builder::{constant, CircuitBreaker, RouteBuilder};
+    /// let route = RouteBuilder::from("direct:in")
+    ///     .circuit_breaker_with_fallback(
+    ///         CircuitBreaker::new().minimum_number_of_calls(5).timeout(Duration::from_secs(2)),
+    ///         |b| b.to("http://inventory/stock"),
+    ///         |f| f.set_body(constant("unknown")),
+    ///     )
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "circuit_breaker");
+    /// ```
+    pub fn circuit_breaker_with_fallback(
+        mut self,
+        mut breaker: CircuitBreaker,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+        fallback: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        breaker.steps = self.nested_steps(steps);
+        breaker.on_fallback = Some(camel_eip::config::OnFallback {
+            steps: self.nested_steps(fallback),
+        });
+        self.step_config(breaker)
+    }
+
+    /// Fails the exchange with a `PredicateValidationException` unless `predicate` holds.
+    pub fn validate(self, predicate: ExpressionDefinition) -> Self {
+        self.step_config(with_expression::<Validate>(predicate))
+    }
+
+    /// Sets the exchange pattern for the rest of the route.
+    pub fn set_exchange_pattern(self, pattern: ExchangePattern) -> Self {
+        self.step_config(SetExchangePattern {
+            pattern: pattern.into(),
+        })
+    }
+
+    /// Sends to an endpoint with its own exchange pattern (restored afterwards).
+    pub fn to_with_pattern(self, uri: impl Into<String>, pattern: ExchangePattern) -> Self {
+        self.to_endpoint(EndpointDefinition::new(uri).pattern(pattern))
+    }
+
+    /// Camel's `step`: the nested steps as one group named `id` (in errors and spans).
+    pub fn step_group(
+        mut self,
+        id: &str,
+        steps: impl FnOnce(RouteBuilder) -> RouteBuilder,
+    ) -> Self {
+        let steps = self.nested_steps(steps);
+        self.step(
+            <Step as StepConfig>::NAME,
+            serde_json::json!({"id": id, "steps": steps}),
+        )
+    }
+
+    /// Converts a header: `to` is `String`, `Integer`, `Long`, `Double`, `Float`,
+    /// `Boolean` or `byte[]` (checked when the route is compiled); see
+    /// [`ConvertHeaderTo`] for `to_name`, `mandatory` and `charset`.
+    pub fn convert_header_to(self, name: &str, to: &str) -> Self {
+        self.step_config(ConvertHeaderTo {
+            name: name.into(),
+            to: to.into(),
+            ..Default::default()
+        })
     }
 
     /// The finished definition.

@@ -46,12 +46,44 @@ pub fn emit(level: LogLevel, logger: &str, exchange: &Exchange, message: &str) {
     }
 }
 
+/// Emits `message` like [`emit`], with Camel's log `marker` as a field for filtering.
+pub fn emit_marked(
+    level: LogLevel,
+    logger: &str,
+    marker: &str,
+    exchange: &Exchange,
+    message: &str,
+) {
+    let id = exchange.id;
+    match level {
+        LogLevel::Trace => tracing::trace!(logger, marker, exchange_id = %id, "{message}"),
+        LogLevel::Debug => tracing::debug!(logger, marker, exchange_id = %id, "{message}"),
+        LogLevel::Info => tracing::info!(logger, marker, exchange_id = %id, "{message}"),
+        LogLevel::Warn => tracing::warn!(logger, marker, exchange_id = %id, "{message}"),
+        LogLevel::Error => tracing::error!(logger, marker, exchange_id = %id, "{message}"),
+    }
+}
+
 /// The `log` step: evaluates `message` and logs it.
 pub fn log(message: BoxExpression, level: LogLevel, logger: &str) -> BoxProcessor {
+    log_marked(message, level, logger, None)
+}
+
+/// The `log` step with an optional `marker` field.
+pub fn log_marked(
+    message: BoxExpression,
+    level: LogLevel,
+    logger: &str,
+    marker: Option<&str>,
+) -> BoxProcessor {
     let logger: Arc<str> = logger.into();
+    let marker: Option<Arc<str>> = marker.map(Into::into);
     BoxProcessor::sync(move |ex: Exchange| {
-        let text = message.evaluate(&ex)?;
-        emit(level, &logger, &ex, &text.to_string());
+        let text = message.evaluate(&ex)?.to_string();
+        match &marker {
+            None => emit(level, &logger, &ex, &text),
+            Some(m) => emit_marked(level, &logger, m, &ex, &text),
+        }
         Ok(ex)
     })
     .named("log")

@@ -47,6 +47,14 @@ impl<'a> StepContext<'a> {
         &self.path
     }
 
+    /// The step's Camel node id (`id:` beside its options), if it has one.
+    pub fn node_id(&self) -> Option<&str> {
+        let name = self.pointer.rsplit('/').next()?;
+        self.path
+            .rsplit_once(&format!(".{name}#"))
+            .map(|(_, id)| id)
+    }
+
     /// True for a step directly in the route's step list (not nested in another step).
     pub fn is_top_level(&self) -> bool {
         self.depth == 0

@@ -24,12 +24,9 @@ use std::sync::{Mutex, OnceLock};
 /// adding (error handling) are left out so they stay plain "unknown" until they land.
 pub const EIPS: &[&str] = &[
     "choice",
-    "circuit_breaker",
     "convert_body_to",
-    "convert_header_to",
     "filter",
     "kamelet",
-    "load_balance",
     "log",
     "marshal",
     "multicast",
@@ -49,11 +46,9 @@ pub const EIPS: &[&str] = &[
     "script",
     "service_call",
     "set_body",
-    "set_exchange_pattern",
     "set_header",
     "set_headers",
     "set_property",
-    "step",
     "stop",
     "threads",
     "to",
@@ -61,7 +56,6 @@ pub const EIPS: &[&str] = &[
     "transacted",
     "transform",
     "unmarshal",
-    "validate",
 ];
 
 /// Camel's top-level items other than `route` and `from` (and the error-handling ones

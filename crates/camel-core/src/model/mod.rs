@@ -39,6 +39,10 @@ pub struct EndpointDefinition {
     /// Camel's node id (`- to: {id: send-order, uri: …}`): accepted, not used yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// `to` only: the exchange pattern for this send (`InOnly`, `InOut`); the exchange's
+    /// own pattern is restored afterwards, as in Camel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<camel_eip::config::Pattern>,
 }
 
 impl EndpointDefinition {
@@ -48,6 +52,7 @@ impl EndpointDefinition {
             uri: uri.into(),
             parameters: BTreeMap::new(),
             id: None,
+            pattern: None,
         }
     }
 
@@ -60,6 +65,12 @@ impl EndpointDefinition {
     /// ```
     pub fn parameter(mut self, name: impl Into<String>, value: impl Into<Json>) -> Self {
         self.parameters.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sends with this exchange pattern (`to` only).
+    pub fn pattern(mut self, pattern: camel_api::ExchangePattern) -> Self {
+        self.pattern = Some(pattern.into());
         self
     }
 

@@ -96,7 +96,7 @@ impl StepConfig for Stop {
     const NAME: &'static str = "stop";
 }
 
-/// `log: "text ${body}"` or `log: {message, logging_level, log_name}`.
+/// `log: "text ${body}"` or `log: {message, logging_level, log_name, marker, log_language}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Log {
@@ -112,6 +112,19 @@ pub struct Log {
     /// The logger name (the route id by default).
     #[serde(default, alias = "logName", skip_serializing_if = "Option::is_none")]
     pub log_name: Option<String>,
+    /// An SLF4J marker in Camel: here a `marker` field on the log event, for filtering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+    /// The language of `message` (`simple` by default).
+    #[serde(
+        default,
+        alias = "logLanguage",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_language: Option<String>,
+    /// Camel's reference to a Java logger bean: refused with a message (use `log_name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
 }
 
 impl StepConfig for Log {

@@ -23,11 +23,14 @@
 //! [`StepDefinition`]: camel_api::definition::StepDefinition
 
 mod aggregate;
+mod balance;
+mod circuit_breaker;
 mod claim_check;
 mod data;
 mod dynamic;
 mod enrich;
 mod errors;
+mod exchange;
 mod looping;
 mod message;
 mod multicast;
@@ -40,6 +43,13 @@ mod variable;
 mod wire_tap;
 
 pub use aggregate::{Aggregate, IdempotentConsumer};
+pub use balance::{
+    Correlation, CustomBalancer, FailoverBalancer, LoadBalance, NoOptions, StickyBalancer,
+    WeightedBalancer,
+};
+pub use circuit_breaker::{
+    CircuitBreaker, OnFallback, Resilience4jConfiguration, SlidingWindowType,
+};
 pub use claim_check::{ClaimCheck, ClaimCheckOperation};
 pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
 pub use dynamic::{DynamicRouter, RecipientList, RoutingSlip, ToD};
@@ -49,6 +59,7 @@ pub use errors::{
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
     ThrowException,
 };
+pub use exchange::{ConvertHeaderTo, Pattern, SetExchangePattern, Step, Validate};
 pub use looping::{Loop, Sort};
 pub use message::{
     Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,

@@ -6,7 +6,7 @@ use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, Process};
 
-/// `to: "uri"` or `to: {uri, parameters}`.
+/// `to: "uri"` or `to: {uri, parameters, pattern}`.
 pub(super) fn to(
     config: EndpointDefinition,
     cx: &mut StepContext<'_>,
@@ -14,9 +14,13 @@ pub(super) fn to(
     // A scalar `to: uri` has no `/uri` node; the locator falls back to the step.
     let at = "/uri";
     let endpoint = cx.endpoint(&config, at)?;
-    endpoint
+    let producer = endpoint
         .producer()
-        .map_err(|e| cx.error_at(at, RouteErrorKind::Endpoint(e)))
+        .map_err(|e| cx.error_at(at, RouteErrorKind::Endpoint(e)))?;
+    Ok(match config.pattern {
+        Some(p) => camel_eip::exchange::send_with_pattern(producer, p.into()),
+        None => producer,
+    })
 }
 
 /// `process: {ref: name}` or `process: name`: a Rust processor registered by name.

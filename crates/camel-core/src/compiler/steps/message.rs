@@ -68,8 +68,16 @@ pub(super) fn stop(_config: Stop, _cx: &mut StepContext<'_>) -> Result<BoxProces
     Ok(eip::stop())
 }
 
-/// `log: "text ${body}"` or `log: {message, logging_level, log_name}`.
+/// `log: "text ${body}"` or `log: {message, logging_level, log_name, marker, log_language}`.
 pub(super) fn log(config: Log, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
+    if config.logger.is_some() {
+        return Err(cx.error_at(
+            "/logger",
+            RouteErrorKind::InvalidValue(
+                "`logger` refers to a Java logger bean, which cannot run here; name the logger with `log_name`".into(),
+            ),
+        ));
+    }
     let level = match &config.logging_level {
         None => log_eip::LogLevel::Info,
         Some(l) => log_eip::LogLevel::parse(l).ok_or_else(|| {
@@ -82,10 +90,16 @@ pub(super) fn log(config: Log, cx: &mut StepContext<'_>) -> Result<BoxProcessor,
         })?,
     };
     // A scalar `log: text` has no `/message` node; the locator falls back to the step.
-    let expression = cx.expression_text("simple", &config.message, "/message")?;
+    let language = config.log_language.as_deref().unwrap_or("simple");
+    let expression = cx.expression_text(language, &config.message, "/message")?;
     let logger = config
         .log_name
         .clone()
         .unwrap_or_else(|| cx.route_id().to_string());
-    Ok(log_eip::log(expression, level, &logger))
+    Ok(log_eip::log_marked(
+        expression,
+        level,
+        &logger,
+        config.marker.as_deref(),
+    ))
 }

@@ -8,12 +8,14 @@ mod dynamic;
 mod endpoint;
 mod enrich;
 mod errors;
+mod exchange;
 mod idempotent;
 pub(crate) mod layer;
 mod looping;
 mod message;
 mod multicast;
 pub(crate) mod resequence;
+mod resilience;
 mod routing;
 mod split;
 mod timing;
@@ -70,4 +72,13 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("enrich", typed(enrich::enrich));
     r.register("poll_enrich", typed(enrich::poll_enrich));
     r.register("claim_check", typed(enrich::claim_check));
+    r.register("load_balance", typed(resilience::load_balance));
+    r.register("circuit_breaker", typed(resilience::circuit_breaker));
+    r.register("validate", typed(exchange::validate));
+    r.register(
+        "set_exchange_pattern",
+        typed(exchange::set_exchange_pattern),
+    );
+    r.register("step", typed(exchange::step));
+    r.register("convert_header_to", typed(exchange::convert_header_to));
 }
