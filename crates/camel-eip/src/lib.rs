@@ -9,6 +9,7 @@ pub mod aggregation;
 pub mod choice;
 pub mod config;
 pub mod convert;
+pub mod dataformat;
 pub mod error_handler;
 pub mod filter;
 pub mod layer;

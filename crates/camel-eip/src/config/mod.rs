@@ -31,7 +31,10 @@ mod routing;
 mod transacted;
 mod variable;
 
-pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
+pub use data::{
+    Base64Format, ConvertBodyTo, CsvFormat, DataFormat, GzipFormat, JsonFormat, JsonMarshal,
+    JsonUnmarshal, Marshal, Unmarshal, XmlFormat, ZipFormat, DATA_FORMAT_NAMES,
+};
 pub use errors::{
     DeadLetterChannel, DefaultErrorHandler, DoCatch, DoFinally, DoTry, ErrorHandlerConfig,
     NoErrorHandler, OnCompletionConfig, OnException, PredicateOption, RedeliveryPolicyConfig,
