@@ -480,12 +480,15 @@ fn xml_write<W: Write>(
 
 fn xml_marshal(f: &XmlFormat, value: &Value) -> Result<Body, CamelError> {
     let root = f.root_name.as_deref().unwrap_or("root");
-    if value.is_array() {
-        return Err(CamelError::conversion(
-            "xml",
-            "a list has no single root element; wrap it in a map (`{item: [...]}`)",
-        ));
-    }
+    // A list has no element name of its own: its items are `<item>` elements under the
+    // root, as Jackson writes a `List`.
+    let wrapped;
+    let value = if value.is_array() {
+        wrapped = Value::Object(Map::from_iter([("item".to_string(), value.clone())]));
+        &wrapped
+    } else {
+        value
+    };
     let mut writer = if f.pretty_print {
         quick_xml::Writer::new_with_indent(Vec::new(), b' ', 2)
     } else {
@@ -744,8 +747,12 @@ mod tests {
         }
         let e = err_text(marshal(&f, &Body::Json(Arc::new(json!({"a b": 1})))));
         assert!(e.contains("`a b`"), "{e}");
-        let e = err_text(marshal(&f, &Body::Json(Arc::new(json!([1])))));
-        assert!(e.contains("list"), "{e}");
+        // A list's items become `<item>` elements under the root.
+        let out = marshal(&f, &Body::Json(Arc::new(json!([1, {"a": 2}])))).unwrap();
+        assert_eq!(
+            text(&out),
+            "<root><item>1</item><item><a>2</a></item></root>"
+        );
     }
 
     #[test]
