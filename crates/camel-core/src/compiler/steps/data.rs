@@ -33,7 +33,39 @@ impl StepCompiler for DataStep {
                 RouteErrorKind::InvalidValue(reason),
             ));
         }
+        warn_without_effect(&format);
         Ok(processor(format))
+    }
+}
+
+/// Camel options accepted for compatibility that change nothing here (ADR 0051).
+fn warn_without_effect(format: &DataFormat) {
+    let mut names = Vec::new();
+    match format {
+        DataFormat::Json(f) => {
+            let ignored = [
+                ("library", f.library.is_some()),
+                ("include", f.include.is_some()),
+                ("disable_features", f.disable_features.is_some()),
+                ("enable_features", f.enable_features.is_some()),
+            ];
+            names.extend(
+                ignored
+                    .iter()
+                    .filter(|(_, set)| *set)
+                    .map(|(n, _)| n.to_string()),
+            );
+        }
+        DataFormat::JacksonXml(f) if f.unmarshal_type.is_some() => {
+            names.push("unmarshal_type".to_string());
+        }
+        DataFormat::Csv(f) if f.record_separator.is_some() => {
+            names.push("record_separator".to_string());
+        }
+        _ => {}
+    }
+    if !names.is_empty() {
+        crate::model::camel_dsl::warn_ignored("data format", &names);
     }
 }
 
