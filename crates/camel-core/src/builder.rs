@@ -28,7 +28,7 @@ use serde_json::Value as Json;
 pub use camel_api::definition::ExpressionDefinition;
 pub use camel_api::ExchangePattern;
 pub use camel_eip::config::{
-    Aggregate, CircuitBreaker, ClaimCheck, ClaimCheckOperation, ConvertHeaderTo, Delay,
+    Aggregate, CircuitBreaker, ClaimCheck, ClaimCheckOperation, ConvertHeaderTo, DataFormat, Delay,
     DynamicRouter, Enrich, FailoverBalancer, IdempotentConsumer, LoadBalance, Loop, Multicast,
     PollEnrich, RecipientList, Resequence, RoutingSlip, Sample, SlidingWindowType, Sort, Split,
     Strategy, Throttle, ToD, Tokenize, WireTap,
@@ -270,16 +270,22 @@ impl RouteBuilder {
 
     /// Serialises the body as JSON text.
     pub fn marshal_json(self) -> Self {
-        self.step_config(Marshal {
-            json: Some(Default::default()),
-        })
+        self.marshal(DataFormat::json())
     }
 
     /// Parses the body as JSON.
     pub fn unmarshal_json(self) -> Self {
-        self.step_config(Unmarshal {
-            json: Some(Default::default()),
-        })
+        self.unmarshal(DataFormat::json())
+    }
+
+    /// Writes the body in a data format: `.marshal(DataFormat::csv().delimiter(';'))`.
+    pub fn marshal(self, format: impl Into<DataFormat>) -> Self {
+        self.step_config(Marshal(format.into()))
+    }
+
+    /// Reads the body as a data format: `.unmarshal(DataFormat::csv().use_maps(true))`.
+    pub fn unmarshal(self, format: impl Into<DataFormat>) -> Self {
+        self.step_config(Unmarshal(format.into()))
     }
 
     /// Converts the body.

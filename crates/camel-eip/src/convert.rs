@@ -1,8 +1,11 @@
-//! Body conversions: `marshal`/`unmarshal` (JSON) and `convert_body_to`.
+//! Body conversions: `marshal`/`unmarshal` (the data formats) and `convert_body_to`.
 
 use std::sync::Arc;
 
 use camel_api::{Body, BoxProcessor, CamelError, Exchange};
+
+use crate::config::DataFormat;
+use crate::dataformat;
 
 /// Target types of `convert_body_to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,28 +63,30 @@ pub fn convert_body_to(to: BodyType) -> BoxProcessor {
 
 /// `unmarshal: {json: {}}`: parses a text or bytes body into JSON.
 pub fn unmarshal_json() -> BoxProcessor {
-    convert_body_to(BodyType::Json).named("unmarshal")
+    unmarshal(DataFormat::Json(Default::default()))
 }
 
 /// `marshal: {json: {}}`: serialises the body as JSON text (text stays a JSON string).
 pub fn marshal_json(pretty: bool) -> BoxProcessor {
+    marshal(DataFormat::Json(DataFormat::json().pretty_print(pretty)))
+}
+
+/// `marshal`: writes the body in `format` (see [`crate::dataformat`]).
+pub fn marshal(format: DataFormat) -> BoxProcessor {
     BoxProcessor::sync(move |mut ex: Exchange| {
-        let json = match &ex.message.body {
-            Body::Json(j) => (**j).clone(),
-            Body::Empty => serde_json::Value::Null,
-            Body::Text(s) => serde_json::Value::String(s.to_string()),
-            Body::Bytes(b) => serde_json::Value::String(String::from_utf8_lossy(b).into_owned()),
-        };
-        let text = if pretty {
-            serde_json::to_string_pretty(&json)
-        } else {
-            serde_json::to_string(&json)
-        }
-        .map_err(|e| CamelError::conversion("json", e))?;
-        ex.message.body = Body::Text(text.into());
+        ex.message.body = dataformat::marshal(&format, &ex.message.body)?;
         Ok(ex)
     })
     .named("marshal")
+}
+
+/// `unmarshal`: reads the body as `format` (see [`crate::dataformat`]).
+pub fn unmarshal(format: DataFormat) -> BoxProcessor {
+    BoxProcessor::sync(move |mut ex: Exchange| {
+        ex.message.body = dataformat::unmarshal(&format, &ex.message.body)?;
+        Ok(ex)
+    })
+    .named("unmarshal")
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod circuit_breaker;
 pub mod claim_check;
 pub mod config;
 pub mod convert;
+pub mod dataformat;
 pub mod delay;
 pub mod dynamic;
 pub mod enrich;

@@ -71,6 +71,55 @@ pub const TOP_LEVEL: &[&str] = &[
     "templated_route",
 ];
 
+/// Camel's data formats (`marshal`/`unmarshal` keys) from Camel 4's YAML DSL schema,
+/// snake_case. The ones camel-rs implements are decided by `camel_eip::config::DataFormat`.
+pub const DATA_FORMATS: &[&str] = &[
+    "asn1",
+    "avro",
+    "barcode",
+    "base64",
+    "beanio",
+    "bindy",
+    "cbor",
+    "crypto",
+    "csv",
+    "custom",
+    "fhir_json",
+    "fhir_xml",
+    "flatpack",
+    "fory",
+    "grok",
+    "gzip_deflater",
+    "hl7",
+    "ical",
+    "iso8583",
+    "jackson_xml",
+    "jaxb",
+    "json",
+    "json_api",
+    "lzf",
+    "mime_multipart",
+    "parquet_avro",
+    "pgp",
+    "protobuf",
+    "rss",
+    "smooks",
+    "soap",
+    "swift_mt",
+    "swift_mx",
+    "syslog",
+    "tar_file",
+    "thrift",
+    "tidy_markup",
+    "univocity_csv",
+    "univocity_fixed",
+    "univocity_tsv",
+    "xml_security",
+    "yaml",
+    "zip_deflater",
+    "zip_file",
+];
+
 /// Camel's expression languages.
 pub const LANGUAGES: &[&str] = &[
     "bean",
@@ -196,6 +245,8 @@ pub enum Kind {
     Language,
     /// A component (URI scheme).
     Component,
+    /// A data format of `marshal`/`unmarshal`.
+    DataFormat,
 }
 
 /// The message for `name` when Camel knows it as a `kind` that camel-rs lacks, or `None`
@@ -207,6 +258,7 @@ pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
         Kind::TopLevel => (TOP_LEVEL, "top-level construct"),
         Kind::Language => (LANGUAGES, "language"),
         Kind::Component => (COMPONENTS, "component"),
+        Kind::DataFormat => (DATA_FORMATS, "data format"),
     };
     if !list.contains(&name) {
         return None;

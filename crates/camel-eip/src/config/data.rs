@@ -3,60 +3,341 @@
 use camel_api::definition::StepConfig;
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// `marshal: {json: {pretty_print: true}}` or `marshal: json`. JSON is the one data format
-/// so far; another format's key is refused as unknown.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Marshal {
-    /// The JSON data format.
-    #[serde(default, deserialize_with = "present")]
-    pub json: Option<JsonMarshal>,
+/// `marshal: {csv: {delimiter: ";"}}`, `marshal: json`…: one data format, in Camel's
+/// shape (a map with one key naming the format). The same formats serve `unmarshal`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataFormat {
+    /// JSON (serde_json).
+    #[serde(deserialize_with = "or_default")]
+    Json(JsonFormat),
+    /// CSV (the `csv` crate).
+    #[serde(deserialize_with = "or_default")]
+    Csv(CsvFormat),
+    /// XML to and from a JSON-like value (Camel's `jacksonXml`).
+    #[serde(alias = "jacksonXml", deserialize_with = "or_default")]
+    JacksonXml(XmlFormat),
+    /// Base64 text.
+    #[serde(deserialize_with = "or_default")]
+    Base64(Base64Format),
+    /// A gzip stream (Camel 4's `gzipDeflater`).
+    #[serde(
+        alias = "gzipDeflater",
+        alias = "gzip_deflater",
+        deserialize_with = "or_default"
+    )]
+    Gzip(GzipFormat),
+    /// A zlib (deflate) stream, Camel's `zipDeflater`; not a zip archive.
+    #[serde(
+        alias = "zipDeflater",
+        alias = "zip_deflater",
+        deserialize_with = "or_default"
+    )]
+    Zip(ZipFormat),
 }
 
-/// Options of JSON marshalling.
+/// The data format names this crate implements, as written in YAML (snake_case and the
+/// Camel spellings).
+pub const DATA_FORMAT_NAMES: &[&str] = &[
+    "json",
+    "csv",
+    "jackson_xml",
+    "jacksonXml",
+    "base64",
+    "gzip",
+    "gzip_deflater",
+    "gzipDeflater",
+    "zip",
+    "zip_deflater",
+    "zipDeflater",
+];
+
+impl DataFormat {
+    /// JSON with its defaults.
+    pub fn json() -> JsonFormat {
+        JsonFormat::default()
+    }
+    /// CSV with its defaults (comma, double quote, no header).
+    pub fn csv() -> CsvFormat {
+        CsvFormat::default()
+    }
+    /// XML with its defaults.
+    pub fn xml() -> XmlFormat {
+        XmlFormat::default()
+    }
+    /// Base64 with its defaults (standard alphabet, no line breaks).
+    pub fn base64() -> Base64Format {
+        Base64Format::default()
+    }
+    /// gzip.
+    pub fn gzip() -> GzipFormat {
+        GzipFormat::default()
+    }
+    /// zlib/deflate (Camel's `zipDeflater`).
+    pub fn zip() -> ZipFormat {
+        ZipFormat::default()
+    }
+
+    fn from_name(text: &str) -> Option<Self> {
+        Some(match text {
+            "json" => DataFormat::Json(Default::default()),
+            "csv" => DataFormat::Csv(Default::default()),
+            "jackson_xml" | "jacksonXml" => DataFormat::JacksonXml(Default::default()),
+            "base64" => DataFormat::Base64(Default::default()),
+            "gzip" | "gzip_deflater" | "gzipDeflater" => DataFormat::Gzip(Default::default()),
+            "zip" | "zip_deflater" | "zipDeflater" => DataFormat::Zip(Default::default()),
+            _ => return None,
+        })
+    }
+}
+
+macro_rules! into_format {
+    ($($ty:ident => $variant:ident),*) => {$(
+        impl From<$ty> for DataFormat {
+            fn from(f: $ty) -> Self {
+                DataFormat::$variant(f)
+            }
+        }
+    )*};
+}
+into_format!(JsonFormat => Json, CsvFormat => Csv, XmlFormat => JacksonXml,
+    Base64Format => Base64, GzipFormat => Gzip, ZipFormat => Zip);
+
+/// Options of the JSON data format.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct JsonMarshal {
+pub struct JsonFormat {
     /// Accepted for Camel compatibility (Jackson, Gson…); serde_json is always used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
-    /// Indent the output.
+    /// Indent the output (marshal).
     #[serde(default, alias = "prettyPrint", skip_serializing_if = "is_false")]
     pub pretty_print: bool,
-}
-
-/// `unmarshal: {json: {}}` or `unmarshal: json`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Unmarshal {
-    /// The JSON data format.
-    #[serde(default, deserialize_with = "present")]
-    pub json: Option<JsonUnmarshal>,
-}
-
-/// Options of JSON unmarshalling.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JsonUnmarshal {
-    /// Accepted for Camel compatibility; serde_json is always used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library: Option<String>,
-    /// Accepted for Camel compatibility (a Java class name); the body becomes JSON.
+    /// Unmarshal: a check on the parsed value. `Map` (or `java.util.Map`, `object`)
+    /// requires an object, `List` (`java.util.List`, `array`) an array; another name (a
+    /// Java class) is accepted and does not check.
     #[serde(
         default,
         alias = "unmarshalType",
+        alias = "unmarshalTypeName",
+        alias = "unmarshal_type_name",
         skip_serializing_if = "Option::is_none"
     )]
     pub unmarshal_type: Option<serde_json::Value>,
+    /// Accepted for Camel compatibility (Jackson's inclusion rule); no effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<String>,
+    /// Accepted for Camel compatibility (Jackson features); no effect.
+    #[serde(
+        default,
+        alias = "disableFeatures",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disable_features: Option<String>,
+    /// Accepted for Camel compatibility (Jackson features); no effect.
+    #[serde(
+        default,
+        alias = "enableFeatures",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enable_features: Option<String>,
 }
+
+impl JsonFormat {
+    /// Indents the marshalled text.
+    pub fn pretty_print(mut self, on: bool) -> Self {
+        self.pretty_print = on;
+        self
+    }
+    /// Unmarshal checks the value is a `Map` or a `List`.
+    pub fn unmarshal_type(mut self, name: &str) -> Self {
+        self.unmarshal_type = Some(name.into());
+        self
+    }
+}
+
+/// Options of the CSV data format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CsvFormat {
+    /// The field separator, one character (default `,`).
+    #[serde(skip_serializing_if = "is_comma")]
+    pub delimiter: String,
+    /// The quote character (default `"`).
+    #[serde(skip_serializing_if = "is_double_quote")]
+    pub quote: String,
+    /// Column names. Marshal writes them as the first line; unmarshal reads rows as maps
+    /// with these keys (and treats the first line as data unless `skip_header_record`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub header: Vec<String>,
+    /// Unmarshal: the first line is a header; rows become maps keyed by it.
+    #[serde(
+        alias = "useMaps",
+        alias = "useOrderedMaps",
+        alias = "use_ordered_maps",
+        skip_serializing_if = "is_false"
+    )]
+    pub use_maps: bool,
+    /// Unmarshal: drop the first line (with `header` given, the given names are used).
+    /// Marshal: do not write the header line.
+    #[serde(alias = "skipHeaderRecord", skip_serializing_if = "is_false")]
+    pub skip_header_record: bool,
+    /// Trim spaces around fields (Camel's `trim`, `ignoreSurroundingSpaces`).
+    #[serde(
+        alias = "ignoreSurroundingSpaces",
+        alias = "ignore_surrounding_spaces",
+        skip_serializing_if = "is_false"
+    )]
+    pub trim: bool,
+    /// Accepted for Camel compatibility (`\n` or `\r\n`); lines end with `\n`.
+    #[serde(alias = "recordSeparator", skip_serializing_if = "Option::is_none")]
+    pub record_separator: Option<String>,
+}
+
+impl Default for CsvFormat {
+    fn default() -> Self {
+        CsvFormat {
+            delimiter: ",".into(),
+            quote: "\"".into(),
+            header: Vec::new(),
+            use_maps: false,
+            skip_header_record: false,
+            trim: false,
+            record_separator: None,
+        }
+    }
+}
+
+impl CsvFormat {
+    /// The field separator.
+    pub fn delimiter(mut self, c: char) -> Self {
+        self.delimiter = c.to_string();
+        self
+    }
+    /// The quote character.
+    pub fn quote(mut self, c: char) -> Self {
+        self.quote = c.to_string();
+        self
+    }
+    /// Column names (rows become maps with these keys).
+    pub fn header<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.header = names.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Unmarshal rows as maps keyed by the first line.
+    pub fn use_maps(mut self, on: bool) -> Self {
+        self.use_maps = on;
+        self
+    }
+    /// Skip (unmarshal) or omit (marshal) the header line.
+    pub fn skip_header_record(mut self, on: bool) -> Self {
+        self.skip_header_record = on;
+        self
+    }
+    /// Trim spaces around fields.
+    pub fn trim(mut self, on: bool) -> Self {
+        self.trim = on;
+        self
+    }
+}
+
+/// Options of the XML data format (Camel's `jacksonXml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XmlFormat {
+    /// Marshal: the root element's name when the value is not a one-key map
+    /// (default `root`).
+    #[serde(alias = "rootName", skip_serializing_if = "Option::is_none")]
+    pub root_name: Option<String>,
+    /// Indent the output (marshal).
+    #[serde(alias = "prettyPrint", skip_serializing_if = "is_false")]
+    pub pretty_print: bool,
+    /// Accepted for Camel compatibility (a Java class name); no effect.
+    #[serde(
+        alias = "unmarshalType",
+        alias = "unmarshalTypeName",
+        alias = "unmarshal_type_name",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unmarshal_type: Option<String>,
+}
+
+impl XmlFormat {
+    /// The root element's name for values that are not a one-key map.
+    pub fn root_name(mut self, name: &str) -> Self {
+        self.root_name = Some(name.into());
+        self
+    }
+    /// Indents the marshalled XML.
+    pub fn pretty_print(mut self, on: bool) -> Self {
+        self.pretty_print = on;
+        self
+    }
+}
+
+/// Options of the base64 data format.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Base64Format {
+    /// Marshal: break the text into lines of this many characters (0, the default
+    /// here, means one line; Camel's default is 76).
+    #[serde(alias = "lineLength", skip_serializing_if = "is_zero")]
+    pub line_length: usize,
+    /// Marshal: the line separator (default `\r\n`, as Camel).
+    #[serde(alias = "lineSeparator", skip_serializing_if = "Option::is_none")]
+    pub line_separator: Option<String>,
+    /// Use the URL-safe alphabet (`-` and `_`), without padding on marshal.
+    #[serde(alias = "urlSafe", skip_serializing_if = "is_false")]
+    pub url_safe: bool,
+}
+
+impl Base64Format {
+    /// Breaks marshalled text into lines.
+    pub fn line_length(mut self, n: usize) -> Self {
+        self.line_length = n;
+        self
+    }
+    /// Uses the URL-safe alphabet.
+    pub fn url_safe(mut self, on: bool) -> Self {
+        self.url_safe = on;
+        self
+    }
+}
+
+/// The gzip data format (no options).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GzipFormat {}
+
+/// The zlib/deflate data format (Camel's `zipDeflater`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ZipFormat {
+    /// The compression level, 0–9 (default 6; Camel's default -1 means 6).
+    #[serde(alias = "compressionLevel", skip_serializing_if = "Option::is_none")]
+    pub compression_level: Option<i32>,
+}
+
+/// Older name of [`JsonFormat`].
+pub type JsonMarshal = JsonFormat;
+/// Older name of [`JsonFormat`].
+pub type JsonUnmarshal = JsonFormat;
+
+/// `marshal: {json: {pretty_print: true}}` or `marshal: json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Marshal(pub DataFormat);
+
+/// `unmarshal: {csv: {use_maps: true}}` or `unmarshal: json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Unmarshal(pub DataFormat);
 
 impl StepConfig for Marshal {
     const NAME: &'static str = "marshal";
 
     fn from_scalar(text: &str) -> Option<Self> {
-        (text == "json").then(|| Marshal {
-            json: Some(JsonMarshal::default()),
-        })
+        DataFormat::from_name(text).map(Marshal)
     }
 }
 
@@ -64,9 +345,7 @@ impl StepConfig for Unmarshal {
     const NAME: &'static str = "unmarshal";
 
     fn from_scalar(text: &str) -> Option<Self> {
-        (text == "json").then(|| Unmarshal {
-            json: Some(JsonUnmarshal::default()),
-        })
+        DataFormat::from_name(text).map(Unmarshal)
     }
 }
 
@@ -100,12 +379,24 @@ impl From<crate::convert::BodyType> for ConvertBodyTo {
 }
 
 /// A key written with no value (`json:`) means the format with its defaults.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+fn or_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
     d: D,
-) -> Result<Option<T>, D::Error> {
-    Ok(Some(Option::<T>::deserialize(d)?.unwrap_or_default()))
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_comma(s: &str) -> bool {
+    s == ","
+}
+
+fn is_double_quote(s: &str) -> bool {
+    s == "\""
 }

@@ -51,7 +51,10 @@ pub use circuit_breaker::{
     CircuitBreaker, OnFallback, Resilience4jConfiguration, SlidingWindowType,
 };
 pub use claim_check::{ClaimCheck, ClaimCheckOperation};
-pub use data::{ConvertBodyTo, JsonMarshal, JsonUnmarshal, Marshal, Unmarshal};
+pub use data::{
+    Base64Format, ConvertBodyTo, CsvFormat, DataFormat, GzipFormat, JsonFormat, JsonMarshal,
+    JsonUnmarshal, Marshal, Unmarshal, XmlFormat, ZipFormat, DATA_FORMAT_NAMES,
+};
 pub use dynamic::{DynamicRouter, RecipientList, RoutingSlip, ToD};
 pub use enrich::{Enrich, PollEnrich};
 pub use errors::{

@@ -43,8 +43,8 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("stop", typed(message::stop));
     r.register("filter", typed(routing::filter));
     r.register("choice", typed(routing::choice));
-    r.register("marshal", typed(data::marshal));
-    r.register("unmarshal", typed(data::unmarshal));
+    r.register("marshal", data::DataStep { marshal: true });
+    r.register("unmarshal", data::DataStep { marshal: false });
     r.register("convert_body_to", typed(data::convert_body_to));
     r.register("resequence", resequence::Nested);
     r.register("multicast", typed(multicast::multicast));
