@@ -101,6 +101,18 @@ impl SharedDatabase {
     ) -> Result<Outcome, SqlError> {
         let ds = self.shown.as_str();
         let db = |e| SqlError::database(ds, e);
+        if let Some(current) = camel_api::transaction::current().filter(|t| t.key() == self.key) {
+            if let Some(mine) = current
+                .as_any()
+                .downcast_ref::<crate::transaction::MySqlTransaction>()
+            {
+                let mut guard = mine.tx.lock().await;
+                let Some(tx) = guard.as_mut() else {
+                    return Err(SqlError::TransactionEnded);
+                };
+                return exec::mysql::run(tx, stmt, sets, ds).await;
+            }
+        }
         if let Some(tx) = RouteTransaction::current().filter(|t| t.key() == self.key) {
             let mut guard = tx.lock().await;
             if let Some(conn) = guard.postgres() {
