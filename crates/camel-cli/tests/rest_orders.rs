@@ -11,13 +11,7 @@ use support::admin_api::Camel;
 /// The port of the first `serving http://…` line.
 async fn http_base(camel: &mut Camel) -> String {
     let line = camel.wait_for("serving http://").await;
-    let port: u16 = line
-        .split("serving http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in `{line}`"));
+    let port = support::serving_port(&line);
     format!("http://127.0.0.1:{port}")
 }
 

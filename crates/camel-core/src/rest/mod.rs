@@ -44,45 +44,33 @@ pub const VERBS: &[&str] = &["get", "post", "put", "delete", "patch", "head"];
 
 /// `- restConfiguration:` — options shared by every `rest:` of the file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RestConfiguration {
     /// The HTTP component: only `platform-http` (the default) is available.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component: Option<String>,
     /// The OpenAPI component: only `openapi` (the built-in document) is available.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_component: Option<String>,
     /// A path prefix of every operation (`/api`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_path: Option<String>,
     /// Where the OpenAPI document is served, below `context_path` (default `/openapi.json`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_context_path: Option<String>,
     /// The id of the route serving the document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_context_route_id: Option<String>,
     /// `off` (default) or `json`, for every operation that does not set its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding_mode: Option<String>,
     /// Document properties: `api.title`, `api.version`, `api.description`,
     /// `api.contact.name`, `api.contact.email`, `api.license.name`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_property: Vec<RestProperty>,
     /// Written into the document's `servers` (the server's port comes from `--port`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
     /// Written into the document's `servers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Written into the document's `servers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<Json>,
     /// Written into the document's `servers` instead of `host`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_host: Option<String>,
     /// Camel's choice between one route per operation and inlined `direct:` routes: the
     /// expansion always makes one route per operation, so either value is accepted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inline_routes: Option<bool>,
 }
 
@@ -98,52 +86,37 @@ pub struct RestProperty {
 
 /// `- rest:` — a group of operations under one path.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RestDefinition {
     /// Camel's node id (accepted, not used).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Written into the document as the tag's description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// A disabled `rest` makes no routes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
     /// The path every operation of the group is below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Accepted media types, for operations that do not set their own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumes: Option<String>,
     /// Produced media types, for operations that do not set their own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub produces: Option<String>,
     /// `off` or `json`, for operations that do not set their own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding_mode: Option<String>,
     /// The OpenAPI tag of the operations (default: the path).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
     /// `false` leaves the group out of the document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_docs: Option<bool>,
     /// `GET` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub get: Vec<VerbDefinition>,
     /// `POST` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post: Vec<VerbDefinition>,
     /// `PUT` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub put: Vec<VerbDefinition>,
     /// `DELETE` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delete: Vec<VerbDefinition>,
     /// `PATCH` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patch: Vec<VerbDefinition>,
     /// `HEAD` operations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub head: Vec<VerbDefinition>,
 }
 
@@ -165,54 +138,40 @@ impl RestDefinition {
 
 /// One operation: a method on a path, sent to an endpoint.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct VerbDefinition {
     /// The operation id in the document (and the route id unless `route_id` is given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The id of the route made for the operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_id: Option<String>,
     /// The operation's summary in the document, and the route's description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// A disabled operation makes no route.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
     /// The path below the group's, with `{name}` parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Where the request goes: a URI, or `{uri, parameters}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<Json>,
     /// Accepted media types (comma-separated).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumes: Option<String>,
     /// Produced media types (comma-separated); the first is the reply's default
     /// `Content-Type`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub produces: Option<String>,
     /// `off` or `json`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding_mode: Option<String>,
     /// The request body's type name (a Java class in Camel): the schema's title here.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type")]
     pub type_name: Option<String>,
     /// The reply body's type name: the schema's title here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out_type: Option<String>,
     /// Marks the operation deprecated in the document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<bool>,
     /// `false` leaves the operation out of the document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_docs: Option<bool>,
     /// Parameters (documentation: path parameters reach the route as headers whether
     /// declared or not).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub param: Vec<ParamDefinition>,
     /// Documented responses.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub response_message: Vec<ResponseMessage>,
 }
 
@@ -223,47 +182,44 @@ pub struct ParamDefinition {
     /// Its name.
     pub name: String,
     /// `path` (default), `query`, `header` or `body`.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(default, rename = "type")]
     pub kind: Option<String>,
     /// Its description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub description: Option<String>,
     /// Required (path parameters always are).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub required: Option<bool>,
     /// `string` (default), `integer`, `int`, `long`, `number`, `double`, `float`,
     /// `boolean`, `array`, `object`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub data_type: Option<String>,
     /// The schema's `format` (`int64`, `date-time`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub data_format: Option<String>,
     /// The items' type of an `array`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub array_type: Option<String>,
     /// The default value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub default_value: Option<Json>,
     /// The values allowed: text, or `{value}` maps as Camel writes them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub allowable_values: Vec<Json>,
     /// Camel's `collectionFormat` (accepted; OpenAPI 3 has none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub collection_format: Option<String>,
 }
 
 /// A documented response.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ResponseMessage {
     /// The status (`200`, `404`, `default`); default `200`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<Json>,
     /// Its description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The body's type name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
 }
 
