@@ -182,6 +182,15 @@ fn connect(url: &str) -> Result<Database, sqlx::Error> {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(5));
+        // A file in a directory not made yet (`sqlite:camel-data/app.db` on a first run):
+        // made here, as the outbox makes its own; a failure shows when the file is opened.
+        if let Some(dir) = options
+            .get_filename()
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            let _ = std::fs::create_dir_all(dir);
+        }
         Ok(Database::Sqlite(
             SqlitePoolOptions::new()
                 .max_connections(4)
