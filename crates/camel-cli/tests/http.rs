@@ -36,13 +36,7 @@ fn a_platform_http_route_answers_curl_and_the_run_ends_cleanly() {
     let (mut child, log) = spawn(&["run", &file, "--port", "0", "--max-messages", "1"]);
     // The log names the address the free port gave, once the route serves its path.
     let line = wait_line(&log, "serving http://");
-    let port: u16 = line
-        .split("serving http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in `{line}`"));
+    let port = support::serving_port(&line);
     let base = format!("http://127.0.0.1:{port}");
 
     let (head, _) = curl(&format!("{base}/nope"));

@@ -29,6 +29,7 @@ pub mod context;
 pub mod error;
 pub mod model;
 pub mod properties;
+pub mod rest;
 pub mod yaml;
 
 use std::sync::Arc;

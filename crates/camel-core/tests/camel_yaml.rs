@@ -257,10 +257,10 @@ async fn unsupported_languages_and_top_level_items_are_named() {
     )
     .await;
     assert!(errs.to_string().contains("runs JVM code"), "{errs}");
-    let errs = errors_of("- rest:\n    path: /x\n").await;
+    let errs = errors_of("- routeTemplate:\n    id: x\n").await;
     assert!(
         errs.to_string()
-            .contains("`rest` is a Camel top-level construct that camel-rs does not support yet"),
+            .contains("is a Camel top-level construct that camel-rs does not support yet"),
         "{errs}"
     );
     // A true unknown stays an unknown key.

@@ -50,5 +50,5 @@ mod platform;
 mod server;
 
 pub use client::HttpComponent;
-pub use platform::{PlatformHttpComponent, DEFAULT_MAX_BODY_SIZE};
+pub use platform::{Binding, PlatformHttpComponent, DEFAULT_MAX_BODY_SIZE};
 pub use server::ServerConfig;

@@ -144,6 +144,20 @@ impl Component for SqlComponent {
         "sql"
     }
 
+    /// Transactions on MySQL/MariaDB only (ADR 0074): on PostgreSQL and SQLite the
+    /// outbox component's transaction is the one `sql:` joins.
+    fn transaction_manager(
+        &self,
+        datasource: Option<&str>,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Option<Arc<dyn camel_api::transaction::TransactionManager>>, CamelError> {
+        let Some(url) = datasource.filter(|d| crate::transaction::is_mysql_url(d)) else {
+            return Ok(None);
+        };
+        let db = self.database("transacted", Some(url.to_string()), ctx)?;
+        Ok(Some(Arc::new(crate::transaction::MySqlManager { db })))
+    }
+
     fn endpoint(
         &self,
         mut uri: EndpointUri,

@@ -101,6 +101,18 @@ impl SharedDatabase {
     ) -> Result<Outcome, SqlError> {
         let ds = self.shown.as_str();
         let db = |e| SqlError::database(ds, e);
+        if let Some(current) = camel_api::transaction::current().filter(|t| t.key() == self.key) {
+            if let Some(mine) = current
+                .as_any()
+                .downcast_ref::<crate::transaction::MySqlTransaction>()
+            {
+                let mut guard = mine.tx.lock().await;
+                let Some(tx) = guard.as_mut() else {
+                    return Err(SqlError::TransactionEnded);
+                };
+                return exec::mysql::run(tx, stmt, sets, ds).await;
+            }
+        }
         if let Some(tx) = RouteTransaction::current().filter(|t| t.key() == self.key) {
             let mut guard = tx.lock().await;
             if let Some(conn) = guard.postgres() {
@@ -170,6 +182,15 @@ fn connect(url: &str) -> Result<Database, sqlx::Error> {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(5));
+        // A file in a directory not made yet (`sqlite:camel-data/app.db` on a first run):
+        // made here, as the outbox makes its own; a failure shows when the file is opened.
+        if let Some(dir) = options
+            .get_filename()
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            let _ = std::fs::create_dir_all(dir);
+        }
         Ok(Database::Sqlite(
             SqlitePoolOptions::new()
                 .max_connections(4)

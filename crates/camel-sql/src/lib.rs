@@ -32,6 +32,7 @@ mod endpoint;
 mod error;
 mod exec;
 mod query;
+mod transaction;
 
 pub use component::{SqlComponent, DATASOURCE_RESOURCE};
 pub use datasource::Database;

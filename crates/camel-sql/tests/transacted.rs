@@ -124,3 +124,80 @@ async fn postgres() {
     };
     exercise(&url, "pg").await;
 }
+
+/// On MySQL/MariaDB the transaction is `sql:`'s own (the outbox has no MySQL store): two
+/// inserts commit together, or both roll back when a later step fails.
+#[tokio::test]
+async fn mysql_sql_only() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_MYSQL_URL") else {
+        return;
+    };
+    let t = table("sql_tx_my");
+    let yaml = format!(
+        r#"{run}
+- route:
+    id: place
+    from:
+      uri: direct:place
+      steps:
+        - transacted:
+            datasource: "{url}"
+            steps:
+              - to:
+                  uri: "sql:insert into {t} (id, note) values (:#id, :#note)"
+                  parameters: {{ datasource: "{url}" }}
+              - to:
+                  uri: "sql:insert into {t} (id, note) values (:#id + 1000, 'audit')"
+                  parameters: {{ datasource: "{url}" }}
+              - to:
+                  uri: "sql:select count(*) as n from {t}"
+                  parameters: {{ datasource: "{url}", output_type: SelectOne, output_header: seen }}
+              - filter:
+                  simple: "${{header.fail}} == 'yes'"
+                  steps:
+                    - process: {{ ref: boom }}
+"#,
+        run = run_route(&url)
+    );
+    let ctx = context(&yaml, |ctx| {
+        // As the binary has it: the outbox too, which must leave MySQL to `sql:`.
+        ctx.add_component(Arc::new(OutboxComponent::new()));
+        ctx.add_resource(
+            "boom",
+            Arc::new(BoxProcessor::sync(|_| {
+                Err(CamelError::processor("payment refused"))
+            })),
+        );
+    })
+    .await;
+    exec(&ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
+    exec(
+        &ctx,
+        &format!("CREATE TABLE {t} (id INTEGER PRIMARY KEY, note TEXT) ENGINE=InnoDB"),
+    )
+    .await;
+
+    let ok = Exchange::new(json!({"note": "paid"}))
+        .with_header("id", 1i64)
+        .with_header("fail", "no");
+    let out = ctx.request("direct:place", ok).await.unwrap();
+    assert_eq!(
+        out.header("seen").unwrap().as_i64(),
+        Some(2),
+        "the select sees both inserts of its transaction"
+    );
+
+    let bad = Exchange::new(json!({"note": "refused"}))
+        .with_header("id", 2i64)
+        .with_header("fail", "yes");
+    let err = ctx.request("direct:place", bad).await.unwrap_err();
+    assert!(err.to_string().contains("payment refused"), "{err}");
+    let rows = exec(&ctx, &format!("select id from {t} order by id")).await;
+    assert_eq!(
+        body(&rows),
+        json!([{"id": 1}, {"id": 1001}]),
+        "both inserts of the failed exchange rolled back"
+    );
+    exec(&ctx, &format!("DROP TABLE {t}")).await;
+    ctx.stop().await;
+}

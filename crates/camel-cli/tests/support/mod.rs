@@ -62,6 +62,16 @@ pub fn wait_line(rx: &Receiver<String>, needle: &str) -> String {
     }
 }
 
+/// The port in a `serving http://ADDR/path` log line of a `platform-http:` route.
+pub fn serving_port(line: &str) -> u16 {
+    line.split("serving http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in `{line}`"))
+}
+
 /// Drops the tables of outbox `name` (default table name) on the PostgreSQL at `url`.
 pub fn drop_outbox_tables(url: &str, name: &str) {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");

@@ -142,6 +142,7 @@ pub fn load_str_partial_with(
             positions: Arc::new(positions),
             partial: Default::default(),
             beans: Default::default(),
+            rest_items: Default::default(),
         };
         let mut unresolved = Vec::new();
         super::placeholders::resolve(&mut value, String::new(), properties, &mut unresolved);
@@ -198,6 +199,8 @@ pub(super) struct Reader {
     partial: std::cell::RefCell<Vec<RouteDefinition>>,
     /// The file's top-level `beans:` entries.
     beans: std::cell::RefCell<Vec<BeanDefinition>>,
+    /// The `rest:` items of the list being read, expanded once it is read whole.
+    pub(super) rest_items: std::cell::RefCell<super::rest::RestItems>,
 }
 
 impl Reader {
@@ -259,6 +262,10 @@ impl Reader {
                 Ok(r) => routes.extend(r),
                 Err(e) => errors.extend(e),
             }
+        }
+        match self.rest_routes() {
+            Ok(r) => routes.extend(r),
+            Err(e) => errors.extend(e),
         }
         errors.extend(context.apply(&mut routes));
         (routes, errors)
@@ -328,7 +335,8 @@ impl Reader {
         context: &mut ContextErrors,
     ) -> Read<Option<RouteDefinition>> {
         let at = format!("{pointer}/{key}");
-        // Error-handling items configure the file's routes and yield no route themselves.
+        // Error-handling and REST items configure the file's routes and yield no route
+        // themselves (the REST routes are made once the list is read).
         let configured = match to_snake_case(key).as_str() {
             "route" => return self.route(body, &at).map(Some),
             "from" => return self.bare_from(body, &at).map(Some),
@@ -337,6 +345,8 @@ impl Reader {
             "on_exception" => self.context_on_exception(body, &at, context),
             "on_completion" => self.context_on_completion(body, &at, context),
             "route_configuration" => self.route_configuration(body, &at, context),
+            "rest" => self.rest(body, &at),
+            "rest_configuration" => self.rest_configuration(body, &at),
             other => {
                 return Err(vec![
                     match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
@@ -351,6 +361,8 @@ impl Reader {
                                 "on_exception",
                                 "on_completion",
                                 "route_configuration",
+                                "rest",
+                                "rest_configuration",
                             ],
                             pointer,
                         ),

@@ -32,6 +32,7 @@ mod loader;
 mod node;
 mod normalise;
 mod placeholders;
+mod rest;
 mod route;
 mod route_configuration;
 

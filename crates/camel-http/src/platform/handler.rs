@@ -6,7 +6,7 @@ use bytes::{Bytes, BytesMut};
 use camel_api::{Body, CamelError, Exchange, ExchangePattern, Headers, Value};
 use futures::StreamExt;
 
-use super::reply;
+use super::{reply, Binding};
 use crate::headers::{self as names, is_camel_header, title_case};
 use crate::server::path::query_pairs;
 use crate::server::table::Lookup;
@@ -50,14 +50,18 @@ pub(crate) async fn handle(
             )
         }
     };
-    let exchange = to_exchange(&parts, params, bytes);
+    let body = match bind(&reg.binding, bytes) {
+        Ok(body) => body,
+        Err(detail) => return reply::problem(StatusCode::BAD_REQUEST, &detail),
+    };
+    let exchange = to_exchange(&parts, params, body);
     let inbound = exchange.message.headers.clone();
     // In its own task: a client that hangs up drops this future, and the exchange must not
     // stop halfway through its steps because of it (a write done, the next one not).
     let ctx = reg.ctx.clone();
     let outcome = tokio::spawn(async move { ctx.send(exchange).await }).await;
     match outcome {
-        Ok(Ok(done)) => reply::from_exchange(done, &inbound),
+        Ok(Ok(done)) => reply::from_exchange(done, &inbound, reg.binding.produces.as_deref()),
         Ok(Err(e)) => reply::from_error(&e, reg.ctx.route_id(), retry),
         Err(join) => reply::from_error(
             &CamelError::processor(format!("the exchange's task ended: {join}")),
@@ -86,14 +90,36 @@ async fn read_body(body: HttpBody, max: usize) -> Result<Bytes, BodyError> {
     Ok(buf.freeze())
 }
 
+/// The request body as the route sees it: bytes, or with `binding_mode=json` a parsed JSON
+/// document. A malformed document is the client's mistake, answered 400 with where the
+/// parser stopped (line and column of the body) and why; the body itself is not echoed.
+fn bind(binding: &Binding, bytes: Bytes) -> Result<Body, String> {
+    if bytes.is_empty() {
+        return Ok(Body::Empty);
+    }
+    if !binding.json {
+        return Ok(Body::Bytes(bytes));
+    }
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .map(Body::from)
+        .map_err(|e| {
+            let why = match e.classify() {
+                serde_json::error::Category::Eof => "the document ends too early",
+                serde_json::error::Category::Syntax => "syntax error",
+                serde_json::error::Category::Data => "unexpected data",
+                serde_json::error::Category::Io => "the body could not be read",
+            };
+            format!(
+                "the request body is not valid JSON: {why} at line {} column {} ({e})",
+                e.line(),
+                e.column()
+            )
+        })
+}
+
 /// The exchange for a request: headers, query and path parameters, then Camel's headers
 /// (set last, so nothing from the client can stand in for them).
-fn to_exchange(parts: &Parts, params: Vec<(String, String)>, body: Bytes) -> Exchange {
-    let body = if body.is_empty() {
-        Body::Empty
-    } else {
-        Body::Bytes(body)
-    };
+fn to_exchange(parts: &Parts, params: Vec<(String, String)>, body: Body) -> Exchange {
     let mut ex = Exchange::new(body).with_pattern(ExchangePattern::InOut);
     let h = &mut ex.message.headers;
     for (name, value) in &parts.headers {
@@ -160,7 +186,11 @@ mod tests {
             .body(())
             .unwrap();
         let (parts, ()) = req.into_parts();
-        let ex = to_exchange(&parts, vec![("id".into(), "7".into())], Bytes::from("{}"));
+        let ex = to_exchange(
+            &parts,
+            vec![("id".into(), "7".into())],
+            Body::Bytes(Bytes::from("{}")),
+        );
         let h = &ex.message.headers;
         assert_eq!(
             h.get("Content-Type"),
@@ -182,5 +212,22 @@ mod tests {
         assert!(h.get(names::HTTP_RESPONSE_CODE).is_none());
         assert!(h.get("Camelfilename").is_none());
         assert_eq!(ex.pattern, ExchangePattern::InOut);
+    }
+
+    #[test]
+    fn json_binding_parses_or_locates_the_mistake() {
+        let json = Binding {
+            json: true,
+            ..Default::default()
+        };
+        let body = bind(&json, Bytes::from(r#"{"qty": 2}"#)).unwrap();
+        assert!(matches!(&body, Body::Json(j) if j["qty"] == 2), "{body:?}");
+        assert!(bind(&json, Bytes::new()).unwrap().is_empty());
+        let err = bind(&json, Bytes::from("{\n  \"qty\": 2,\n  oops\n}")).unwrap_err();
+        assert!(err.contains("line 3 column 3"), "{err}");
+        let err = bind(&json, Bytes::from(r#"{"qty": "#)).unwrap_err();
+        assert!(err.contains("ends too early"), "{err}");
+        let off = bind(&Binding::default(), Bytes::from("not json")).unwrap();
+        assert!(matches!(off, Body::Bytes(_)));
     }
 }

@@ -22,7 +22,56 @@ use crate::server::path::PathTemplate;
 use crate::server::table::Registration;
 use crate::server::{ServerConfig, SharedServer};
 
-const OPTIONS: &[&str] = &["http_method_restrict", "max_body_size"];
+const OPTIONS: &[&str] = &[
+    "http_method_restrict",
+    "max_body_size",
+    "binding_mode",
+    "consumes",
+    "produces",
+];
+
+/// How a route's request body is read and its reply typed: the REST DSL's `binding_mode`,
+/// `consumes` and `produces`, which the expansion of a `rest:` item passes as options of
+/// the `platform-http:` URI it generates (ADR 0073).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Binding {
+    /// `binding_mode=json`: a non-empty request body is parsed as JSON (a malformed one is
+    /// answered 400 with its line and column) and reaches the route as a JSON body.
+    pub json: bool,
+    /// Media types the operation accepts (documentation; sent to OpenAPI).
+    pub consumes: Option<String>,
+    /// The reply's `Content-Type` when the route sets none (the first listed type).
+    pub produces: Option<String>,
+}
+
+impl Binding {
+    fn parse(p: &mut camel_api::Parameters, raw: &Arc<str>) -> Result<Self, CamelError> {
+        let json = match p.take_str("binding_mode").as_deref() {
+            None | Some("off") => false,
+            Some("json") => true,
+            Some(other) => {
+                return Err(CamelError::invalid_uri(
+                    raw.clone(),
+                    format!(
+                        "`binding_mode`: `{other}` is not supported (`off` or `json`; XML binding \
+                         is not available in camel-rs)"
+                    ),
+                ))
+            }
+        };
+        let produces = p.take_str("produces").and_then(|list| {
+            list.split(',')
+                .map(str::trim)
+                .find(|t| !t.is_empty())
+                .map(str::to_string)
+        });
+        Ok(Binding {
+            json,
+            consumes: p.take_str("consumes"),
+            produces,
+        })
+    }
+}
 
 /// Largest request body read by default: 10 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 10 * 1024 * 1024;
@@ -89,12 +138,14 @@ impl Component for PlatformHttpComponent {
         let max_body_size = p
             .take::<usize>("max_body_size")?
             .unwrap_or(DEFAULT_MAX_BODY_SIZE);
+        let binding = Binding::parse(p, &raw)?;
         uri.parameters.finish(OPTIONS)?;
         Ok(Arc::new(PlatformHttpEndpoint {
             uri: raw,
             template,
             methods,
             max_body_size,
+            binding,
             server: self.server.clone(),
         }))
     }
@@ -131,6 +182,7 @@ struct PlatformHttpEndpoint {
     template: PathTemplate,
     methods: Option<Vec<Method>>,
     max_body_size: usize,
+    binding: Binding,
     server: Arc<SharedServer>,
 }
 
@@ -157,6 +209,7 @@ impl Endpoint for PlatformHttpEndpoint {
             template: self.template.clone(),
             methods: self.methods.clone(),
             max_body_size: self.max_body_size,
+            binding: self.binding.clone(),
             server: self.server.clone(),
         }))
     }
@@ -168,6 +221,7 @@ struct PlatformHttpConsumer {
     template: PathTemplate,
     methods: Option<Vec<Method>>,
     max_body_size: usize,
+    binding: Binding,
     server: Arc<SharedServer>,
 }
 
@@ -182,6 +236,7 @@ impl Consumer for PlatformHttpConsumer {
             self.template.clone(),
             self.methods.clone(),
             self.max_body_size,
+            self.binding.clone(),
             ctx.clone(),
         );
         self.server

@@ -78,7 +78,11 @@ pub(super) fn from_error(e: &CamelError, route_id: &str, retry: u64) -> Response
 /// 204 without a body, as Camel), `Content-Type` as the route set it or from the body's
 /// kind, and
 /// the headers the route set or changed (not those the request brought in unchanged).
-pub(super) fn from_exchange(ex: Exchange, inbound: &Headers) -> Response<HttpBody> {
+pub(super) fn from_exchange(
+    ex: Exchange,
+    inbound: &Headers,
+    produces: Option<&str>,
+) -> Response<HttpBody> {
     let msg = ex.message;
     let status = msg
         .headers
@@ -97,6 +101,8 @@ pub(super) fn from_exchange(ex: Exchange, inbound: &Headers) -> Response<HttpBod
     let set_by_route = declared.filter(|v| inbound.get(names::CONTENT_TYPE) != Some(*v));
     let content_type = match (set_by_route, &msg.body) {
         (Some(v), _) => Some(v.to_string()),
+        // The operation's declared type (`produces`) for whatever body the route made.
+        (None, body) if !body.is_empty() && produces.is_some() => produces.map(str::to_string),
         (None, Body::Json(_)) => Some("application/json".to_string()),
         (None, Body::Text(_)) => Some("text/plain; charset=utf-8".to_string()),
         (None, Body::Bytes(_)) => declared.map(|v| v.to_string()),
@@ -147,7 +153,7 @@ mod tests {
             .with_header("CamelHttpPath", "/x")
             .with_header("Transfer-Encoding", "chunked")
             .with_header("X-Made", "here");
-        let resp = from_exchange(ex, &inbound);
+        let resp = from_exchange(ex, &inbound, None);
         assert_eq!(resp.status(), StatusCode::CREATED);
         let h = resp.headers();
         assert_eq!(h[header::CONTENT_TYPE], "application/json");
@@ -160,7 +166,7 @@ mod tests {
 
     #[test]
     fn empty_body_is_no_content_and_errors_leak_nothing() {
-        let resp = from_exchange(Exchange::default(), &Headers::new());
+        let resp = from_exchange(Exchange::default(), &Headers::new(), None);
         assert_eq!(resp.status(), StatusCode::NO_CONTENT);
         let e = CamelError::processor("secret table users_private missing");
         let resp = from_error(&e, "r", 1);

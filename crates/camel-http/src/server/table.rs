@@ -23,6 +23,8 @@ pub(crate) struct Registration {
     /// `None` accepts every method.
     pub(crate) methods: Option<Vec<Method>>,
     pub(crate) max_body_size: usize,
+    /// How the body is bound (REST DSL's `binding_mode`) and the default response type.
+    pub(crate) binding: crate::platform::Binding,
     pub(crate) ctx: ConsumerContext,
     refusing: AtomicBool,
     inflight: AtomicUsize,
@@ -36,6 +38,7 @@ impl Registration {
         template: PathTemplate,
         methods: Option<Vec<Method>>,
         max_body_size: usize,
+        binding: crate::platform::Binding,
         ctx: ConsumerContext,
     ) -> Arc<Self> {
         Arc::new(Registration {
@@ -43,6 +46,7 @@ impl Registration {
             template,
             methods,
             max_body_size,
+            binding,
             ctx,
             refusing: AtomicBool::new(false),
             inflight: AtomicUsize::new(0),
@@ -231,7 +235,13 @@ mod tests {
 
     fn reg(path: &str, methods: Option<Vec<Method>>) -> Arc<Registration> {
         let ctx = ConsumerContext::for_pipeline(path, BoxProcessor::identity());
-        Registration::new(PathTemplate::parse(path).unwrap(), methods, 1024, ctx)
+        Registration::new(
+            PathTemplate::parse(path).unwrap(),
+            methods,
+            1024,
+            Default::default(),
+            ctx,
+        )
     }
 
     #[test]

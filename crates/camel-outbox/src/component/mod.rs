@@ -283,6 +283,12 @@ impl Component for OutboxComponent {
         datasource: Option<&str>,
         ctx: &dyn ComponentContext,
     ) -> Result<Option<Arc<dyn TransactionManager>>, CamelError> {
+        // No outbox store on MySQL/MariaDB: another component (`sql:`) may manage
+        // transactions there.
+        let lower = datasource.map(str::to_ascii_lowercase).unwrap_or_default();
+        if lower.starts_with("mysql:") || lower.starts_with("mariadb:") {
+            return Ok(None);
+        }
         let what = datasource.map_or_else(
             || "the outbox component's default database".to_string(),
             camel_api::redact_url,

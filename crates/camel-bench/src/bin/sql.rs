@@ -1,14 +1,17 @@
-//! `sql:` against raw sqlx doing the same work in the same run: single-row inserts with
-//! two named parameters, then primary-key selects returning one row. Prints `RESULT`
-//! lines with the ratio (`sql:` throughput / raw throughput) and the absolute rates.
+//! Scenario `sql`: `sql:` against raw sqlx doing the same work in the same run:
+//! single-row inserts with two named parameters, then primary-key selects returning one
+//! row. Prints `RESULT` lines with the ratio (`sql:` throughput / raw throughput) and the
+//! absolute rates.
 //!
-//! `cargo run --release -p camel-sql --example bench` — on PostgreSQL when
-//! `CAMEL_TEST_PG_URL` is set, else on a SQLite file in a temporary directory.
+//! `cargo run --release -p camel-bench --bin sql` — on a SQLite file in a temporary
+//! directory, and on PostgreSQL and MySQL/MariaDB when `CAMEL_TEST_PG_URL` and
+//! `CAMEL_TEST_MYSQL_URL` are set.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use camel_api::Exchange;
+use camel_bench::result_line;
 use camel_core::CamelContext;
 use camel_sql::SqlComponent;
 
@@ -19,8 +22,20 @@ const ROUNDS: i64 = 10;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let url = std::env::var("CAMEL_TEST_PG_URL")
-        .unwrap_or_else(|_| format!("sqlite:{}", dir.path().join("bench.db").display()));
+    let mut urls = vec![format!("sqlite:{}", dir.path().join("bench.db").display())];
+    for var in ["CAMEL_TEST_PG_URL", "CAMEL_TEST_MYSQL_URL"] {
+        match std::env::var(var) {
+            Ok(url) => urls.push(url),
+            Err(_) => eprintln!("{var} not set: that database is skipped"),
+        }
+    }
+    for url in urls {
+        bench(&url).await?;
+    }
+    Ok(())
+}
+
+async fn bench(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     let pg = url.starts_with("postgres");
     let t = format!("sql_bench_{}", std::process::id());
     let yaml = format!(
@@ -65,7 +80,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (ins, sel) = if pg { ("$1, $2", "$1") } else { ("?, ?", "?") };
     let insert_sql = format!("insert into {t} (id, name) values ({ins})");
     let select_sql = format!("select id, name from {t} where id = {sel}");
-    let any = Raw::connect(&url).await?;
+    let any = Raw::connect(url).await?;
 
     // Interleaved rounds, so neither side gets the warmer cache or the longer WAL.
     let (mut sql_time, mut raw_time) = (Duration::ZERO, Duration::ZERO);
@@ -113,21 +128,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ctx.request("direct:ddl", ddl(format!("DROP TABLE {t}")))
         .await?;
     ctx.stop().await;
-    let db = if pg { "postgres" } else { "sqlite" };
-    println!(
-        "RESULT sql_insert db={db} ratio={:.2} sql={sql_insert:.0}/s raw={raw_insert:.0}/s",
-        sql_insert / raw_insert
-    );
-    println!(
-        "RESULT sql_select db={db} ratio={:.2} sql={sql_select:.0}/s raw={raw_select:.0}/s",
-        sql_select / raw_select
-    );
+    let db = match any {
+        Raw::Pg(_) => "postgres",
+        Raw::My(_) => "mysql",
+        Raw::Lite(_) => "sqlite",
+    };
+    for (case, ours, raw) in [
+        ("sql_insert", sql_insert, raw_insert),
+        ("sql_select", sql_select, raw_select),
+    ] {
+        result_line(
+            case,
+            &[
+                ("db", db.to_string()),
+                ("ratio", format!("{:.2}", ours / raw)),
+                ("sql_per_s", format!("{ours:.0}")),
+                ("raw_per_s", format!("{raw:.0}")),
+            ],
+        );
+    }
     Ok(())
 }
 
-/// Raw sqlx on PostgreSQL or SQLite, building the same JSON row the component does.
+/// Raw sqlx, building the same JSON row the component does.
 enum Raw {
     Pg(sqlx::PgPool),
+    My(sqlx::MySqlPool),
     Lite(sqlx::SqlitePool),
 }
 
@@ -138,6 +164,14 @@ impl Raw {
                 sqlx::postgres::PgPoolOptions::new()
                     .max_connections(8)
                     .connect(url)
+                    .await?,
+            )
+        } else if url.starts_with("mysql") || url.starts_with("mariadb") {
+            let url = url.replacen("mariadb://", "mysql://", 1);
+            Raw::My(
+                sqlx::mysql::MySqlPoolOptions::new()
+                    .max_connections(8)
+                    .connect(&url)
                     .await?,
             )
         } else {
@@ -160,6 +194,12 @@ impl Raw {
                 .execute(p)
                 .await
                 .map(drop),
+            Raw::My(p) => sqlx::query(sql)
+                .bind(id)
+                .bind("n")
+                .execute(p)
+                .await
+                .map(drop),
             Raw::Lite(p) => sqlx::query(sql)
                 .bind(id)
                 .bind("n")
@@ -172,6 +212,7 @@ impl Raw {
     async fn select(&self, sql: &str, id: i64) -> Result<serde_json::Value, sqlx::Error> {
         let (id, name): (i64, String) = match self {
             Raw::Pg(p) => sqlx::query_as(sql).bind(id).fetch_one(p).await?,
+            Raw::My(p) => sqlx::query_as(sql).bind(id).fetch_one(p).await?,
             Raw::Lite(p) => sqlx::query_as(sql).bind(id).fetch_one(p).await?,
         };
         Ok(serde_json::json!([{ "id": id, "name": name }]))
