@@ -88,7 +88,7 @@ fn report(errors: &[RouteError]) {
 
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
-/// batching sinks (SQS, Pub/Sub, NATS), and HTTP (`platform-http:` on `port`, `http:`,
+/// batching sinks (SQS, Pub/Sub, NATS), RabbitMQ, and HTTP (`platform-http:` on `port`, `http:`,
 /// `https:`).
 fn context(port: u16) -> CamelContext {
     let ctx = CamelContext::new();
@@ -100,6 +100,7 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
+    ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx
 }
 

@@ -195,6 +195,8 @@ impl Consumer for JetStreamConsumer {
         let client = connect(&o.servers, o.connect_timeout, &o.subject).await?;
         let js = jetstream::new(client.clone());
         let consumer = self.durable(&js).await?;
+        tracing::info!(subject = %o.subject, durable = %o.durable_name,
+            max_ack_pending = o.max_ack_pending, "consuming from the JetStream durable");
         let mut messages = consumer
             .stream()
             .max_messages_per_batch(o.max_ack_pending.min(256))
