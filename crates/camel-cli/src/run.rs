@@ -97,6 +97,7 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
     ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
+    ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
