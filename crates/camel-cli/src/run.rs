@@ -88,8 +88,8 @@ fn report(errors: &[RouteError]) {
 
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
-/// batching sinks (SQS, Pub/Sub, NATS), and HTTP (`platform-http:` on `port`, `http:`,
-/// `https:`), and the state stores (`aggregation_repository: postgres://…`).
+/// batching sinks (SQS, Pub/Sub, NATS), RabbitMQ, HTTP (`platform-http:` on `port`,
+/// `http:`, `https:`), and the state stores (`aggregation_repository: postgres://…`).
 fn context(port: u16) -> CamelContext {
     let ctx = CamelContext::new();
     ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::on_port(port)));
@@ -97,11 +97,13 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
     ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
+    ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
     // Repositories of aggregate and idempotent_consumer written as database URLs.
     camel_state::register(|name, resource| ctx.add_resource(name, resource));
+    ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx
 }
 

@@ -1,24 +1,32 @@
 //! `from: nats:SUBJECT`: a core NATS subscription feeding a route.
 //!
-//! It exists so a route can read back what a sink published (the example shows the
-//! order per group this way); it is a plain at-most-once subscriber, not a durable
-//! JetStream consumer.
+//! A plain at-most-once subscriber (the durable, at-least-once consumer is
+//! [`super::JetStreamConsumer`], chosen by `durable_name`). A message that carries a reply
+//! subject (a NATS request) is answered with the route's resulting body, as Camel's nats
+//! consumer does; a failed exchange is answered with an empty body and the
+//! `Nats-Service-Error` header.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use camel_api::{Body, CamelError, Consumer, ConsumerContext, EndpointUri, Exchange};
+use camel_api::{
+    Body, CamelError, Consumer, ConsumerContext, EndpointUri, Exchange, ExchangePattern,
+};
 use futures::StreamExt;
 
 /// Header with the subject a message arrived on.
 pub const SUBJECT_HEADER: &str = "CamelNatsSubject";
+
+/// Header of a request's answer when the route failed: the error text.
+pub const SERVICE_ERROR_HEADER: &str = "Nats-Service-Error";
 
 /// A subscriber on one subject (wildcards allowed).
 #[derive(Debug)]
 pub struct NatsConsumer {
     subject: String,
     servers: String,
+    connect_timeout: Duration,
 }
 
 impl NatsConsumer {
@@ -29,14 +37,40 @@ impl NatsConsumer {
             .parameters
             .take_str("servers")
             .unwrap_or_else(|| "nats://127.0.0.1:4222".to_string());
-        Ok(NatsConsumer {
-            subject: uri.path().to_string(),
-            servers,
-        })
+        Ok(NatsConsumer::new(uri.path(), &servers))
+    }
+
+    /// A subscriber on `subject` at `servers` (comma-separated URLs).
+    pub fn new(subject: &str, servers: &str) -> Self {
+        NatsConsumer {
+            subject: subject.to_string(),
+            servers: servers.to_string(),
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// Sets how long the first connection attempt may take.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
     }
 }
 
-fn to_exchange(message: async_nats::Message) -> Exchange {
+/// Connects to `servers` (comma-separated) for the endpoint on `subject`.
+pub(crate) async fn connect(
+    servers: &str,
+    timeout: Duration,
+    subject: &str,
+) -> Result<async_nats::Client, CamelError> {
+    let servers: Vec<&str> = servers.split(',').map(str::trim).collect();
+    async_nats::ConnectOptions::new()
+        .connection_timeout(timeout)
+        .connect(servers)
+        .await
+        .map_err(|e| CamelError::external(format!("connecting to NATS for `{subject}`"), e))
+}
+
+pub(crate) fn to_exchange(message: &async_nats::Message) -> Exchange {
     let body = match std::str::from_utf8(&message.payload) {
         Ok(text) => Body::from(text),
         Err(_) => Body::Bytes(Bytes::clone(&message.payload)),
@@ -58,14 +92,7 @@ fn to_exchange(message: async_nats::Message) -> Exchange {
 #[async_trait]
 impl Consumer for NatsConsumer {
     async fn run(self: Box<Self>, ctx: ConsumerContext) -> Result<(), CamelError> {
-        let servers: Vec<&str> = self.servers.split(',').map(str::trim).collect();
-        let client = async_nats::ConnectOptions::new()
-            .connection_timeout(Duration::from_secs(5))
-            .connect(servers)
-            .await
-            .map_err(|e| {
-                CamelError::external(format!("connecting to NATS for `{}`", self.subject), e)
-            })?;
+        let client = connect(&self.servers, self.connect_timeout, &self.subject).await?;
         let mut subscription = client
             .subscribe(self.subject.clone())
             .await
@@ -75,14 +102,53 @@ impl Consumer for NatsConsumer {
                 _ = ctx.cancelled() => break,
                 message = subscription.next() => match message {
                     None => break,
-                    Some(m) => {
+                    Some(m) => match m.reply.clone() {
                         // A failed exchange is the route's to report; the subscriber goes on.
-                        let _ = ctx.send(to_exchange(m)).await;
-                    }
+                        None => {
+                            let _ = ctx.send(to_exchange(&m)).await;
+                        }
+                        Some(reply) => {
+                            let request = to_exchange(&m).with_pattern(ExchangePattern::InOut);
+                            answer(&client, reply, ctx.send(request).await).await;
+                        }
+                    },
                 },
             }
         }
         let _ = subscription.unsubscribe().await;
+        let _ = client.flush().await;
         Ok(())
+    }
+}
+
+/// Answers a request with the route's result.
+async fn answer(
+    client: &async_nats::Client,
+    reply: async_nats::Subject,
+    result: Result<Exchange, CamelError>,
+) {
+    let sent = match result {
+        Ok(exchange) => {
+            let mut headers = async_nats::HeaderMap::new();
+            for (name, value) in exchange.message.headers.iter() {
+                if name.starts_with("Camel") {
+                    continue;
+                }
+                headers.insert(name.as_ref(), value.to_string().as_str());
+            }
+            client
+                .publish_with_headers(reply, headers, exchange.message.body.to_bytes())
+                .await
+        }
+        Err(error) => {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert(SERVICE_ERROR_HEADER, error.to_string().as_str());
+            client
+                .publish_with_headers(reply, headers, Bytes::new())
+                .await
+        }
+    };
+    if let Err(e) = sent {
+        tracing::warn!(error = %e, "answering a NATS request failed");
     }
 }

@@ -6,7 +6,10 @@
 //! already stored.
 //!
 //! URI: `nats:SUBJECT?servers=nats://127.0.0.1:4222&jetstream=true&group_key=${header.k}`.
-//! Used in `from`, the endpoint subscribes to `SUBJECT` (core NATS, wildcards allowed).
+//! Used in `from`, the endpoint subscribes to `SUBJECT` (core NATS, wildcards allowed,
+//! requests answered); with `durable_name` it is a durable JetStream pull consumer with
+//! acknowledgements after the route succeeded ([`JetStreamConsumer`]). With
+//! `exchange_pattern=InOut` in `to`, each exchange is a core NATS request ([`NatsRequester`]).
 //!
 //! ```
 //! use camel_api::Component;
@@ -18,7 +21,13 @@
 mod codec;
 mod component;
 mod consumer;
+mod jetstream;
+mod request;
 
 pub use codec::{NatsCodec, DUPLICATE_HEADER, SEQUENCE_HEADER, STREAM_HEADER};
 pub use component::{NatsComponent, NATS_PARAMETERS};
-pub use consumer::{NatsConsumer, SUBJECT_HEADER};
+pub use consumer::{NatsConsumer, SERVICE_ERROR_HEADER, SUBJECT_HEADER};
+pub use jetstream::{
+    JetStreamConsumer, JetStreamOptions, DELIVERED_HEADER, JETSTREAM_CONSUMER_PARAMETERS,
+};
+pub use request::NatsRequester;

@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchOutput;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
@@ -115,7 +114,7 @@ pub struct SqsCodec {
     queue: String,
     region: String,
     endpoint: Option<String>,
-    credentials: SqsCredentials,
+    credentials: Option<SqsCredentials>,
     headers: HeaderSelection,
     max_message_bytes: usize,
     client: aws_sdk_sqs::Client,
@@ -140,27 +139,26 @@ impl SqsCodec {
         endpoint: Option<&str>,
         credentials: SqsCredentials,
     ) -> Self {
-        let mut config = aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new(region.to_string()))
-            .credentials_provider(Credentials::new(
-                credentials.access_key_id.clone(),
-                credentials.secret_access_key.clone(),
-                credentials.session_token.clone(),
-                None,
-                "camel-sinks",
-            ));
-        if let Some(ep) = endpoint {
-            config = config.endpoint_url(ep);
-        }
+        Self::with_credentials(queue, region, endpoint, Some(credentials))
+    }
+
+    /// Like [`SqsCodec::new`]; without static credentials the AWS default chain finds
+    /// them when the first request is signed (environment, profile, SSO, web identity,
+    /// container or instance metadata).
+    pub fn with_credentials(
+        queue: &str,
+        region: &str,
+        endpoint: Option<&str>,
+        credentials: Option<SqsCredentials>,
+    ) -> Self {
         SqsCodec {
             queue: queue.to_string(),
             region: region.to_string(),
             endpoint: endpoint.map(str::to_string),
+            client: super::client::client(region, endpoint, credentials.as_ref()),
             credentials,
             headers: HeaderSelection::default(),
             max_message_bytes: MAX_BYTES,
-            client: aws_sdk_sqs::Client::from_conf(config.build()),
             queue_url: OnceCell::new(),
         }
     }
@@ -188,20 +186,7 @@ impl SqsCodec {
 
     async fn queue_url(&self) -> Result<&str, CamelError> {
         self.queue_url
-            .get_or_try_init(|| async {
-                if self.queue.starts_with("http://") || self.queue.starts_with("https://") {
-                    return Ok(self.queue.clone());
-                }
-                let out = self
-                    .client
-                    .get_queue_url()
-                    .queue_name(&self.queue)
-                    .send()
-                    .await
-                    .map_err(|e| describe("resolving the SQS queue URL", e))?;
-                out.queue_url
-                    .ok_or_else(|| CamelError::processor("SQS returned no queue URL"))
-            })
+            .get_or_try_init(|| super::client::queue_url(&self.client, &self.queue))
             .await
             .map(String::as_str)
     }
@@ -297,7 +282,7 @@ fn dedup_id(key: &str) -> String {
     }
 }
 
-fn describe<E, R>(context: &str, e: SdkError<E, R>) -> CamelError
+pub(crate) fn describe<E, R>(context: &str, e: SdkError<E, R>) -> CamelError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: fmt::Debug + Send + Sync + 'static,
@@ -368,12 +353,13 @@ impl BatchCodec for SqsCodec {
             .part("endpoint", self.endpoint.as_deref().unwrap_or(""))
             .part("headers", self.headers.joined())
             .part("max_message_bytes", self.max_message_bytes)
-            .secret("access_key_id", &self.credentials.access_key_id)
-            .secret("secret_access_key", &self.credentials.secret_access_key)
-            .secret(
-                "session_token",
-                self.credentials.session_token.as_deref().unwrap_or(""),
-            );
+            .part("default_credentials", self.credentials.is_none());
+        if let Some(c) = &self.credentials {
+            identity
+                .secret("access_key_id", &c.access_key_id)
+                .secret("secret_access_key", &c.secret_access_key)
+                .secret("session_token", c.session_token.as_deref().unwrap_or(""));
+        }
     }
 
     fn limits(&self) -> Limits {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
 use super::codec::{SqsCodec, SqsCredentials};
+use super::consumer::{SqsConsumer, SqsConsumerOptions, SQS_CONSUMER_PARAMETERS};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
@@ -21,13 +22,32 @@ pub const SQS_PARAMETERS: &[&str] = &[
     "max_message_bytes",
 ];
 
-/// Makes `sqs:QUEUE` sink endpoints.
+/// Makes `sqs:QUEUE` endpoints: a batching sink in `to`, a long-polling consumer in
+/// `from`.
 #[derive(Debug, Clone)]
 pub struct SqsComponent {
     registry: Arc<BatcherRegistry>,
 }
 
 registry_constructors!(SqsComponent);
+
+/// The same component under Camel's scheme, `aws2-sqs:QUEUE`.
+#[derive(Debug, Clone, Default)]
+pub struct Aws2SqsComponent(pub SqsComponent);
+
+impl Component for Aws2SqsComponent {
+    fn scheme(&self) -> &str {
+        "aws2-sqs"
+    }
+
+    fn endpoint(
+        &self,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
+        self.0.endpoint(uri, ctx)
+    }
+}
 
 impl Component for SqsComponent {
     fn scheme(&self) -> &str {
@@ -40,46 +60,102 @@ impl Component for SqsComponent {
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let raw = uri.as_str().to_string();
-        SinkEndpoint::build(
-            uri,
-            ctx,
-            self.registry.clone(),
-            SQS_PARAMETERS,
-            |path, params| {
-                let queue =
-                    required_path(&raw, path, "a queue name or URL, as in `sqs:orders.fifo`")?;
-                let region = params
-                    .take_str("region")
-                    .or_else(|| std::env::var("AWS_REGION").ok())
-                    .unwrap_or_else(|| "us-east-1".to_string());
-                let endpoint = params.take_str("endpoint");
-                let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
-                (Some(access_key_id), Some(secret_access_key)) => SqsCredentials {
-                    access_key_id,
-                    secret_access_key,
-                    session_token: params.take_str("session_token"),
-                },
-                (None, None) => SqsCredentials::from_env().ok_or_else(|| {
-                    CamelError::invalid_uri(
-                        raw.clone(),
-                        "no credentials: set access_key and secret_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
-                    )
-                })?,
-                _ => {
-                    return Err(CamelError::invalid_uri(
-                        raw.clone(),
-                        "access_key and secret_key go together",
-                    ))
+        let mut copy = uri.parameters.clone();
+        let queue = required_path(
+            &raw,
+            uri.path(),
+            "a queue name or URL, as in `sqs:orders.fifo`",
+        )?;
+        let consumer = SqsConsumerOptions::take_parameters(&queue, &mut copy)?;
+        let (region, endpoint, credentials) = connection(&raw, &mut copy)?;
+        let client = super::client::client(&region, endpoint.as_deref(), credentials.as_ref());
+        let mut known: Vec<&str> = SQS_PARAMETERS.to_vec();
+        known.extend_from_slice(SQS_CONSUMER_PARAMETERS);
+        let sink =
+            SinkEndpoint::build(uri, ctx, self.registry.clone(), &known, |_path, params| {
+                // Read above from the copy; taken here so they are not left over.
+                connection(&raw, params)?;
+                for name in SQS_CONSUMER_PARAMETERS {
+                    params.take_str(name);
                 }
-            };
                 let headers = HeaderSelection::take_parameter(params)?;
-                let mut codec = SqsCodec::new(&queue, &region, endpoint.as_deref(), credentials)
-                    .with_headers(headers);
+                let mut codec = SqsCodec::with_credentials(
+                    &queue,
+                    &region,
+                    endpoint.as_deref(),
+                    credentials.clone(),
+                )
+                .with_headers(headers);
                 if let Some(max) = params.take::<usize>("max_message_bytes")? {
                     codec = codec.with_max_message_bytes(max);
                 }
                 Ok(codec)
-            },
-        )
+            })?;
+        Ok(Arc::new(SqsEndpoint {
+            sink,
+            client,
+            consumer,
+        }))
+    }
+}
+
+/// Region, endpoint override and static credentials (none: the AWS default chain).
+fn connection(
+    raw: &str,
+    params: &mut camel_api::Parameters,
+) -> Result<(String, Option<String>, Option<SqsCredentials>), CamelError> {
+    let region = params
+        .take_str("region")
+        .or_else(|| std::env::var("AWS_REGION").ok())
+        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
+        .unwrap_or_else(|| "us-east-1".to_string());
+    let endpoint = params.take_str("endpoint");
+    let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
+        (Some(access_key_id), Some(secret_access_key)) => Some(SqsCredentials {
+            access_key_id,
+            secret_access_key,
+            session_token: params.take_str("session_token"),
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(CamelError::invalid_uri(
+                raw.to_string(),
+                "access_key and secret_key go together",
+            ))
+        }
+    };
+    Ok((region, endpoint, credentials))
+}
+
+/// A sink endpoint that can also consume.
+struct SqsEndpoint {
+    sink: Arc<dyn Endpoint>,
+    client: aws_sdk_sqs::Client,
+    consumer: SqsConsumerOptions,
+}
+
+impl std::fmt::Debug for SqsEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqsEndpoint")
+            .field("sink", &self.sink)
+            .field("consumer", &self.consumer)
+            .finish()
+    }
+}
+
+impl Endpoint for SqsEndpoint {
+    fn uri(&self) -> &str {
+        self.sink.uri()
+    }
+
+    fn producer(&self) -> Result<camel_api::BoxProcessor, CamelError> {
+        self.sink.producer()
+    }
+
+    fn consumer(&self) -> Result<Box<dyn camel_api::Consumer>, CamelError> {
+        Ok(Box::new(SqsConsumer::new(
+            self.client.clone(),
+            self.consumer.clone(),
+        )))
     }
 }

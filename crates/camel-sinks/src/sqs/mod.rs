@@ -8,8 +8,11 @@
 //!
 //! URI: `sqs:QUEUE?region=eu-west-1&endpoint=http://127.0.0.1:5000&group_key=${header.k}`,
 //! where QUEUE is a queue name (resolved once with `GetQueueUrl`) or a queue URL.
-//! Credentials come from `access_key`/`secret_key` or, without them, from the
-//! `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN` variables.
+//! Credentials come from `access_key`/`secret_key` or, without them, from the AWS
+//! default chain (environment, profile, SSO, web identity, container and instance
+//! metadata), resolved at the first request. In `from`, the endpoint is a long-polling,
+//! at-least-once consumer ([`SqsConsumer`]). `aws2-sqs:` (Camel's scheme) is the same
+//! component ([`Aws2SqsComponent`]).
 //!
 //! ```
 //! use camel_api::Component;
@@ -17,8 +20,14 @@
 //! assert_eq!(SqsComponent::new().scheme(), "sqs");
 //! ```
 
+mod client;
 mod codec;
 mod component;
+mod consumer;
 
 pub use codec::{SqsCodec, SqsCredentials, MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEADER};
-pub use component::{SqsComponent, SQS_PARAMETERS};
+pub use component::{Aws2SqsComponent, SqsComponent, SQS_PARAMETERS};
+pub use consumer::{
+    SqsConsumer, SqsConsumerOptions, GROUP_ID_HEADER, RECEIPT_HANDLE_HEADER, RECEIVE_COUNT_HEADER,
+    SQS_CONSUMER_PARAMETERS,
+};
