@@ -100,6 +100,7 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
+    ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
     ctx
 }
 
