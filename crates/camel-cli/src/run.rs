@@ -104,6 +104,7 @@ fn context(port: u16) -> CamelContext {
     // Repositories of aggregate and idempotent_consumer written as database URLs.
     camel_state::register(|name, resource| ctx.add_resource(name, resource));
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
+    ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
     ctx
 }
 

@@ -245,3 +245,28 @@ fn outbox_postgres_example_moves_partitions_to_the_survivor_of_a_kill() {
 
     support::drop_outbox_tables(&url, &name);
 }
+
+#[test]
+fn outbox_kafka_example_keeps_each_orders_events_in_order() {
+    let Some(brokers) = camel_api::test_support::service_from_env("CAMEL_TEST_KAFKA_BROKERS")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let id = std::process::id();
+    let text = std::fs::read_to_string(root().join("examples/outbox-kafka/routes.yaml"))
+        .unwrap()
+        .replace("127.0.0.1:9092", &brokers)
+        .replace(
+            "camel-example-orders",
+            &format!("camel-example-orders-{id}"),
+        )
+        .replace("order-audit", &format!("order-audit-{id}"));
+    std::fs::write(dir.path().join("routes.yaml"), text).unwrap();
+    let log = run_example(dir.path(), "routes.yaml", "90");
+    for order in ["order-a", "order-b", "order-c"] {
+        let consumed = numbers_after(&log, &format!("consumed {order} event "));
+        assert_eq!(consumed.len(), 10, "{order}:\n{log}");
+        assert_ascending(&consumed, order, &log);
+    }
+}

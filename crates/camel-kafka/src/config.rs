@@ -1,0 +1,411 @@
+//! The endpoint's parameters, read once from the URI into typed settings.
+//!
+//! Names are Camel's (`groupId` is an alias of `group_id`); librdkafka gets them as its
+//! own properties in [`ConsumerSettings::client_config`] and
+//! [`ProducerSettings::client_config`].
+
+use std::time::Duration;
+
+use camel_api::{BoxExpression, CamelError, ComponentContext, EndpointUri, Parameters};
+use rdkafka::ClientConfig;
+
+/// Parameters every `kafka:` endpoint takes.
+pub const COMMON_PARAMETERS: &[&str] = &["brokers", "client_id"];
+
+/// Parameters of `from: kafka:TOPIC`.
+pub const CONSUMER_PARAMETERS: &[&str] = &[
+    "group_id",
+    "auto_offset_reset",
+    "max_poll_records",
+    "consumers_count",
+    "break_on_first_error",
+    "break_on_first_error_delay",
+    "dead_letter_topic",
+    "auto_commit_interval_ms",
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+    "max_poll_interval_ms",
+    "partition_assignor",
+];
+
+/// Parameters of `to: kafka:TOPIC`.
+pub const PRODUCER_PARAMETERS: &[&str] = &[
+    "key",
+    "partition_key",
+    "headers",
+    "enable_idempotence",
+    "request_required_acks",
+    "acks",
+    "linger_ms",
+    "delivery_timeout_ms",
+];
+
+/// Where the broker is when `brokers` is not given (Camel's default).
+pub const DEFAULT_BROKERS: &str = "localhost:9092";
+
+/// Settings shared by both sides.
+#[derive(Debug, Clone)]
+pub(crate) struct CommonSettings {
+    pub(crate) topic: String,
+    pub(crate) brokers: String,
+    pub(crate) client_id: Option<String>,
+}
+
+impl CommonSettings {
+    pub(crate) fn take(uri: &EndpointUri, params: &mut Parameters) -> Result<Self, CamelError> {
+        let topic = uri.path().trim().to_string();
+        if topic.is_empty() {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                "a topic is required, as in `kafka:orders`",
+            ));
+        }
+        if !topic
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                format!("`{topic}` is not a Kafka topic name (letters, digits, `.`, `_`, `-`)"),
+            ));
+        }
+        Ok(CommonSettings {
+            topic,
+            brokers: params
+                .take_str("brokers")
+                .unwrap_or_else(|| DEFAULT_BROKERS.to_string()),
+            client_id: params.take_str("client_id"),
+        })
+    }
+
+    fn base(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", &self.brokers);
+        if let Some(id) = &self.client_id {
+            config.set("client.id", id);
+        }
+        config
+    }
+}
+
+/// Where a new group starts reading a partition it has no committed offset for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OffsetReset {
+    Earliest,
+    Latest,
+    /// No committed offset is an error.
+    None,
+}
+
+/// What happens to a record whose exchange failed (after the route's error handler).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnFailure {
+    /// Stop the partition at the failed record and read it again after `delay`: nothing
+    /// after it is committed until it succeeds.
+    BreakOnFirstError { delay: Duration },
+    /// Publish the record to this topic and go on once the broker has it.
+    DeadLetterTopic(String),
+    /// Log it and go on (Camel's `breakOnFirstError=false`): the record is committed.
+    Skip,
+}
+
+/// `from: kafka:TOPIC`.
+#[derive(Debug, Clone)]
+pub(crate) struct ConsumerSettings {
+    pub(crate) common: CommonSettings,
+    pub(crate) group_id: String,
+    pub(crate) auto_offset_reset: OffsetReset,
+    /// Records taken from the broker and not yet finished, per consumer: the bound on
+    /// what a slow route makes this process buffer.
+    pub(crate) max_poll_records: usize,
+    pub(crate) consumers_count: usize,
+    pub(crate) on_failure: OnFailure,
+    pub(crate) auto_commit_interval_ms: u64,
+    pub(crate) session_timeout_ms: u64,
+    pub(crate) heartbeat_interval_ms: Option<u64>,
+    pub(crate) max_poll_interval_ms: u64,
+    pub(crate) partition_assignor: &'static str,
+}
+
+impl ConsumerSettings {
+    /// Reads the consumer's settings from a `kafka:` URI.
+    pub(crate) fn from_uri(uri: &EndpointUri) -> Result<Self, CamelError> {
+        let mut params = uri.parameters.clone();
+        let common = CommonSettings::take(uri, &mut params)?;
+        let group_id = params.take_str("group_id").ok_or_else(|| {
+            CamelError::invalid_uri(
+                uri.raw(),
+                "`from: kafka:` needs `group_id`: the consumer group that shares the topic and \
+                 keeps its committed offsets",
+            )
+        })?;
+        let auto_offset_reset = match params
+            .take_choice("auto_offset_reset", &["earliest", "latest", "none"])?
+            .unwrap_or("latest")
+        {
+            "earliest" => OffsetReset::Earliest,
+            "none" => OffsetReset::None,
+            _ => OffsetReset::Latest,
+        };
+        let max_poll_records = positive(uri, &mut params, "max_poll_records", 500)?;
+        let consumers_count = positive(uri, &mut params, "consumers_count", 1)?;
+        let break_on_first_error = params.take_bool("break_on_first_error")?;
+        let delay = params
+            .take_duration("break_on_first_error_delay")?
+            .unwrap_or(Duration::from_secs(1));
+        let dead_letter = params.take_str("dead_letter_topic");
+        let on_failure = match (break_on_first_error, dead_letter) {
+            (Some(true), Some(_)) => {
+                return Err(CamelError::invalid_uri(
+                    uri.raw(),
+                    "`break_on_first_error: true` and `dead_letter_topic` contradict each \
+                     other: a failed record either stops its partition or goes to the topic",
+                ))
+            }
+            (_, Some(topic)) if topic.trim().is_empty() => {
+                return Err(CamelError::invalid_uri(
+                    uri.raw(),
+                    "`dead_letter_topic` is empty",
+                ))
+            }
+            (_, Some(topic)) => OnFailure::DeadLetterTopic(topic.trim().to_string()),
+            (Some(false), None) => OnFailure::Skip,
+            (Some(true) | None, None) => OnFailure::BreakOnFirstError { delay },
+        };
+        let partition_assignor = params
+            .take_choice(
+                "partition_assignor",
+                &["cooperative-sticky", "range", "roundrobin"],
+            )?
+            .unwrap_or("cooperative-sticky");
+        let settings = ConsumerSettings {
+            common,
+            group_id,
+            auto_offset_reset,
+            max_poll_records,
+            consumers_count,
+            on_failure,
+            auto_commit_interval_ms: params.take("auto_commit_interval_ms")?.unwrap_or(5000),
+            session_timeout_ms: params.take("session_timeout_ms")?.unwrap_or(45_000),
+            heartbeat_interval_ms: params.take("heartbeat_interval_ms")?,
+            max_poll_interval_ms: params.take("max_poll_interval_ms")?.unwrap_or(300_000),
+            partition_assignor,
+        };
+        params.finish(&known(CONSUMER_PARAMETERS))?;
+        Ok(settings)
+    }
+
+    /// librdkafka's configuration: offsets are stored by us, after success, and committed
+    /// by librdkafka's timer, on revoke and on close (ADR 0071).
+    pub(crate) fn client_config(&self) -> ClientConfig {
+        let mut config = self.common.base();
+        config
+            .set("group.id", &self.group_id)
+            .set(
+                "auto.offset.reset",
+                match self.auto_offset_reset {
+                    OffsetReset::Earliest => "earliest",
+                    OffsetReset::Latest => "latest",
+                    OffsetReset::None => "error",
+                },
+            )
+            .set("enable.auto.commit", "true")
+            .set("enable.auto.offset.store", "false")
+            .set(
+                "auto.commit.interval.ms",
+                self.auto_commit_interval_ms.to_string(),
+            )
+            .set("session.timeout.ms", self.session_timeout_ms.to_string())
+            .set(
+                "max.poll.interval.ms",
+                self.max_poll_interval_ms.to_string(),
+            )
+            .set("partition.assignment.strategy", self.partition_assignor)
+            .set("enable.partition.eof", "false");
+        if let Some(ms) = self.heartbeat_interval_ms {
+            config.set("heartbeat.interval.ms", ms.to_string());
+        }
+        config
+    }
+}
+
+/// Which exchange headers become Kafka record headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeaderSelection {
+    /// Every header except Camel's own (`Camel…`) and `kafka.…` ones.
+    All,
+    None,
+    Named(Vec<String>),
+}
+
+/// `to: kafka:TOPIC`.
+#[derive(Debug, Clone)]
+pub(crate) struct ProducerSettings {
+    pub(crate) common: CommonSettings,
+    pub(crate) key: Option<BoxExpression>,
+    pub(crate) partition: Option<i32>,
+    pub(crate) headers: HeaderSelection,
+    pub(crate) enable_idempotence: bool,
+    pub(crate) acks: String,
+    pub(crate) linger_ms: Option<u64>,
+    pub(crate) delivery_timeout_ms: Option<u64>,
+}
+
+impl ProducerSettings {
+    /// Reads the producer's settings (the key expression is compiled by `ctx`).
+    pub(crate) fn from_uri(
+        uri: &EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Self, CamelError> {
+        let mut params = uri.parameters.clone();
+        let common = CommonSettings::take(uri, &mut params)?;
+        let key = match params.take_str("key") {
+            Some(text) if !text.trim().is_empty() => Some(ctx.expression("simple", &text)?),
+            _ => None,
+        };
+        let partition = params.take::<i32>("partition_key")?;
+        if partition.is_some_and(|p| p < 0) {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                "`partition_key` is a partition number, 0 or more",
+            ));
+        }
+        let headers = match params.take_str("headers") {
+            None => HeaderSelection::All,
+            Some(v) if v.trim().eq_ignore_ascii_case("all") => HeaderSelection::All,
+            Some(v) if v.trim().eq_ignore_ascii_case("none") || v.trim().is_empty() => {
+                HeaderSelection::None
+            }
+            Some(v) => HeaderSelection::Named(
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            ),
+        };
+        let acks = match (
+            params.take_str("request_required_acks"),
+            params.take_str("acks"),
+        ) {
+            (Some(_), Some(_)) => {
+                return Err(CamelError::invalid_uri(
+                    uri.raw(),
+                    "give `request_required_acks` or its alias `acks`, not both",
+                ))
+            }
+            (Some(a), None) | (None, Some(a)) => a.trim().to_string(),
+            (None, None) => "all".to_string(),
+        };
+        if !matches!(acks.as_str(), "all" | "-1" | "0" | "1") {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                format!("`request_required_acks` = `{acks}`: expected all, -1, 0 or 1"),
+            ));
+        }
+        let enable_idempotence = params.take_bool("enable_idempotence")?.unwrap_or(true);
+        if enable_idempotence && !matches!(acks.as_str(), "all" | "-1") {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                "`enable_idempotence` needs `request_required_acks: all`; set \
+                 `enable_idempotence: false` to use fewer acks",
+            ));
+        }
+        let settings = ProducerSettings {
+            common,
+            key,
+            partition,
+            headers,
+            enable_idempotence,
+            acks,
+            linger_ms: params.take("linger_ms")?,
+            delivery_timeout_ms: params.take("delivery_timeout_ms")?,
+        };
+        params.finish(&known(PRODUCER_PARAMETERS))?;
+        Ok(settings)
+    }
+
+    pub(crate) fn client_config(&self) -> ClientConfig {
+        let mut config = self.common.base();
+        config
+            .set("enable.idempotence", self.enable_idempotence.to_string())
+            .set("acks", &self.acks);
+        if let Some(ms) = self.linger_ms {
+            config.set("linger.ms", ms.to_string());
+        }
+        if let Some(ms) = self.delivery_timeout_ms {
+            config.set("delivery.timeout.ms", ms.to_string());
+        }
+        config
+    }
+}
+
+fn known(side: &[&'static str]) -> Vec<&'static str> {
+    COMMON_PARAMETERS.iter().chain(side).copied().collect()
+}
+
+fn positive(
+    uri: &EndpointUri,
+    params: &mut Parameters,
+    name: &str,
+    default: usize,
+) -> Result<usize, CamelError> {
+    match params.take::<usize>(name)? {
+        None => Ok(default),
+        Some(0) => Err(CamelError::invalid_uri(
+            uri.raw(),
+            format!("`{name}` must be at least 1"),
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn consumer(raw: &str) -> Result<ConsumerSettings, CamelError> {
+        ConsumerSettings::from_uri(&EndpointUri::parse(raw)?)
+    }
+
+    #[test]
+    fn consumer_defaults_follow_camel_except_the_failure_policy() {
+        let s = consumer("kafka:orders?groupId=g").unwrap();
+        assert_eq!(s.common.topic, "orders");
+        assert_eq!(s.common.brokers, DEFAULT_BROKERS);
+        assert_eq!(s.max_poll_records, 500);
+        assert_eq!(s.consumers_count, 1);
+        assert_eq!(s.auto_offset_reset, OffsetReset::Latest);
+        assert_eq!(
+            s.on_failure,
+            OnFailure::BreakOnFirstError {
+                delay: Duration::from_secs(1)
+            }
+        );
+        assert_eq!(s.partition_assignor, "cooperative-sticky");
+    }
+
+    #[test]
+    fn consumer_mistakes_are_named() {
+        let e = consumer("kafka:orders").unwrap_err();
+        assert!(e.to_string().contains("group_id"), "{e}");
+        let e = consumer("kafka:orders?group_id=g&max_poll_records=0").unwrap_err();
+        assert!(e.to_string().contains("max_poll_records"), "{e}");
+        let e = consumer("kafka:orders?group_id=g&group_idd=x").unwrap_err();
+        assert!(e.to_string().contains("did you mean `group_id`"), "{e}");
+        let e = consumer("kafka:orders?group_id=g&break_on_first_error=true&dead_letter_topic=dlt")
+            .unwrap_err();
+        assert!(e.to_string().contains("contradict"), "{e}");
+        let e = consumer("kafka:or ders?group_id=g").unwrap_err();
+        assert!(e.to_string().contains("topic name"), "{e}");
+        let e = consumer("kafka:o?group_id=g&auto_offset_reset=first").unwrap_err();
+        assert!(e.to_string().contains("earliest"), "{e}");
+    }
+
+    #[test]
+    fn failure_policies() {
+        let s = consumer("kafka:o?group_id=g&break_on_first_error=false").unwrap();
+        assert_eq!(s.on_failure, OnFailure::Skip);
+        let s = consumer("kafka:o?group_id=g&dead_letter_topic=o.dlt").unwrap();
+        assert_eq!(s.on_failure, OnFailure::DeadLetterTopic("o.dlt".into()));
+    }
+}

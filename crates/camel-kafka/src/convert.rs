@@ -1,0 +1,184 @@
+//! Records to exchanges and exchange headers to record headers.
+
+use bytes::Bytes;
+use camel_api::{Body, Exchange, Value};
+use rdkafka::message::{Header, Headers, OwnedHeaders, OwnedMessage};
+use rdkafka::Message;
+
+use crate::config::HeaderSelection;
+use crate::headers;
+
+/// A record as the route sees it: the payload as the body (text when it is UTF-8), its
+/// Kafka headers as headers, and `kafka.TOPIC`, `kafka.PARTITION`, `kafka.OFFSET`,
+/// `kafka.KEY` (when it has one) and `kafka.TIMESTAMP` (milliseconds, when it has one).
+pub(crate) fn to_exchange(record: &OwnedMessage) -> Exchange {
+    let body = match record.payload() {
+        None => Body::Empty,
+        Some(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Body::from(text),
+            Err(_) => Body::Bytes(Bytes::copy_from_slice(bytes)),
+        },
+    };
+    let mut exchange = Exchange::new(body);
+    let h = &mut exchange.message.headers;
+    if let Some(record_headers) = record.headers() {
+        for header in record_headers.iter() {
+            let value = match header.value {
+                None => Value::Null,
+                Some(v) => bytes_value(v),
+            };
+            h.insert(header.key, value);
+        }
+    }
+    h.insert(headers::TOPIC, record.topic());
+    h.insert(headers::PARTITION, i64::from(record.partition()));
+    h.insert(headers::OFFSET, record.offset());
+    if let Some(key) = record.key() {
+        h.insert(headers::KEY, bytes_value(key));
+    }
+    if let Some(ms) = record.timestamp().to_millis() {
+        h.insert(headers::TIMESTAMP, ms);
+    }
+    exchange
+}
+
+fn bytes_value(bytes: &[u8]) -> Value {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Value::from(text),
+        Err(_) => Value::Bytes(Bytes::copy_from_slice(bytes)),
+    }
+}
+
+/// A header value as record bytes: text as UTF-8, numbers and booleans as their text,
+/// JSON as its text; `None` for null.
+pub(crate) fn value_bytes(value: &Value) -> Option<Bytes> {
+    match value {
+        Value::Null => None,
+        Value::Text(s) => Some(Bytes::copy_from_slice(s.as_bytes())),
+        Value::Bytes(b) => Some(b.clone()),
+        Value::Bool(b) => Some(Bytes::from(b.to_string())),
+        Value::Int(i) => Some(Bytes::from(i.to_string())),
+        Value::Float(f) => Some(Bytes::from(f.to_string())),
+        Value::Json(j) => Some(Bytes::from(j.to_string())),
+    }
+}
+
+/// True for headers that never leave the process as record headers: Camel's own and the
+/// `kafka.` ones this component reads or sets (Camel's Kafka header filter does the same).
+fn internal(name: &str) -> bool {
+    name.starts_with("Camel") || name.starts_with("camel") || name.starts_with("kafka.")
+}
+
+/// The record headers for `exchange` under `selection`.
+pub(crate) fn record_headers(exchange: &Exchange, selection: &HeaderSelection) -> OwnedHeaders {
+    let mut out = OwnedHeaders::new();
+    let mut add = |name: &str, value: &Value| {
+        let bytes = value_bytes(value);
+        out = std::mem::take(&mut out).insert(Header {
+            key: name,
+            value: bytes.as_deref(),
+        });
+    };
+    match selection {
+        HeaderSelection::None => {}
+        HeaderSelection::All => {
+            for (name, value) in exchange.message.headers.iter() {
+                if !internal(name) {
+                    add(name, value);
+                }
+            }
+        }
+        HeaderSelection::Named(names) => {
+            for name in names {
+                if let Some(value) = exchange.header(name) {
+                    add(name, value);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A failed record as it goes to the dead-letter topic: same key, payload and headers,
+/// plus `kafka.DLT_ERROR`, `kafka.DLT_TOPIC`, `kafka.DLT_PARTITION`, `kafka.DLT_OFFSET`.
+pub(crate) fn dead_letter_headers(record: &OwnedMessage, error: &str) -> OwnedHeaders {
+    let mut out = OwnedHeaders::new();
+    if let Some(hs) = record.headers() {
+        for h in hs.iter() {
+            out = out.insert(Header {
+                key: h.key,
+                value: h.value,
+            });
+        }
+    }
+    let partition = record.partition().to_string();
+    let offset = record.offset().to_string();
+    for (key, value) in [
+        (headers::DLT_ERROR, error),
+        (headers::DLT_TOPIC, record.topic()),
+        (headers::DLT_PARTITION, partition.as_str()),
+        (headers::DLT_OFFSET, offset.as_str()),
+    ] {
+        out = out.insert(Header {
+            key,
+            value: Some(value.as_bytes()),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::Timestamp;
+
+    #[test]
+    fn a_record_becomes_an_exchange_with_camels_header_names() {
+        let hs = OwnedHeaders::new()
+            .insert(Header {
+                key: "trace",
+                value: Some("abc"),
+            })
+            .insert(Header {
+                key: "raw",
+                value: Some(&[0xffu8, 0x00][..]),
+            });
+        let record = OwnedMessage::new(
+            Some(b"{\"a\":1}".to_vec()),
+            Some(b"k1".to_vec()),
+            "orders".into(),
+            Timestamp::CreateTime(1_700_000_000_000),
+            3,
+            42,
+            Some(hs),
+        );
+        let ex = to_exchange(&record);
+        assert_eq!(ex.message.body.as_text().as_deref(), Some("{\"a\":1}"));
+        assert_eq!(ex.header(headers::KEY), Some(&Value::from("k1")));
+        assert_eq!(ex.header(headers::PARTITION), Some(&Value::Int(3)));
+        assert_eq!(ex.header(headers::OFFSET), Some(&Value::Int(42)));
+        assert_eq!(ex.header(headers::TOPIC), Some(&Value::from("orders")));
+        assert_eq!(
+            ex.header(headers::TIMESTAMP),
+            Some(&Value::Int(1_700_000_000_000))
+        );
+        assert_eq!(ex.header("trace"), Some(&Value::from("abc")));
+        assert!(matches!(ex.header("raw"), Some(Value::Bytes(_))));
+    }
+
+    #[test]
+    fn camel_and_kafka_headers_stay_in_the_process() {
+        let ex = Exchange::new("x")
+            .with_header("CamelOutboxId", 5)
+            .with_header("kafka.KEY", "k")
+            .with_header("tenant", "t1")
+            .with_header("n", 7);
+        let hs = record_headers(&ex, &HeaderSelection::All);
+        let names: Vec<&str> = hs.iter().map(|h| h.key).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names.contains(&"tenant") && names.contains(&"n"));
+        let hs = record_headers(&ex, &HeaderSelection::Named(vec!["n".into()]));
+        assert_eq!(hs.get(0).value, Some(&b"7"[..]));
+        assert_eq!(record_headers(&ex, &HeaderSelection::None).count(), 0);
+    }
+}
