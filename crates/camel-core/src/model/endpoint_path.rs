@@ -37,6 +37,13 @@ const PATHS: &[(&str, &[&str], &str)] = &[
     ("outbox", &["name"], ""),
     ("sqs", &["queueNameOrArn"], ""),
     ("nats", &["topic"], ""),
+    ("aws2-sqs", &["queueNameOrArn"], ""),
+    ("kafka", &["topic"], ""),
+    ("rabbitmq", &["exchangeName"], ""),
+    ("spring-rabbitmq", &["exchangeName"], ""),
+    ("platform-http", &["path"], ""),
+    ("http", &["httpUri"], ""),
+    ("https", &["httpUri"], ""),
 ];
 
 /// Options every Camel endpoint has that govern the JVM's threads, bean binding or
