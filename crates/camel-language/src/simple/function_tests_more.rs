@@ -285,3 +285,13 @@ fn every_documented_function_example_compiles() {
     }
     assert!(checked >= 60, "only {checked} examples found");
 }
+
+#[test]
+fn templates_fill_functions_inside_quotes() {
+    let ex = Exchange::new("b").with_header("id", "42");
+    assert_eq!(
+        eval_on(&ex, r#"{"id": "${header.id}"}"#),
+        Value::from(r#"{"id": "42"}"#)
+    );
+    assert_eq!(eval_on(&ex, "say '${header.id}'"), Value::from("say '42'"));
+}

@@ -267,13 +267,28 @@ fn operand(text: &str, tokens: &[Token]) -> Operand {
 /// The raw text of `tokens` with their functions: text, a lone function, or a template.
 fn template(text: &str, tokens: &[Token]) -> Operand {
     let mut template = Template::builder();
+    add_tokens(&mut template, text, tokens);
+    template.finish()
+}
+
+/// Adds `tokens` to a template. In a template quotes are text, so a quoted part with
+/// functions inside (`{"id": "${header.id}"}`) has them filled in, as Camel does.
+fn add_tokens(template: &mut ast::TemplateBuilder, text: &str, tokens: &[Token]) {
     for token in tokens {
         match &token.kind {
             TokenKind::Function(f) => template.function(f.clone()),
+            TokenKind::Quoted(inner) if inner.contains("${") => match lex(inner) {
+                Ok(lexed) => {
+                    let quote = &text[token.start..token.start + 1];
+                    template.text(quote);
+                    add_tokens(template, inner, &lexed.tokens);
+                    template.text(quote);
+                }
+                Err(_) => template.text(&text[token.start..token.end]),
+            },
             _ => template.text(&text[token.start..token.end]),
         }
     }
-    template.finish()
 }
 
 fn conditions(text: &str, tokens: &[Token], split: &Split) -> Result<Node, Problem> {
