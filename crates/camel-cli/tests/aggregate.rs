@@ -179,7 +179,11 @@ fn a_killed_process_loses_no_group_on_postgres() {
         [1, 2, 3],
         "A kept its two items across the kill"
     );
-    assert_eq!(read("B-timeout.json"), [1]);
+    // At least once: an item whose file the killed process had aggregated but not yet
+    // moved away is read again after the restart (a documented duplicate); none is lost.
+    let mut b = read("B-timeout.json");
+    b.dedup();
+    assert_eq!(b, [1]);
 }
 
 fn rand_id() -> u128 {

@@ -59,7 +59,7 @@ fn validate_prints_every_located_error() {
       - saga: {}
       - setBody: {groovy: x}
       - setHeader: {nmae: x, constant: y}
-      - to: kafka:orders
+      - to: jms:queue:orders
       - frobnicate: {}
 - beans:
     - name: greeter
@@ -84,7 +84,7 @@ fn validate_prints_every_located_error() {
         all.contains("`saga` is a Camel EIP that camel-rs does not support yet"),
         "{all}"
     );
-    assert!(all.contains("`kafka` is a Camel component"), "{all}");
+    assert!(all.contains("`jms` is a Camel component"), "{all}");
     assert!(all.contains("unknown key `frobnicate`"), "{all}");
 }
 
