@@ -164,8 +164,9 @@ mod tests {
         // read by the component).
         let kept = form("seda:a", &[("name", "b")]);
         assert_eq!((kept.uri.as_str(), kept.parameters.len()), ("seda:a", 1));
+        assert_eq!(form("kafka", &[("topic", "t")]).uri, "kafka:t");
         // An unknown scheme is left as written.
-        assert_eq!(form("kafka", &[("topic", "t")]).uri, "kafka");
+        assert_eq!(form("jms", &[("destinationName", "q")]).uri, "jms");
     }
 
     #[test]
