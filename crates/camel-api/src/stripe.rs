@@ -87,11 +87,6 @@ impl StripedName {
             .mine()
             .get_or_init(|| std::sync::Arc::from(&*self.name))
     }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.name
-    }
 }
 
 thread_local! {
