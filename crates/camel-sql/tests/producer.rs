@@ -243,10 +243,11 @@ async fn mysql() {
     exercise(&url, "my").await;
 }
 
-/// A failure to reach the database names it without the password.
+/// A failure to reach the database names it without the password (after the URL's
+/// `connect_timeout`: the pool is the outbox's, whose default wait is 30 s).
 #[tokio::test]
 async fn database_errors_hide_the_password() {
-    let url = "postgres://app:s3cret-pw@127.0.0.1:1/shop";
+    let url = "postgres://app:s3cret-pw@127.0.0.1:1/shop?connect_timeout=1";
     let ctx = context(&run_route(url), |_| {}).await;
     let err = ctx
         .request("direct:run", Exchange::new(""))

@@ -27,6 +27,15 @@ fn tune(options: SqliteConnectOptions) -> SqliteConnectOptions {
 }
 
 fn pool_with(options: SqliteConnectOptions) -> SqlitePool {
+    // A file in a directory not made yet (`sqlite:camel-data/app.db` on a first run): made
+    // here; a failure shows when the file is opened.
+    if let Some(dir) = options
+        .get_filename()
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let _ = std::fs::create_dir_all(dir);
+    }
     SqlitePoolOptions::new()
         .max_connections(4)
         .connect_lazy_with(tune(options))
