@@ -260,7 +260,12 @@ async fn database_errors_hide_the_password() {
     );
     assert!(!shown.contains("s3cret-pw"), "{shown}");
     assert!(shown.contains("postgres://***@127.0.0.1:1/shop"), "{shown}");
-    ctx.stop().await;
+    // The context's pool table names the database without the password too.
+    let pools = format!("{:?} {:?}", ctx.pools(), ctx.pools().keys());
+    assert!(!pools.contains("s3cret-pw"), "{pools}");
+    assert!(pools.contains("postgres://***@127.0.0.1:1/shop"), "{pools}");
+    let report = ctx.stop().await;
+    assert!(!format!("{report:?}").contains("s3cret-pw"));
 }
 
 /// A statement the database refuses is a typed error with the database's message.
