@@ -13,11 +13,21 @@ use crate::config::TableName;
 use crate::error::Result;
 use crate::message::{stable_hash, StoredMessage};
 
+/// Connections of a PostgreSQL pool (see docs/sql.md, "Datasources and pools").
+pub(crate) const MAX_CONNECTIONS: u32 = 16;
+
 pub(crate) fn pool(url: &str) -> Result<PgPool> {
     let (url, connect_timeout) = super::connect_timeout::take(url)?;
-    let options: PgConnectOptions = url.parse()?;
+    let mut options: PgConnectOptions = url.parse()?;
+    // Named in `pg_stat_activity` (the URL's `application_name` or `PGAPPNAME` wins), so
+    // an operator can tell the context's connections from others.
+    if options.get_application_name().is_none() {
+        options = options.application_name("camel");
+    }
+    // One pool per database in a context, shared by the relays, the `outbox:` and `sql:`
+    // producers, `transacted` steps and the state stores (ADR 0085): sized for all of them.
     Ok(PgPoolOptions::new()
-        .max_connections(16)
+        .max_connections(MAX_CONNECTIONS)
         .acquire_timeout(connect_timeout.unwrap_or(Duration::from_secs(30)))
         .connect_lazy_with(options.log_statements(tracing::log::LevelFilter::Trace)))
 }
