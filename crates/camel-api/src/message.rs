@@ -17,6 +17,12 @@ impl Headers {
         Self::default()
     }
 
+    /// Room for `additional` more entries without growing (a consumer that knows how many
+    /// headers it is about to set).
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
     /// The value under `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.entries

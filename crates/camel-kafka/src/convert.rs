@@ -1,7 +1,7 @@
 //! Records to exchanges and exchange headers to record headers.
 
 use bytes::Bytes;
-use camel_api::{Body, Exchange, Value};
+use camel_api::{Body, Exchange, StripedName, Value};
 use rdkafka::message::{Header, Headers, OwnedHeaders, OwnedMessage};
 use rdkafka::Message;
 
@@ -11,7 +11,33 @@ use crate::headers;
 /// A record as the route sees it: the payload as the body (text when it is UTF-8), its
 /// Kafka headers as headers, and `kafka.TOPIC`, `kafka.PARTITION`, `kafka.OFFSET`,
 /// `kafka.KEY` (when it has one) and `kafka.TIMESTAMP` (milliseconds, when it has one).
-pub(crate) fn to_exchange(record: &OwnedMessage) -> Exchange {
+/// The names of Camel's `kafka.*` headers and the topic as a value, kept once per
+/// consumer (and per stripe of threads, so two threads do not share one reference count):
+/// building an exchange then allocates no header name.
+#[derive(Debug)]
+pub(crate) struct RecordNames {
+    topic_name: StripedName,
+    partition: StripedName,
+    offset: StripedName,
+    key: StripedName,
+    timestamp: StripedName,
+    topic: StripedName,
+}
+
+impl RecordNames {
+    pub(crate) fn new(topic: &str) -> Self {
+        RecordNames {
+            topic_name: StripedName::new(headers::TOPIC),
+            partition: StripedName::new(headers::PARTITION),
+            offset: StripedName::new(headers::OFFSET),
+            key: StripedName::new(headers::KEY),
+            timestamp: StripedName::new(headers::TIMESTAMP),
+            topic: StripedName::new(topic),
+        }
+    }
+}
+
+pub(crate) fn to_exchange(record: &OwnedMessage, names: &RecordNames) -> Exchange {
     let body = match record.payload() {
         None => Body::Empty,
         Some(bytes) => match std::str::from_utf8(bytes) {
@@ -21,7 +47,9 @@ pub(crate) fn to_exchange(record: &OwnedMessage) -> Exchange {
     };
     let mut exchange = Exchange::new(body);
     let h = &mut exchange.message.headers;
-    if let Some(record_headers) = record.headers() {
+    let record_headers = record.headers();
+    h.reserve(5 + record_headers.map_or(0, |hs| hs.count()));
+    if let Some(record_headers) = record_headers {
         for header in record_headers.iter() {
             let value = match header.value {
                 None => Value::Null,
@@ -30,14 +58,23 @@ pub(crate) fn to_exchange(record: &OwnedMessage) -> Exchange {
             h.insert(header.key, value);
         }
     }
-    h.insert(headers::TOPIC, record.topic());
-    h.insert(headers::PARTITION, i64::from(record.partition()));
-    h.insert(headers::OFFSET, record.offset());
+    // A record from another topic (a pattern subscription) names its own.
+    let topic = if *record.topic() == **names.topic.get() {
+        Value::Text(names.topic.get().clone())
+    } else {
+        Value::from(record.topic())
+    };
+    h.set(names.topic_name.get(), topic);
+    h.set(
+        names.partition.get(),
+        Value::Int(i64::from(record.partition())),
+    );
+    h.set(names.offset.get(), Value::Int(record.offset()));
     if let Some(key) = record.key() {
-        h.insert(headers::KEY, bytes_value(key));
+        h.set(names.key.get(), bytes_value(key));
     }
     if let Some(ms) = record.timestamp().to_millis() {
-        h.insert(headers::TIMESTAMP, ms);
+        h.set(names.timestamp.get(), Value::Int(ms));
     }
     exchange
 }
@@ -152,7 +189,7 @@ mod tests {
             42,
             Some(hs),
         );
-        let ex = to_exchange(&record);
+        let ex = to_exchange(&record, &RecordNames::new("orders"));
         assert_eq!(ex.message.body.as_text().as_deref(), Some("{\"a\":1}"));
         assert_eq!(ex.header(headers::KEY), Some(&Value::from("k1")));
         assert_eq!(ex.header(headers::PARTITION), Some(&Value::Int(3)));

@@ -258,6 +258,20 @@ async fn main() {
     let topic = unique("bench-consume");
     create_topic(&brokers, &topic).await;
     fill(&brokers, &topic, n).await;
+    // `KAFKA_SIDE=route|raw` runs one side of the consumer case once, for callgrind.
+    match std::env::var("KAFKA_SIDE").as_deref() {
+        Ok("route") => {
+            let t = route(&brokers, &topic, n).await;
+            println!("route: {n} records in {t:?}");
+            return;
+        }
+        Ok("raw") => {
+            let t = raw_loop(&brokers, &topic, n).await;
+            println!("raw: {n} records in {t:?}");
+            return;
+        }
+        _ => {}
+    }
     let mut raw = Vec::new();
     let mut ours = Vec::new();
     for _ in 0..2 {

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::hook::{RebalanceHook, SharedLanes};
 use super::lanes::{Lanes, Start, TopicPartition};
 use crate::config::{ConsumerSettings, OnFailure};
-use crate::convert::{dead_letter_headers, to_exchange};
+use crate::convert::{dead_letter_headers, to_exchange, RecordNames};
 
 /// A record's end: its partition, offset, lane epoch and whether it may be committed.
 type Outcome = (TopicPartition, i64, u64, bool);
@@ -36,6 +36,7 @@ pub(super) struct Worker {
     /// Partitions stopped at a failed record: when to read it again, and its offset.
     blocked: HashMap<TopicPartition, (Instant, i64)>,
     paused: bool,
+    names: Arc<RecordNames>,
 }
 
 impl Worker {
@@ -61,6 +62,7 @@ impl Worker {
         consumer
             .subscribe(&[topic])
             .map_err(|e| CamelError::external(format!("subscribing to `kafka:{topic}`"), e))?;
+        let names = Arc::new(RecordNames::new(&settings.common.topic));
         Ok(Worker {
             settings,
             ctx,
@@ -71,6 +73,7 @@ impl Worker {
             member,
             blocked: HashMap::new(),
             paused: false,
+            names,
         })
     }
 
@@ -191,6 +194,7 @@ impl Worker {
         let ctx = self.ctx.clone();
         let settings = self.settings.clone();
         let dead_letters = self.dead_letters.clone();
+        let names = self.names.clone();
         Box::pin(async move {
             let Start {
                 partition,
@@ -198,7 +202,7 @@ impl Worker {
                 epoch,
                 record,
             } = start;
-            let ok = match ctx.send(to_exchange(&record)).await {
+            let ok = match ctx.send(to_exchange(&record, &names)).await {
                 Ok(_) => true,
                 Err(CamelError::Stopping(_)) => false,
                 Err(error) => failed(&ctx, &settings, dead_letters.as_ref(), &record, &error).await,
