@@ -21,7 +21,9 @@ impl Expression for Key {
 
 type Seen = Arc<Mutex<Vec<Exchange>>>;
 
-fn aggregator(k: usize, seen: &Seen) -> Aggregator {
+/// An aggregator of size `k` over grouped bodies. `optimistic` takes the asynchronous
+/// intake (versioned writes, no update lock); otherwise the synchronous one runs.
+fn aggregator(k: usize, seen: &Seen, optimistic: bool) -> Aggregator {
     let sink = seen.clone();
     let steps = BoxProcessor::sync(move |ex: Exchange| {
         sink.lock().unwrap().push(ex.clone());
@@ -32,6 +34,7 @@ fn aggregator(k: usize, seen: &Seen) -> Aggregator {
         "aggregate",
         AggregatorOptions {
             completion_size: Some(k),
+            optimistic_locking: optimistic,
             ..Default::default()
         },
         AggregatorParts {
@@ -116,10 +119,11 @@ proptest! {
         k in 1usize..6,
         groups in 1usize..4,
         order in proptest::collection::vec(0usize..1000, 0..120),
+        optimistic in any::<bool>(),
     ) {
         runtime().block_on(async {
             let seen = Seen::default();
-            let agg = aggregator(k, &seen);
+            let agg = aggregator(k, &seen, optimistic);
             agg.lifecycle.start().await.unwrap();
             for (key, m) in messages(keys, k, groups, &order) {
                 agg.processor
@@ -142,8 +146,8 @@ proptest! {
     ) {
         runtime().block_on(async {
             let seen = Seen::default();
-            let old = aggregator(k, &seen);
-            let new = aggregator(k, &seen);
+            let old = aggregator(k, &seen, false);
+            let new = aggregator(k, &seen, false);
             old.lifecycle.start().await.unwrap();
             let all = messages(keys, k, groups, &order);
             let cut = cut % (all.len() + 1);

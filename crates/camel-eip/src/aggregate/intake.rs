@@ -339,3 +339,67 @@ impl Process for Intake {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use camel_api::{BoxProcessor, Expression};
+
+    use super::*;
+    use crate::aggregate::{AggregatorOptions, AggregatorParts};
+    use crate::aggregation::builtin;
+
+    #[derive(Debug)]
+    struct Key;
+
+    impl Expression for Key {
+        fn evaluate(&self, ex: &Exchange) -> Result<Value, CamelError> {
+            Ok(ex.header("key").cloned().unwrap_or_default())
+        }
+    }
+
+    fn intake(optimistic_locking: bool) -> (Intake, Arc<Inner>) {
+        let options = AggregatorOptions {
+            completion_size: Some(3),
+            optimistic_locking,
+            ..Default::default()
+        };
+        let parts = AggregatorParts {
+            correlation: Arc::new(Key),
+            strategy: builtin("grouped_body").unwrap(),
+            completion_size: None,
+            completion_timeout: None,
+            completion_predicate: None,
+            repository: None,
+            steps: BoxProcessor::identity(),
+            dead_letter: None,
+        };
+        let inner = Arc::new(Inner::new("r", "aggregate", options, parts));
+        (Intake(inner.clone()), inner)
+    }
+
+    fn ex() -> Exchange {
+        Exchange::new("x").with_header("key", "k")
+    }
+
+    #[tokio::test]
+    async fn the_synchronous_path_runs_only_when_nothing_waits() {
+        let (sync, inner) = intake(false);
+        assert!(matches!(
+            sync.process(ex()),
+            ProcessorFuture::Ready(Some(Ok(_)))
+        ));
+        // The update lock held (by the timer task, say): the asynchronous path waits.
+        let held = inner.lock.lock().await;
+        let waiting = sync.process(ex());
+        assert!(matches!(waiting, ProcessorFuture::Pending(_)));
+        drop(held);
+        waiting.await.unwrap();
+        let own = inner.own_memory.as_ref().unwrap();
+        assert_eq!(own.open_groups(), 1, "both exchanges are in one group");
+
+        let (optimistic, _) = intake(true);
+        let out = optimistic.process(ex());
+        assert!(matches!(out, ProcessorFuture::Pending(_)));
+        out.await.unwrap();
+    }
+}
