@@ -119,4 +119,11 @@ pub trait ComponentContext: Send + Sync {
 
     /// The id of the route being compiled, when there is one.
     fn route_id(&self) -> Option<&str>;
+
+    /// The context's database pools, one per database, shared by every component and
+    /// closed when the context stops (ADR 0085). `None` outside a context (a component
+    /// tested on its own): the component then keeps pools of its own.
+    fn pools(&self) -> Option<crate::pools::Pools> {
+        None
+    }
 }

@@ -107,6 +107,22 @@ impl Exchange {
         }
     }
 
+    /// A new exchange carrying `message` under `original`'s id and pattern, with nothing
+    /// else of either (no properties, variables or error state): how an EIP that merged
+    /// replies (multicast, recipient list) hands its result back to the route. Unlike
+    /// [`Exchange::from_message`] it takes no new id, so no shared counter is touched.
+    pub fn continuing(original: &Exchange, message: Message) -> Self {
+        Exchange {
+            id: original.id,
+            pattern: original.pattern,
+            message,
+            properties: Headers::new(),
+            stopped: false,
+            errors: None,
+            variables: None,
+        }
+    }
+
     /// Builder-style: sets a header.
     pub fn with_header(mut self, name: &str, value: impl Into<Value>) -> Self {
         self.message.headers.insert(name, value);

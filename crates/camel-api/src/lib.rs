@@ -33,6 +33,7 @@ mod gate;
 mod health;
 mod lifecycle;
 mod message;
+pub mod pools;
 mod processor;
 mod redact;
 mod stripe;

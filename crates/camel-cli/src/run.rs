@@ -102,7 +102,10 @@ fn context(port: u16) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
     // Repositories of aggregate and idempotent_consumer written as database URLs.
-    camel_state::register(|name, resource| ctx.add_resource(name, resource));
+    // On the context's pools: one per database with `sql:` and the outbox (ADR 0085).
+    camel_state::register_with_pools(ctx.pools().clone(), |name, resource| {
+        ctx.add_resource(name, resource)
+    });
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
     ctx

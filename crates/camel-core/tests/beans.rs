@@ -238,3 +238,55 @@ async fn jq_tokenize_and_csimple_in_route_files() {
     assert_eq!(lines(&errors), [4], "{errors}");
     assert!(errors.to_string().contains("nosuch"), "{errors}");
 }
+
+/// A swapped definition (admin API PUT, `--watch` reload) brings its file's beans: a bean
+/// the first version did not declare is built before the new version compiles.
+#[tokio::test]
+async fn a_swap_builds_the_beans_its_file_declares() {
+    let ctx = context();
+    let first = "\
+- route:
+    id: wrapped
+    from:
+      uri: direct:wrapped
+      steps:
+        - bean: {ref: greeter, method: hello}
+";
+    let routes = camel_core::yaml::load_str(first, "v1.yaml").unwrap();
+    ctx.add_routes(routes).await.unwrap();
+    ctx.start().await.unwrap();
+    assert_eq!(call(&ctx, "direct:wrapped", "Ann").await, "Hello Ann");
+    let second = "\
+- beans:
+    - name: stars
+      type: com.acme.Wrapper
+      properties: {prefix: '*', suffix: '*'}
+- route:
+    id: wrapped
+    from:
+      uri: direct:wrapped
+      steps:
+        - bean: {ref: stars, method: wrap}
+";
+    let mut routes = camel_core::yaml::load_str(second, "v2.yaml").unwrap();
+    ctx.route_controller()
+        .swap("wrapped", routes.remove(0))
+        .await
+        .unwrap();
+    assert_eq!(call(&ctx, "direct:wrapped", "Ann").await, "*Ann*");
+    // A bean that cannot be built refuses the swap at its `type` and keeps the old route.
+    let broken = second.replace("com.acme.Wrapper", "com.acme.Missing");
+    let mut routes = camel_core::yaml::load_str(&broken, "v3.yaml").unwrap();
+    let error = ctx
+        .route_controller()
+        .swap("wrapped", routes.remove(0))
+        .await
+        .unwrap_err();
+    let shown = error.to_string();
+    assert!(
+        shown.starts_with("v3.yaml:3:") && shown.contains("bean `stars`"),
+        "{shown}"
+    );
+    assert_eq!(call(&ctx, "direct:wrapped", "Ann").await, "*Ann*");
+    ctx.stop().await;
+}

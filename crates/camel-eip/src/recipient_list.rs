@@ -52,13 +52,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use camel_api::{BoxExpression, BoxProcessor, CamelError, Exchange, Process, ProcessorFuture};
+use camel_api::{
+    BoxExpression, BoxProcessor, CamelError, Exchange, Process, ProcessorFuture, Value,
+};
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::time::Instant;
 
 use crate::aggregation::{fold, SharedStrategy};
 use crate::dynamic::{
-    producer_or_skip, uris, EndpointCache, DEFAULT_DELIMITER, RECIPIENT_LIST_ENDPOINT,
+    producer_or_skip, uris, EndpointCache, Memo, DEFAULT_DELIMITER, RECIPIENT_LIST_ENDPOINT,
 };
 use crate::layer::StepLayer;
 
@@ -96,7 +98,12 @@ pub struct RecipientList {
     cache: Arc<EndpointCache<BoxProcessor>>,
     strategy: Option<SharedStrategy>,
     options: Arc<RecipientListOptions>,
+    /// The recipients of the last text value, resolved.
+    memo: Arc<Memo<Targets>>,
 }
+
+/// Resolved recipients in list order: the URI (also the copy's property) and its producer.
+type Targets = Arc<[(Arc<str>, BoxProcessor)]>;
 
 impl std::fmt::Debug for RecipientList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,6 +129,7 @@ impl RecipientList {
             cache,
             strategy,
             options: Arc::new(options),
+            memo: Arc::default(),
         }
     }
 
@@ -137,15 +145,7 @@ impl RecipientList {
 
     async fn run(self, original: Exchange) -> Result<Exchange, CamelError> {
         let value = self.expression.evaluate(&original)?;
-        let list = uris(&value, &self.options.delimiter);
-        let mut targets = Vec::with_capacity(list.len());
-        for uri in list {
-            if let Some(p) =
-                producer_or_skip(&self.cache, &uri, self.options.ignore_invalid_endpoints).await?
-            {
-                targets.push((uri, p));
-            }
-        }
+        let targets = self.targets(&value).await?;
         if targets.is_empty() {
             return Ok(original);
         }
@@ -166,23 +166,53 @@ impl RecipientList {
         })
     }
 
+    /// The recipients `value` names, resolved: remembered from the last exchange when its
+    /// value was the same text (and the cache still holds what it resolved), else
+    /// resolved through the cache and remembered when every URI resolved.
+    async fn targets(&self, value: &Value) -> Result<Targets, CamelError> {
+        let text = match value {
+            Value::Text(text) if self.cache.remembers() => Some(text),
+            _ => None,
+        };
+        let generation = self.cache.generation();
+        if let Some(targets) = text.and_then(|t| self.memo.get(t, generation)) {
+            return Ok(targets);
+        }
+        let list = uris(value, &self.options.delimiter);
+        let named = list.len();
+        let mut targets = Vec::with_capacity(named);
+        for uri in list {
+            if let Some(p) =
+                producer_or_skip(&self.cache, &uri, self.options.ignore_invalid_endpoints).await?
+            {
+                targets.push((Arc::from(uri), p));
+            }
+        }
+        let targets: Targets = targets.into();
+        // A skipped URI is looked up again next time: it may name an endpoint by then.
+        if let Some(text) = text.filter(|_| targets.len() == named) {
+            self.memo.set(text.clone(), generation, targets.clone());
+        }
+        Ok(targets)
+    }
+
     /// One slot per recipient, in list order: `None` for one cut off by the timeout.
     async fn sequential(
         &self,
         original: &Exchange,
-        targets: Vec<(String, BoxProcessor)>,
+        targets: Targets,
         deadline: Option<Instant>,
     ) -> Result<Vec<Option<Exchange>>, CamelError> {
         let mut replies = Vec::with_capacity(targets.len());
         let mut failure = None;
-        for (uri, producer) in targets {
-            let call = producer.process(copy_for(original, &uri));
+        for (uri, producer) in targets.iter() {
+            let call = producer.process(copy_for(original, uri));
             let result = match deadline {
                 None => call.await,
                 Some(d) => match tokio::time::timeout_at(d, call).await {
                     Ok(r) => r,
                     Err(_) => {
-                        tracing::debug!(uri = %camel_api::redact_url(&uri), "recipient timed out");
+                        tracing::debug!(uri = %camel_api::redact_url(uri), "recipient timed out");
                         break;
                     }
                 },
@@ -202,16 +232,16 @@ impl RecipientList {
     async fn parallel(
         &self,
         original: &Exchange,
-        targets: Vec<(String, BoxProcessor)>,
+        targets: Targets,
         deadline: Option<Instant>,
     ) -> Result<Vec<Option<Exchange>>, CamelError> {
         let mut replies: Vec<Option<Exchange>> = vec![None; targets.len()];
         let mut failures: Vec<Option<CamelError>> = vec![None; targets.len()];
         let mut calls: FuturesUnordered<_> = targets
-            .into_iter()
+            .iter()
             .enumerate()
             .map(|(i, (uri, producer))| {
-                let call = producer.process(copy_for(original, &uri));
+                let call = producer.process(copy_for(original, uri));
                 async move { (i, call.await) }
             })
             .collect();
@@ -241,18 +271,17 @@ impl RecipientList {
 }
 
 /// The copy a recipient gets: the exchange, with the recipient's URI as a property.
-fn copy_for(original: &Exchange, uri: &str) -> Exchange {
+fn copy_for(original: &Exchange, uri: &Arc<str>) -> Exchange {
     let mut copy = original.clone();
-    copy.properties.insert(RECIPIENT_LIST_ENDPOINT, uri);
+    copy.properties
+        .insert(RECIPIENT_LIST_ENDPOINT, Value::Text(uri.clone()));
     copy
 }
 
 /// The aggregated reply as the exchange the route carries on with: the original's id
 /// and pattern, and a `stop` inside one recipient does not stop the route.
 pub(crate) fn continue_with(result: Exchange, original: &Exchange) -> Exchange {
-    let mut ex = Exchange::from_message(result.message);
-    ex.id = original.id;
-    ex.pattern = original.pattern;
+    let mut ex = Exchange::continuing(original, result.message);
     ex.properties = result.properties;
     ex.properties.remove(RECIPIENT_LIST_ENDPOINT);
     ex

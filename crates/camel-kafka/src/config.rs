@@ -10,7 +10,7 @@ use camel_api::{BoxExpression, CamelError, ComponentContext, EndpointUri, Parame
 use rdkafka::ClientConfig;
 
 /// Parameters every `kafka:` endpoint takes.
-pub const COMMON_PARAMETERS: &[&str] = &["brokers", "client_id"];
+pub const COMMON_PARAMETERS: &[&str] = &["brokers", "client_id", "metadata_max_age_ms"];
 
 /// Parameters of `from: kafka:TOPIC`.
 pub const CONSUMER_PARAMETERS: &[&str] = &[
@@ -49,6 +49,10 @@ pub(crate) struct CommonSettings {
     pub(crate) topic: String,
     pub(crate) brokers: String,
     pub(crate) client_id: Option<String>,
+    /// How often the topic's metadata is read again (Camel's `metadataMaxAgeMs`,
+    /// librdkafka's `topic.metadata.refresh.interval.ms`, 5 minutes by default): also how
+    /// soon a consumer notices that a topic it subscribed to before it existed was made.
+    pub(crate) metadata_max_age_ms: Option<u64>,
 }
 
 impl CommonSettings {
@@ -75,6 +79,7 @@ impl CommonSettings {
                 .take_str("brokers")
                 .unwrap_or_else(|| DEFAULT_BROKERS.to_string()),
             client_id: params.take_str("client_id"),
+            metadata_max_age_ms: params.take("metadata_max_age_ms")?,
         })
     }
 
@@ -83,6 +88,9 @@ impl CommonSettings {
         config.set("bootstrap.servers", &self.brokers);
         if let Some(id) = &self.client_id {
             config.set("client.id", id);
+        }
+        if let Some(ms) = self.metadata_max_age_ms {
+            config.set("topic.metadata.refresh.interval.ms", ms.to_string());
         }
         config
     }

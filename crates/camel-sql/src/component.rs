@@ -38,7 +38,8 @@ const CONSUMER_KEYS: &[&str] = &[
     "expected_update_count",
 ];
 
-/// The `sql` component. One per context; endpoints on the same database share a pool.
+/// The `sql` component. One per context; endpoints on the same database share the
+/// context's pool for it, with the outbox and the state stores (ADR 0085).
 ///
 /// ```
 /// use camel_sql::SqlComponent;
@@ -49,6 +50,8 @@ const CONSUMER_KEYS: &[&str] = &[
 #[derive(Clone, Debug, Default)]
 pub struct SqlComponent {
     databases: Databases,
+    /// Pools when the context offers none (a component used without a context).
+    own_pools: camel_api::pools::Pools,
 }
 
 impl SqlComponent {
@@ -95,7 +98,10 @@ impl SqlComponent {
         let mut all = self.databases.lock().unwrap_or_else(|p| p.into_inner());
         Ok(all
             .entry(key.clone())
-            .or_insert_with(|| Arc::new(SharedDatabase::new(key, shown, source)))
+            .or_insert_with(|| {
+                let pools = ctx.pools().unwrap_or_else(|| self.own_pools.clone());
+                Arc::new(SharedDatabase::new(key, shown, source, pools))
+            })
             .clone())
     }
 }

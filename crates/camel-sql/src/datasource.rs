@@ -1,17 +1,17 @@
-//! Where a `sql:` endpoint's database comes from, one pool per database shared by every
-//! endpoint of the component, and running a statement inside the enclosing `transacted`
+//! Where a `sql:` endpoint's database comes from, its pool (the context's one pool for
+//! that database, shared with the outbox: ADR 0085), and running a statement inside the enclosing `transacted`
 //! step's transaction when that is on the same database.
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use camel_api::pools::{Pools, SharedPool};
 use camel_outbox::{Datasource as OutboxDatasource, RouteTransaction};
+use futures::future::BoxFuture;
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::SqlitePool;
 use sqlx::Connection;
-use tokio::sync::OnceCell;
 
 use crate::error::SqlError;
 use crate::exec::{self, Outcome};
@@ -41,6 +41,29 @@ impl Database {
     }
 }
 
+/// Closed with the context (ADR 0085). Only MySQL pools are stored as a `Database`:
+/// PostgreSQL and SQLite pools are the outbox's `Datasource`, shared with it.
+impl SharedPool for Database {
+    fn close(&self) -> BoxFuture<'static, ()> {
+        let db = self.clone();
+        Box::pin(async move {
+            match db {
+                Database::Postgres(p) => p.close().await,
+                Database::Sqlite(p) => p.close().await,
+                Database::MySql(p) => p.close().await,
+            }
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            Database::Postgres(p) => p.is_closed(),
+            Database::Sqlite(p) => p.is_closed(),
+            Database::MySql(p) => p.is_closed(),
+        }
+    }
+}
+
 /// How the pool is made.
 #[derive(Debug)]
 pub(crate) enum Source {
@@ -51,12 +74,13 @@ pub(crate) enum Source {
 /// One database as the endpoints of a component share it.
 #[derive(Debug)]
 pub(crate) struct SharedDatabase {
-    /// Matches [`RouteTransaction::key`] for a transaction on this database.
+    /// Matches [`RouteTransaction::key`] for a transaction on this database, and keys its
+    /// pool in the context's [`Pools`].
     pub(crate) key: String,
     /// The datasource fit for messages (no password).
     pub(crate) shown: String,
     source: Source,
-    pool: OnceCell<Database>,
+    pools: Pools,
 }
 
 /// True when `text` is a database URL rather than a resource name.
@@ -68,27 +92,35 @@ pub(crate) fn is_url(text: &str) -> bool {
 }
 
 impl SharedDatabase {
-    pub(crate) fn new(key: String, shown: String, source: Source) -> Self {
+    pub(crate) fn new(key: String, shown: String, source: Source, pools: Pools) -> Self {
         SharedDatabase {
             key,
             shown,
             source,
-            pool: OnceCell::new(),
+            pools,
         }
     }
 
-    /// The pool, made on first use (inside the runtime; endpoints may be built outside).
-    pub(crate) async fn pool(&self) -> Result<&Database, SqlError> {
-        self.pool
-            .get_or_try_init(|| async {
-                match &self.source {
-                    Source::Ready(db) => Ok(db.clone()),
-                    Source::Url(url) => {
-                        connect(url).map_err(|e| SqlError::database(&self.shown, e))
-                    }
-                }
-            })
-            .await
+    /// The pool: the context's for this database, made on first use (inside the runtime;
+    /// endpoints may be built outside), and shared with the outbox and the state stores
+    /// on PostgreSQL and SQLite (ADR 0085).
+    pub(crate) async fn pool(&self) -> Result<Database, SqlError> {
+        match &self.source {
+            Source::Ready(db) => Ok(db.clone()),
+            Source::Url(url) if crate::transaction::is_mysql_url(url) => self
+                .pools
+                .get_or_try_insert_with(&self.key, || connect_mysql(url))
+                .map_err(|e| SqlError::database(&self.shown, e)),
+            Source::Url(url) => {
+                let ds = self
+                    .pools
+                    .get_or_try_insert_with(&self.key, || OutboxDatasource::connect(url))
+                    .map_err(|e| SqlError::unreachable(&self.shown, &e))?;
+                Database::from_outbox(ds).ok_or_else(|| {
+                    SqlError::unreachable(&self.shown, &"not a PostgreSQL or SQLite database")
+                })
+            }
+        }
     }
 
     /// Runs `stmt` once per argument set: in the enclosing `transacted` step's
@@ -139,7 +171,10 @@ impl SharedDatabase {
             Database::Sqlite(pool) => {
                 let mut conn = pool.acquire().await.map_err(db)?;
                 if atomic {
-                    let mut tx = conn.begin().await.map_err(db)?;
+                    // The write lock at once: a deferred transaction that reads before it
+                    // writes gets SQLITE_BUSY ("database is locked") when another
+                    // connection wrote meanwhile, whatever the busy timeout.
+                    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
                     let out = exec::sqlite::run(&mut tx, stmt, sets, ds).await?;
                     tx.commit().await.map_err(db)?;
                     Ok(out)
@@ -162,53 +197,24 @@ impl SharedDatabase {
     }
 }
 
-/// How long a statement waits for a connection (an unreachable database fails after
+/// How long a statement waits for a MySQL connection (an unreachable database fails after
 /// this, rather than sqlx's 30 s).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A lazy pool for `url` (no connection is made until a statement runs).
-fn connect(url: &str) -> Result<Database, sqlx::Error> {
-    let lower = url.to_ascii_lowercase();
-    if lower.starts_with("postgres") {
-        Ok(Database::Postgres(
-            PgPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_lazy(url)?,
-        ))
-    } else if lower.starts_with("sqlite:") {
-        // The same settings as the outbox's SQLite pools, so the two can share a file.
-        let options = SqliteConnectOptions::from_str(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(5));
-        // A file in a directory not made yet (`sqlite:camel-data/app.db` on a first run):
-        // made here, as the outbox makes its own; a failure shows when the file is opened.
-        if let Some(dir) = options
-            .get_filename()
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-        {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        Ok(Database::Sqlite(
-            SqlitePoolOptions::new()
-                .max_connections(4)
-                .connect_lazy_with(options),
-        ))
-    } else {
-        let url = if lower.starts_with("mariadb:") {
-            format!("mysql:{}", &url["mariadb:".len()..])
-        } else {
-            url.to_string()
-        };
-        Ok(Database::MySql(
-            MySqlPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_lazy(&url)?,
-        ))
-    }
+/// A lazy MySQL/MariaDB pool for `url` (no connection is made until a statement runs).
+/// Only `sql:` uses MySQL, so its settings are `sql:`'s; PostgreSQL and SQLite pools are
+/// the outbox's (`camel_outbox::Datasource::connect`), with its settings.
+fn connect_mysql(url: &str) -> Result<Database, sqlx::Error> {
+    let url = match url.get(..8) {
+        Some(p) if p.eq_ignore_ascii_case("mariadb:") => format!("mysql:{}", &url[8..]),
+        _ => url.to_string(),
+    };
+    Ok(Database::MySql(
+        MySqlPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy(&url)?,
+    ))
 }
 
 /// Shares `Arc`s of [`SharedDatabase`] by key.

@@ -92,6 +92,17 @@ impl SqlError {
     }
 }
 
+impl SqlError {
+    /// The pool for `datasource` could not be made (a malformed URL, a kind this build
+    /// does not support).
+    pub(crate) fn unreachable(datasource: &str, e: &dyn std::fmt::Display) -> Self {
+        SqlError::Database {
+            datasource: datasource.to_string(),
+            message: camel_api::redact_url(&e.to_string()),
+        }
+    }
+}
+
 impl From<SqlError> for CamelError {
     fn from(e: SqlError) -> Self {
         CamelError::external("sql", e)

@@ -243,10 +243,11 @@ async fn mysql() {
     exercise(&url, "my").await;
 }
 
-/// A failure to reach the database names it without the password.
+/// A failure to reach the database names it without the password (after the URL's
+/// `connect_timeout`: the pool is the outbox's, whose default wait is 30 s).
 #[tokio::test]
 async fn database_errors_hide_the_password() {
-    let url = "postgres://app:s3cret-pw@127.0.0.1:1/shop";
+    let url = "postgres://app:s3cret-pw@127.0.0.1:1/shop?connect_timeout=1";
     let ctx = context(&run_route(url), |_| {}).await;
     let err = ctx
         .request("direct:run", Exchange::new(""))
@@ -259,7 +260,12 @@ async fn database_errors_hide_the_password() {
     );
     assert!(!shown.contains("s3cret-pw"), "{shown}");
     assert!(shown.contains("postgres://***@127.0.0.1:1/shop"), "{shown}");
-    ctx.stop().await;
+    // The context's pool table names the database without the password too.
+    let pools = format!("{:?} {:?}", ctx.pools(), ctx.pools().keys());
+    assert!(!pools.contains("s3cret-pw"), "{pools}");
+    assert!(pools.contains("postgres://***@127.0.0.1:1/shop"), "{pools}");
+    let report = ctx.stop().await;
+    assert!(!format!("{report:?}").contains("s3cret-pw"));
 }
 
 /// A statement the database refuses is a typed error with the database's message.

@@ -28,6 +28,7 @@ mod store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use camel_api::pools::Pools;
 use camel_api::CamelError;
 use camel_eip::aggregate::SharedRepository;
 use camel_eip::idempotent::SharedIdempotentRepository;
@@ -36,13 +37,24 @@ use camel_eip::state::{StoreFactory, STORE_FACTORY};
 pub use aggregation::SqlAggregationRepository;
 pub use idempotent::SqlIdempotentRepository;
 
-/// Builds repositories by URL, one connection pool per URL.
+/// Builds repositories by URL, one connection pool per database: the context's when made
+/// with [`StateStores::with_pools`] (shared with `sql:` and the outbox, ADR 0085), else
+/// pools of its own.
 #[derive(Debug, Default)]
 pub struct StateStores {
     stores: Mutex<HashMap<String, Arc<store::Store>>>,
+    pools: Pools,
 }
 
 impl StateStores {
+    /// Stores whose pools are `pools` (a context's: `CamelContext::pools()`), closed with it.
+    pub fn with_pools(pools: Pools) -> Self {
+        StateStores {
+            stores: Mutex::default(),
+            pools,
+        }
+    }
+
     fn store(&self, url: &str) -> Result<Arc<store::Store>, CamelError> {
         let lower = url.to_ascii_lowercase();
         if !(lower.starts_with("postgres://")
@@ -57,7 +69,7 @@ impl StateStores {
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         Ok(stores
             .entry(url.to_string())
-            .or_insert_with(|| Arc::new(store::Store::new(url)))
+            .or_insert_with(|| Arc::new(store::Store::new(url, self.pools.clone())))
             .clone())
     }
 }
@@ -79,8 +91,18 @@ impl StoreFactory for StateStores {
 }
 
 /// Registers a [`StateStores`] as the context's store factory, so routes can name
-/// repositories by URL.
+/// repositories by URL. Its pools are its own; [`register_with_pools`] shares the
+/// context's.
 pub fn register(add_resource: impl FnOnce(&str, Arc<dyn std::any::Any + Send + Sync>)) {
-    let factory: Arc<dyn StoreFactory> = Arc::new(StateStores::default());
+    register_with_pools(Pools::new(), add_resource);
+}
+
+/// Like [`register`], on the context's `pools` (`CamelContext::pools()`): a repository on
+/// the database of a `sql:` endpoint or an outbox uses the same pool.
+pub fn register_with_pools(
+    pools: Pools,
+    add_resource: impl FnOnce(&str, Arc<dyn std::any::Any + Send + Sync>),
+) {
+    let factory: Arc<dyn StoreFactory> = Arc::new(StateStores::with_pools(pools));
     add_resource(STORE_FACTORY, Arc::new(factory));
 }

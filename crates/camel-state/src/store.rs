@@ -24,8 +24,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use camel_api::CamelError;
+use std::sync::Mutex;
+
+use camel_api::pools::{Pools, SharedPool};
 use camel_outbox::Datasource;
-use tokio::sync::OnceCell;
 
 /// The tables' DDL (the same for both backends).
 pub(crate) const DDL: [&str; 2] = [
@@ -48,7 +50,7 @@ pub(crate) const DDL: [&str; 2] = [
 /// Runs `$body` with `$pool` bound to the datasource's pool, whichever backend it is.
 macro_rules! on_pool {
     ($ds:expr, $pool:ident => $body:expr) => {
-        match $ds {
+        match &$ds {
             camel_outbox::Datasource::Postgres($pool) => $body,
             camel_outbox::Datasource::Sqlite($pool) => $body,
             _ => Err($crate::store::unsupported()),
@@ -74,35 +76,61 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// A datasource connected on first use, with the tables created.
+/// A datasource connected on first use, with the tables created. The pool is the
+/// context's for that database (shared with `sql:` and the outbox, ADR 0085) when the
+/// stores were registered with the context's [`Pools`].
 #[derive(Debug)]
 pub(crate) struct Store {
     url: String,
-    ready: OnceCell<Datasource>,
+    key: String,
+    pools: Pools,
+    /// The pool the tables were created on; again after it was closed (a context stopped
+    /// and started again).
+    ready: Mutex<Option<Datasource>>,
+    opening: tokio::sync::Mutex<()>,
 }
 
 impl Store {
-    pub(crate) fn new(url: &str) -> Self {
+    pub(crate) fn new(url: &str, pools: Pools) -> Self {
         Store {
             url: url.to_string(),
-            ready: OnceCell::new(),
+            key: camel_outbox::component::database_key(url),
+            pools,
+            ready: Mutex::default(),
+            opening: tokio::sync::Mutex::default(),
         }
     }
 
-    /// The datasource, connecting and creating the tables the first time.
-    pub(crate) async fn get(&self) -> Result<&Datasource, CamelError> {
+    fn opened(&self) -> Option<Datasource> {
         self.ready
-            .get_or_try_init(|| async {
-                let ds = Datasource::connect(&self.url).map_err(|e| {
-                    CamelError::external(
-                        format!("state store {}", camel_api::redact_url(&self.url)),
-                        e,
-                    )
-                })?;
-                migrate(&ds).await?;
-                Ok(ds)
-            })
-            .await
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|ds| !ds.is_closed())
+            .cloned()
+    }
+
+    /// The datasource, connecting and creating the tables the first time.
+    pub(crate) async fn get(&self) -> Result<Datasource, CamelError> {
+        if let Some(ds) = self.opened() {
+            return Ok(ds);
+        }
+        let _one = self.opening.lock().await;
+        if let Some(ds) = self.opened() {
+            return Ok(ds);
+        }
+        let ds = self
+            .pools
+            .get_or_try_insert_with(&self.key, || Datasource::connect(&self.url))
+            .map_err(|e| {
+                CamelError::external(
+                    format!("state store {}", camel_api::redact_url(&self.url)),
+                    e,
+                )
+            })?;
+        migrate(&ds).await?;
+        *self.ready.lock().unwrap_or_else(|p| p.into_inner()) = Some(ds.clone());
+        Ok(ds)
     }
 }
 

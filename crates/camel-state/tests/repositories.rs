@@ -367,3 +367,27 @@ async fn idempotent_add_is_atomic_across_processes() {
         assert!(!a.contains("m5").await.unwrap());
     }
 }
+
+/// Stores made on a context's pools use the context's one pool for the database, and
+/// make a new one after it was closed (a context stopped and started again).
+#[tokio::test]
+async fn stores_share_the_given_pools() {
+    use camel_api::pools::{Pools, SharedPool};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("state.db").display());
+    let key = camel_outbox::component::database_key(&url);
+    let pools = Pools::new();
+    // As the outbox (or `sql:`) on the same file would have made it first.
+    let first: camel_outbox::Datasource = pools
+        .get_or_try_insert_with(&key, || camel_outbox::Datasource::connect(&url))
+        .unwrap();
+    let stores = StateStores::with_pools(pools.clone());
+    let repo = stores.idempotent(&url, "shared").unwrap();
+    assert!(repo.add("m1").await.unwrap());
+    assert_eq!(pools.keys(), vec![key.clone()], "no second pool");
+
+    pools.close().await;
+    assert!(first.is_closed());
+    assert!(repo.contains("m1").await.unwrap(), "a new pool, same file");
+    assert_eq!(pools.keys(), vec![key]);
+}

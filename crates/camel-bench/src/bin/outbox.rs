@@ -301,11 +301,32 @@ async fn main() {
     };
     let rows = count_from_env("OUTBOX_RELAY_ROWS", 100_000) as usize;
     let runs = count_from_env("OUTBOX_RELAY_RUNS", 3).max(1);
+    // `OUTBOX_ONLY=relay_async` (or `relay1`, `relay8`, `publish`) runs one case, and
+    // `OUTBOX_SIDE=ours|baseline` one side of a relay case, once: for callgrind.
+    let only = std::env::var("OUTBOX_ONLY").ok();
+    let side = std::env::var("OUTBOX_SIDE").unwrap_or_default();
     for (case, partitions, asynchronous) in [
         ("relay", 1u32, false),
         ("relay", 8, false),
         ("relay_async", 8, true),
     ] {
+        let name = if asynchronous {
+            case.to_string()
+        } else {
+            format!("{case}{partitions}")
+        };
+        if only.as_ref().is_some_and(|o| *o != name) {
+            continue;
+        }
+        if side == "ours" || side == "baseline" {
+            let per_s = if side == "ours" {
+                relay_ours(&url, &ds, &pool, partitions, rows, asynchronous).await
+            } else {
+                relay_baseline(&ds, &pool, partitions, rows).await
+            };
+            println!("{name} {side}: {per_s:.0}/s");
+            continue;
+        }
         // A relay run lasts under a second here: alternate the two, report the medians.
         let (mut baseline, mut ours) = (Vec::new(), Vec::new());
         for _ in 0..runs {
@@ -314,6 +335,9 @@ async fn main() {
         }
         let (baseline, ours) = (median(baseline), median(ours));
         report(case, ("partitions", partitions.to_string()), ours, baseline);
+    }
+    if only.as_ref().is_some_and(|o| o != "publish") {
+        return;
     }
     let per_client = count_from_env("OUTBOX_PUBLISH_TX", 1000) as usize;
     let baseline = publish_baseline(&ds, &pool, 8, per_client).await;

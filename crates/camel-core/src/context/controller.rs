@@ -118,6 +118,15 @@ impl RouteController {
         let timeout = self.ctx.shutdown_timeout();
         let entry = self.ctx.inner.routes.find(id)?;
         let mut rt = entry.lock(RouteOperation::Swapping).await?;
+        // The beans the new definition's file declares are built again, as when its
+        // routes were first added (a reloaded file gets new beans, as in Camel).
+        if let Some(error) =
+            crate::bean::register_declared(registry, std::slice::from_ref(&definition))
+                .into_iter()
+                .next()
+        {
+            return Err(error);
+        }
         let next = compile_route(registry, &definition)?;
         if rt.definition.from != definition.from && rt.status != RouteStatus::Stopped {
             let deadline = Instant::now() + timeout;

@@ -154,6 +154,12 @@ impl CamelContext {
             .add_bean_type(bean_type, crate::bean::bean_factory(factory));
     }
 
+    /// The database pools of this context: one per database, shared by `sql:`, `outbox:`
+    /// and the state stores, closed by [`stop`](Self::stop) (ADR 0085).
+    pub fn pools(&self) -> &camel_api::pools::Pools {
+        self.inner.registry.pools()
+    }
+
     /// The registries routes are compiled against.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
@@ -399,6 +405,20 @@ impl CamelContext {
             report.left_queued.extend(component.left_at_stop());
         }
         report.left_queued.sort();
+        // After the routes, which used them to the end; a route that stops on its own
+        // keeps them (ADR 0085). Every pool refuses new connections at once; the wait is
+        // for connections still in use, bounded by the deadline.
+        let pools = self.inner.registry.pools();
+        let open = pools.keys();
+        if tokio::time::timeout_at(deadline, pools.close())
+            .await
+            .is_err()
+        {
+            report.errors.push(format!(
+                "database pools {}: connections still in use at the deadline (closed as they come back)",
+                open.join(", ")
+            ));
+        }
         report.elapsed = started.elapsed();
         report
     }

@@ -32,6 +32,8 @@ pub struct Registry {
     steps: Arc<RwLock<StepRegistry>>,
     /// Factories of the bean types a file's `beans:` entries name (ADR 0076).
     bean_types: Arc<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
+    /// Database pools, one per database, closed when the context stops (ADR 0085).
+    pools: camel_api::pools::Pools,
 }
 
 /// A weak handle on a [`Registry`]'s tables, upgraded while a route runs.
@@ -42,6 +44,7 @@ pub(crate) struct WeakRegistry {
     languages: std::sync::Weak<RwLock<LanguageRegistry>>,
     steps: std::sync::Weak<RwLock<StepRegistry>>,
     bean_types: std::sync::Weak<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
+    pools: camel_api::pools::Pools,
 }
 
 impl fmt::Debug for WeakRegistry {
@@ -61,6 +64,7 @@ impl WeakRegistry {
             languages: self.languages.upgrade()?,
             steps: self.steps.upgrade()?,
             bean_types: self.bean_types.upgrade()?,
+            pools: self.pools.clone(),
         })
     }
 }
@@ -84,6 +88,7 @@ impl Registry {
             languages: Arc::downgrade(&self.languages),
             steps: Arc::downgrade(&self.steps),
             bean_types: Arc::downgrade(&self.bean_types),
+            pools: self.pools.clone(),
         }
     }
 
@@ -100,6 +105,11 @@ impl Registry {
             .entry(name.to_string())
             .or_insert_with(make)
             .clone()
+    }
+
+    /// The context's database pools (one per database, shared by its components).
+    pub fn pools(&self) -> &camel_api::pools::Pools {
+        &self.pools
     }
 
     /// Registers a component under its scheme.
@@ -428,5 +438,9 @@ impl ComponentContext for EndpointContext<'_> {
 
     fn route_id(&self) -> Option<&str> {
         self.route_id
+    }
+
+    fn pools(&self) -> Option<camel_api::pools::Pools> {
+        Some(self.registry.pools.clone())
     }
 }

@@ -10,10 +10,19 @@
 //! The map sits under a std mutex held for a lookup or an insert only, never across an
 //! `.await`. Eviction scans for the oldest entry: O(n) on a miss of a full cache (n ≤
 //! the bound, 1,000 by default, a few microseconds), nothing on a hit.
+//!
+//! A step that resolves the same URIs exchange after exchange (a recipient list read from
+//! a header that seldom changes, a wire tap to a constant URI) can skip the lock with a
+//! [`Memo`]: it remembers the step's last resolution together with the cache's
+//! [`generation`](EndpointCache::generation), which changes whenever an entry leaves the
+//! cache, so a remembered producer is never one the cache has retired.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use arc_swap::ArcSwapOption;
 
 use async_trait::async_trait;
 use camel_api::{BoxProcessor, CamelError, Endpoint, Poller, ShutdownReason, StepLifecycle};
@@ -29,6 +38,8 @@ pub struct EndpointCache<T> {
     size: CacheSize,
     build: Build<T>,
     slots: Mutex<Slots<T>>,
+    /// Changed whenever an entry leaves (eviction, route stop).
+    generation: AtomicU64,
 }
 
 struct Slots<T> {
@@ -84,7 +95,20 @@ impl<T: Clone + Send + Sync + 'static> EndpointCache<T> {
                 map: HashMap::new(),
                 tick: 0,
             }),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// Changes whenever an entry leaves the cache; what was resolved under one value of
+    /// it is still held by the cache while the value stays the same.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Whether resolutions may be remembered by the step ([`Memo`]): not when the cache
+    /// is off (the user asked for a resolution per exchange).
+    pub fn remembers(&self) -> bool {
+        self.size != CacheSize::Off
     }
 
     fn lock(&self) -> MutexGuard<'_, Slots<T>> {
@@ -128,7 +152,9 @@ impl<T: Clone + Send + Sync + 'static> EndpointCache<T> {
                 (existing.value.clone(), lifecycle)
             } else {
                 let evicted = if slots.map.len() >= capacity {
-                    oldest(&slots.map).and_then(|k| slots.map.remove(&k))
+                    let evicted = oldest(&slots.map).and_then(|k| slots.map.remove(&k));
+                    self.generation.fetch_add(1, Ordering::AcqRel);
+                    evicted
                 } else {
                     None
                 };
@@ -172,6 +198,52 @@ impl<T: Clone + Send + Sync + 'static> EndpointCache<T> {
     }
 }
 
+/// A step's last resolution of a URI text (one URI, or a recipient list's several),
+/// valid while the text and the cache's [`generation`](EndpointCache::generation) are
+/// the same. Reading it is one atomic load and a string comparison: no lock, no
+/// allocation.
+pub struct Memo<V> {
+    last: ArcSwapOption<Remembered<V>>,
+}
+
+struct Remembered<V> {
+    text: Arc<str>,
+    generation: u64,
+    value: V,
+}
+
+impl<V> Default for Memo<V> {
+    fn default() -> Self {
+        Memo {
+            last: ArcSwapOption::empty(),
+        }
+    }
+}
+
+impl<V> fmt::Debug for Memo<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memo").finish_non_exhaustive()
+    }
+}
+
+impl<V: Clone> Memo<V> {
+    /// What was remembered for `text` under `generation`.
+    pub fn get(&self, text: &str, generation: u64) -> Option<V> {
+        let last = self.last.load();
+        let last = last.as_ref()?;
+        (last.generation == generation && *last.text == *text).then(|| last.value.clone())
+    }
+
+    /// Remembers `value` for `text`, resolved under `generation`.
+    pub fn set(&self, text: Arc<str>, generation: u64, value: V) {
+        self.last.store(Some(Arc::new(Remembered {
+            text,
+            generation,
+            value,
+        })));
+    }
+}
+
 fn oldest<T>(map: &HashMap<Arc<str>, Slot<T>>) -> Option<Arc<str>> {
     map.iter()
         .min_by_key(|(_, slot)| slot.used)
@@ -209,6 +281,7 @@ impl<T: Clone + Send + Sync + 'static> StepLifecycle for CacheLifecycle<T> {
             .drain()
             .filter_map(|(_, slot)| slot.lifecycle)
             .collect();
+        self.cache.generation.fetch_add(1, Ordering::AcqRel);
         let mut first_error = None;
         for l in held {
             if let Err(e) = l.shutdown(reason).await {
@@ -328,6 +401,43 @@ mod tests {
             .unwrap();
         assert_eq!(resolver.stopped.load(Ordering::SeqCst), 2);
         assert!(cache.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_memo_is_forgotten_when_an_entry_leaves_the_cache() {
+        let resolver = Arc::new(Counting::default());
+        let cache = Arc::new(EndpointCache::producers(
+            resolver.clone(),
+            CacheSize::Bounded(1),
+        ));
+        let memo = Memo::default();
+        let generation = cache.generation();
+        let producer = cache.get("a:1").await.unwrap();
+        memo.set(Arc::from("a:1"), generation, producer);
+        assert!(memo.get("a:1", cache.generation()).is_some());
+        assert!(
+            memo.get("b:1", cache.generation()).is_none(),
+            "another text"
+        );
+        cache.get("b:1").await.unwrap(); // evicts a:1
+        assert!(
+            memo.get("a:1", cache.generation()).is_none(),
+            "a:1 left the cache: the memo must not hand out its producer"
+        );
+        let generation = cache.generation();
+        memo.set(
+            Arc::from("b:1"),
+            generation,
+            cache.get("b:1").await.unwrap(),
+        );
+        cache
+            .lifecycle("cache")
+            .shutdown(ShutdownReason::RouteStop)
+            .await
+            .unwrap();
+        assert!(memo.get("b:1", cache.generation()).is_none(), "route stop");
+        let off = EndpointCache::producers(resolver, CacheSize::Off);
+        assert!(!off.remembers() && cache.remembers());
     }
 
     #[test]

@@ -28,9 +28,7 @@ pub(crate) fn aggregate(
 /// The branch's message and properties on a fresh exchange with the original id and
 /// pattern: a `stop` inside one branch ends that branch, not the route after the multicast.
 fn unstopped(branch: Exchange, original: &Exchange) -> Exchange {
-    let mut ex = Exchange::from_message(branch.message);
-    ex.id = original.id;
-    ex.pattern = original.pattern;
+    let mut ex = Exchange::continuing(original, branch.message);
     ex.properties = branch.properties;
     ex
 }

@@ -114,6 +114,8 @@ pub(super) struct Shared {
     pub(super) counters: Arc<TapCounters>,
     /// Set by the lifecycle's shutdown: later copies are dropped and counted.
     pub(super) closed: AtomicBool,
+    /// Set once the task was spawned: `worker`'s lock is taken only until then.
+    pub(super) started: AtomicBool,
     /// The task, until it is spawned by the first exchange (taken then).
     pub(super) worker: Mutex<Option<Worker>>,
     pub(super) running: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -138,6 +140,7 @@ impl WireTap {
             ignore_invalid: options.ignore_invalid_endpoint,
             counters: counters.clone(),
             route_id: options.route_id,
+            memo: Default::default(),
         });
         let name = format!("wire_tap@{}", options.step);
         let stop = tokio_util::sync::CancellationToken::new();
@@ -154,6 +157,7 @@ impl WireTap {
                 copy: options.copy,
                 counters,
                 closed: AtomicBool::new(false),
+                started: AtomicBool::new(false),
                 worker: Mutex::new(Some(worker)),
                 running: Mutex::new(None),
                 stop,
@@ -203,6 +207,9 @@ impl WireTap {
 
     /// Spawns the tap's task on the first exchange (a runtime is running then).
     fn ensure_started(&self) {
+        if self.shared.started.load(Ordering::Acquire) {
+            return;
+        }
         let mut slot = self
             .shared
             .worker
@@ -216,6 +223,7 @@ impl WireTap {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(handle);
         }
+        self.shared.started.store(true, Ordering::Release);
     }
 }
 

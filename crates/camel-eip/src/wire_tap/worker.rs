@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::service::{Shared, TapCounters};
-use crate::dynamic::{producer_or_skip, EndpointCache};
+use crate::dynamic::{producer_or_skip, EndpointCache, Memo};
 
 /// What sending one copy needs. Holds no sender of the queue, so the task also ends when
 /// every clone of the step is dropped.
@@ -22,17 +22,37 @@ pub(super) struct Delivery {
     pub(super) ignore_invalid: bool,
     pub(super) counters: Arc<TapCounters>,
     pub(super) route_id: String,
+    /// The producer of the last URI text (a tap's URI is most often a constant).
+    pub(super) memo: Memo<BoxProcessor>,
 }
 
 impl Delivery {
+    /// The producer for the tap's URI: remembered when the URI is the text of the last
+    /// copy's and the cache still holds it, else from the cache.
+    async fn producer(&self, tap: &Exchange) -> Result<Option<BoxProcessor>, CamelError> {
+        let uri = self.uri.evaluate(tap)?;
+        let generation = self.cache.generation();
+        let text = match &uri {
+            camel_api::Value::Text(text) if self.cache.remembers() => Some(text),
+            _ => None,
+        };
+        if let Some(producer) = text.and_then(|t| self.memo.get(t, generation)) {
+            return Ok(Some(producer));
+        }
+        let producer = producer_or_skip(&self.cache, &uri.to_string(), self.ignore_invalid).await?;
+        if let (Some(text), Some(p)) = (text, &producer) {
+            self.memo.set(text.clone(), generation, p.clone());
+        }
+        Ok(producer)
+    }
+
     async fn send(self: Arc<Self>, mut tap: Exchange) {
         let id = tap.id;
         let result = async {
             if let Some(prepare) = &self.on_prepare {
                 tap = prepare.process(tap).await?;
             }
-            let uri = self.uri.evaluate(&tap)?.to_string();
-            match producer_or_skip(&self.cache, &uri, self.ignore_invalid).await? {
+            match self.producer(&tap).await? {
                 Some(producer) => producer.process(tap).await.map(|_| true),
                 None => Ok(false),
             }

@@ -31,9 +31,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use camel_api::pools::Pools;
 use camel_api::transaction::TransactionManager;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
-use tokio::sync::OnceCell;
 
 use crate::config::TableName;
 use crate::outbox::Outbox;
@@ -51,8 +51,10 @@ pub const DATASOURCE_RESOURCE: &str = "outbox.datasource";
 pub struct OutboxComponent {
     data_dir: PathBuf,
     shared: Arc<Mutex<HashMap<String, Arc<SharedOutbox>>>>,
-    /// One pool per database, shared by its outboxes and `transacted` steps.
+    /// The databases its outboxes and `transacted` steps are on.
     sources: Arc<Mutex<HashMap<String, Arc<SharedSource>>>>,
+    /// Pools when the context offers none (a component used without a context).
+    own_pools: Pools,
 }
 
 impl Default for OutboxComponent {
@@ -73,6 +75,7 @@ impl OutboxComponent {
             data_dir: dir.into(),
             shared: Arc::default(),
             sources: Arc::default(),
+            own_pools: Pools::new(),
         }
     }
 
@@ -92,7 +95,7 @@ impl OutboxComponent {
                 Arc::new(SharedSource {
                     key,
                     source,
-                    datasource: OnceCell::new(),
+                    pools: ctx.pools().unwrap_or_else(|| self.own_pools.clone()),
                     writer: Arc::new(tokio::sync::Semaphore::new(1)),
                 })
             })
@@ -215,15 +218,16 @@ impl Source {
         }
     }
 
-    async fn open(&self) -> Result<Datasource, CamelError> {
+    /// The pool: the context's for this database (made now when it has none), or the
+    /// registered one.
+    async fn open(&self, key: &str, pools: &Pools) -> Result<Datasource, CamelError> {
         Ok(match self {
-            Source::Url(u) => Datasource::connect(u)?,
+            Source::Url(u) => pools.get_or_try_insert_with(key, || Datasource::connect(u))?,
             Source::Ready(ds) => ds.clone(),
             #[cfg(feature = "sqlite")]
-            Source::EmbeddedFile(dir) => {
-                tokio::fs::create_dir_all(dir).await?;
-                Datasource::sqlite_file(dir.join("outbox.db"))?
-            }
+            // The directory is made with the pool (`sqlite::pool_with`).
+            Source::EmbeddedFile(dir) => pools
+                .get_or_try_insert_with(key, || Datasource::sqlite_file(dir.join("outbox.db")))?,
             #[cfg(not(feature = "sqlite"))]
             Source::EmbeddedFile(_) => {
                 return Err(CamelError::processor(
@@ -266,7 +270,8 @@ impl Component for OutboxComponent {
                         name: name.clone(),
                         source,
                         settings: Mutex::default(),
-                        outbox: OnceCell::new(),
+                        outbox: Mutex::default(),
+                        opening: tokio::sync::Mutex::default(),
                     })
                 })
                 .clone()
@@ -301,14 +306,16 @@ impl Component for OutboxComponent {
     }
 }
 
-/// One database as the endpoints and `transacted` steps of a context share it: its pool
-/// is made on first use.
+/// One database as the endpoints and `transacted` steps of a context share it. Its pool
+/// is the context's for that database ([`Pools`], ADR 0085), made on first use and
+/// closed when the context stops; a use after that (the context started again) makes a
+/// new one.
 #[derive(Debug)]
 pub(crate) struct SharedSource {
     /// Identifies the database (producers join a route transaction with the same key).
     pub(crate) key: String,
     source: Source,
-    datasource: OnceCell<Datasource>,
+    pools: Pools,
     /// SQLite has one writer: `transacted` steps on it take turns here, without holding
     /// a pooled connection while they wait.
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
@@ -333,8 +340,8 @@ impl SharedSource {
         }
     }
 
-    pub(crate) async fn datasource(&self) -> Result<&Datasource, CamelError> {
-        self.datasource.get_or_try_init(|| self.source.open()).await
+    pub(crate) async fn datasource(&self) -> Result<Datasource, CamelError> {
+        self.source.open(&self.key, &self.pools).await
     }
 }
 
@@ -345,7 +352,11 @@ pub(crate) struct SharedOutbox {
     name: String,
     pub(crate) source: Arc<SharedSource>,
     settings: Mutex<BTreeMap<String, String>>,
-    outbox: OnceCell<Outbox>,
+    /// Opened on first use; opened again when its pool was closed (the context stopped and
+    /// started again).
+    outbox: Mutex<Option<Outbox>>,
+    /// One opening at a time.
+    opening: tokio::sync::Mutex<()>,
 }
 
 impl SharedOutbox {
@@ -383,25 +394,41 @@ impl SharedOutbox {
     }
 
     /// The opened outbox (tables created, partition count checked).
-    pub(crate) async fn outbox(&self) -> Result<&Outbox, CamelError> {
+    pub(crate) async fn outbox(&self) -> Result<Outbox, CamelError> {
+        if let Some(open) = self.opened() {
+            return Ok(open);
+        }
+        let _one = self.opening.lock().await;
+        if let Some(open) = self.opened() {
+            return Ok(open);
+        }
+        let stated = self
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key("partitions");
+        let config = self.config()?;
+        let datasource = self.source.datasource().await?;
+        // No endpoint of this outbox states a count: follow the stored one rather than
+        // contradict the relays (ADR 0033).
+        let outbox = if stated {
+            Outbox::open(datasource, config).await?
+        } else {
+            Outbox::open_with_stored_partitions(datasource, config).await?
+        };
+        *self.outbox.lock().unwrap_or_else(|p| p.into_inner()) = Some(outbox.clone());
+        Ok(outbox)
+    }
+
+    /// The outbox opened earlier, unless its pool has been closed since.
+    fn opened(&self) -> Option<Outbox> {
+        use camel_api::pools::SharedPool;
         self.outbox
-            .get_or_try_init(|| async {
-                let stated = self
-                    .settings
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .contains_key("partitions");
-                let config = self.config()?;
-                let datasource = self.source.datasource().await?.clone();
-                // No endpoint of this outbox states a count: follow the stored one rather
-                // than contradict the relays (ADR 0033).
-                Ok(if stated {
-                    Outbox::open(datasource, config).await?
-                } else {
-                    Outbox::open_with_stored_partitions(datasource, config).await?
-                })
-            })
-            .await
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|o| !o.datasource().is_closed())
+            .cloned()
     }
 }
 

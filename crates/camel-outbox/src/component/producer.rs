@@ -68,7 +68,7 @@ pub(crate) fn processor(
                         LOCK_WAIT.as_secs()
                     )));
                 };
-                let id = guard.publish(outbox, message).await?;
+                let id = guard.publish(&outbox, message).await?;
                 exchange.message.headers.insert(headers::ID, id);
                 return Ok(exchange);
             }

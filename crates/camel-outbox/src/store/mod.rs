@@ -168,6 +168,17 @@ impl Datasource {
         }
     }
 
+    /// The most connections the pool opens at once (a relay's partition owners hold one
+    /// more each, outside the pool: see ADR 0010).
+    pub fn max_connections(&self) -> u32 {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => p.options().get_max_connections(),
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => p.options().get_max_connections(),
+        }
+    }
+
     /// True for PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         #[cfg(feature = "postgres")]
@@ -204,6 +215,31 @@ impl Datasource {
             Datasource::Postgres(p) => postgres::bump_meta(p, table, key).await,
             #[cfg(feature = "sqlite")]
             Datasource::Sqlite(p) => sqlite::bump_meta(p, table, key).await,
+        }
+    }
+}
+
+/// A context shares one datasource per database between `outbox:`, `sql:` and the state
+/// stores, and closes it when it stops (ADR 0085).
+impl camel_api::pools::SharedPool for Datasource {
+    fn close(&self) -> futures::future::BoxFuture<'static, ()> {
+        let ds = self.clone();
+        Box::pin(async move {
+            match ds {
+                #[cfg(feature = "postgres")]
+                Datasource::Postgres(p) => p.close().await,
+                #[cfg(feature = "sqlite")]
+                Datasource::Sqlite(p) => p.close().await,
+            }
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => p.is_closed(),
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => p.is_closed(),
         }
     }
 }

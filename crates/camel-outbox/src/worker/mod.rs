@@ -17,6 +17,7 @@
 mod horizon;
 mod ownership;
 mod partition;
+mod running;
 mod scheduler;
 
 use std::fmt;

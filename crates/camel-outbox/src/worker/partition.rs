@@ -12,12 +12,11 @@ use std::time::Duration;
 
 use camel_api::CamelError;
 use futures::future::BoxFuture;
-use futures::FutureExt;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::horizon::{Advice, HorizonWatch};
+use super::running::{Delivered, DriverLost, Running};
 use super::scheduler::{Exclusion, Fetch, Scheduler};
 use super::Handler;
 use crate::error::Result;
@@ -30,10 +29,8 @@ use crate::store::{Page, PartitionStore, Position};
 /// in flight. Bounds the re-deliveries after a crash to what confirmed in this window.
 const DELETE_LINGER: Duration = Duration::from_millis(20);
 
-/// A delivery task's answer: which message (id, attempts before) and how it went. Tasks
-/// catch their own panics, so a `JoinError` only means the task was aborted.
-type Delivered = ((i64, u32), Result<(), CamelError>);
-type Outcome = Result<Delivered, tokio::task::JoinError>;
+/// A finished delivery, or the driver of the waiting ones lost (see [`Running`]).
+type Outcome = std::result::Result<Delivered, DriverLost>;
 
 /// A delivery after its first poll.
 enum Started {
@@ -64,7 +61,7 @@ fn start_delivery(handler: &Handler, message: StoredMessage) -> Started {
     })
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     panic
         .downcast_ref::<&str>()
         .copied()
@@ -80,7 +77,7 @@ pub(crate) struct PartitionWorker<S> {
     partition: u32,
     handler: Handler,
     metrics: WorkerMetrics,
-    deliveries: JoinSet<Delivered>,
+    deliveries: Running,
     batch: u32,
     horizon: HorizonWatch,
 }
@@ -97,7 +94,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             outbox,
             partition,
             handler,
-            deliveries: JoinSet::new(),
+            deliveries: Running::default(),
             batch,
             horizon,
         }
@@ -140,7 +137,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             }
             // Finished deliveries first: what they release (a group's next message, a
             // catch-up read) is then handled in this turn, not after the next wake-up.
-            while let Some(outcome) = self.deliveries.try_join_next() {
+            while let Some(outcome) = self.deliveries.try_next().await {
                 self.complete(outcome).await?;
             }
             self.sched.fire_due(now_ms());
@@ -210,7 +207,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => {}
-                Some(outcome) = self.deliveries.join_next(), if !self.deliveries.is_empty() => {
+                Some(outcome) = self.deliveries.next(), if !self.deliveries.is_empty() => {
                     self.complete(outcome).await?;
                 }
                 _ = waker.notified() => scan_needed = true,
@@ -295,8 +292,9 @@ impl<S: PartitionStore> PartitionWorker<S> {
     }
 
     /// Hands out everything the scheduler allows. Each delivery is polled once here: one
-    /// that completes at once (a synchronous route) is settled without a task; the others
-    /// run on their own task, so a slow route never holds up the partition's loop. What
+    /// that completes at once (a synchronous route) is settled here; the others go on to
+    /// the partition's driver task ([`Running`]), so a slow route never holds up the
+    /// partition's loop. What
     /// completed at once may release more messages, hence the loop.
     async fn dispatch(&mut self) -> Result<()> {
         let mut done = Vec::new();
@@ -305,18 +303,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
                 let key = (m.id, m.attempts);
                 match start_delivery(&self.handler, m) {
                     Started::Done(result) => done.push((key, result)),
-                    Started::Waiting(deliver) => {
-                        self.deliveries.spawn(async move {
-                            let result = AssertUnwindSafe(deliver).catch_unwind().await;
-                            let result = result.unwrap_or_else(|panic| {
-                                Err(CamelError::processor(format!(
-                                    "delivery panicked: {}",
-                                    panic_message(&*panic)
-                                )))
-                            });
-                            (key, result)
-                        });
-                    }
+                    Started::Waiting(deliver) => self.deliveries.push(key, deliver),
                 }
             }
             if done.is_empty() {
@@ -334,14 +321,15 @@ impl<S: PartitionStore> PartitionWorker<S> {
     async fn complete(&mut self, outcome: Outcome) -> Result<()> {
         match outcome {
             Ok(((id, attempts), result)) => self.settle(id, attempts, result).await,
-            // A panic the task could not catch (in a drop): which message it was is lost,
-            // so its group would stay in flight. Give the partition up; the next owner
-            // delivers the message again.
-            Err(e) if e.is_panic() => Err(crate::error::OutboxError::Config(format!(
-                "a delivery task panicked outside its delivery: {e}"
+            // A panic the driver could not catch (in a drop): which message it was is
+            // lost, so its group would stay in flight. Give the partition up; the next
+            // owner delivers the messages again.
+            Err(lost) if lost.panicked => Err(crate::error::OutboxError::Config(format!(
+                "a delivery panicked outside its delivery: {}",
+                lost.reason
             ))),
-            // Aborted (only the runtime shutting down does that): the message stays in
-            // the table and goes out again with the next owner.
+            // Aborted (only the runtime shutting down does that): the messages stay in
+            // the table and go out again with the next owner.
             Err(_) => Ok(()),
         }
     }
@@ -411,7 +399,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
     }
 
     async fn drain(mut self) -> Result<S> {
-        while let Some(outcome) = self.deliveries.join_next().await {
+        while let Some(outcome) = self.deliveries.next().await {
             self.complete(outcome).await?;
         }
         self.flush().await?;

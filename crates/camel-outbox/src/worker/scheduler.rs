@@ -67,6 +67,12 @@ enum Timer {
     Single,
 }
 
+/// Maps keyed by row id. Ids come from the database's sequence, not from users, so they
+/// need no DoS-resistant (SipHash) hashing, and the scheduler looks ids up several times
+/// per relayed row. Group keys are user data and keep std's hasher.
+type IdMap<V> = HashMap<i64, V, foldhash::fast::RandomState>;
+type IdSet = HashSet<i64, foldhash::fast::RandomState>;
+
 /// The scheduler of one partition (owned by its worker; no locking).
 #[derive(Debug)]
 pub(crate) struct Scheduler {
@@ -79,9 +85,9 @@ pub(crate) struct Scheduler {
     fetches: VecDeque<Fetch>,
     unordered: VecDeque<StoredMessage>,
     timers: BTreeSet<(i64, i64)>,
-    timer_of: HashMap<i64, Timer>,
-    known: HashSet<i64>,
-    inflight: HashMap<i64, Option<Arc<str>>>,
+    timer_of: IdMap<Timer>,
+    known: IdSet,
+    inflight: IdMap<Option<Arc<str>>>,
     to_delete: Vec<i64>,
     oldest_delete: Option<tokio::time::Instant>,
     buffered: usize,
@@ -101,9 +107,9 @@ impl Scheduler {
             fetches: VecDeque::new(),
             unordered: VecDeque::new(),
             timers: BTreeSet::new(),
-            timer_of: HashMap::new(),
-            known: HashSet::new(),
-            inflight: HashMap::new(),
+            timer_of: IdMap::default(),
+            known: IdSet::default(),
+            inflight: IdMap::default(),
             to_delete: Vec::new(),
             oldest_delete: None,
             buffered: 0,
