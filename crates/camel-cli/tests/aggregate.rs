@@ -1,5 +1,6 @@
-//! `aggregate` through the binary: JSON items read from files, aggregated by a field with
-//! a completion size and a completion timeout, each group written to a file.
+//! `aggregate` through the binary: JSON items read from files (or split out of one JSON
+//! array file by `jsonpath`), aggregated by a field with a completion size and a completion
+//! timeout, each group written to a file.
 
 mod support;
 
@@ -81,6 +82,121 @@ fn json_items_are_aggregated_by_a_field_and_written_to_files() {
         .collect();
     names.sort();
     assert_eq!(names, ["A-size.json", "B-timeout.json"]);
+}
+
+/// Issue 14's "through the binary" case: one JSON array file, split by `jsonpath` into its
+/// records, aggregated by customer (size 3, timeout 500 ms), each group written to a file.
+#[test]
+fn a_json_array_file_is_split_then_aggregated_by_a_field_into_files() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = root.path().join("in");
+    let out = root.path().join("out");
+    std::fs::create_dir_all(&inbox).unwrap();
+    // A: four records (a group of three by size, then one by timeout); B: two (timeout);
+    // C: three (size).
+    let records = [
+        (1, "A"),
+        (2, "B"),
+        (3, "A"),
+        (4, "C"),
+        (5, "A"),
+        (6, "C"),
+        (7, "B"),
+        (8, "A"),
+        (9, "C"),
+    ];
+    let array: Vec<serde_json::Value> = records
+        .iter()
+        .map(|(id, customer)| serde_json::json!({"id": id, "customer": customer}))
+        .collect();
+    std::fs::write(
+        inbox.join("orders.json"),
+        serde_json::Value::Array(array).to_string(),
+    )
+    .unwrap();
+    let routes = root.path().join("routes.yaml");
+    std::fs::write(
+        &routes,
+        format!(
+            r#"
+- route:
+    id: orders
+    from:
+      uri: 'file:{inbox}'
+      parameters: {{initial_delay: 0, delay: 50, delete: true}}
+      steps:
+        - split:
+            jsonpath: "$[*]"
+            steps:
+              - aggregate:
+                  correlationExpression: {{jsonpath: $.customer}}
+                  aggregationStrategy: GroupedBodyAggregationStrategy
+                  completionSize: 3
+                  completionTimeout: 500
+                  steps:
+                    - marshal: {{json: {{}}}}
+                    - to:
+                        uri: 'file:{out}'
+                        parameters:
+                          file_name: '${{exchangeProperty.CamelAggregatedCorrelationKey}}-${{exchangeProperty.CamelAggregatedCompletedBy}}.json'
+"#,
+            inbox = inbox.display(),
+            out = out.display()
+        ),
+    )
+    .unwrap();
+    let run = camel(&["run", routes.to_str().unwrap(), "--max-seconds", "3"]);
+    let log = support::text(&run);
+    assert!(run.status.success(), "{:?}\n{log}", run.status);
+
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{log}", out.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "A-size.json",
+            "A-timeout.json",
+            "B-timeout.json",
+            "C-size.json"
+        ],
+        "{log}"
+    );
+    let mut seen = Vec::new();
+    for name in &names {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        let group: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let customer = &name[..1];
+        let items = group.as_array().unwrap();
+        assert!(items.len() <= 3, "{name}: {group}");
+        for item in items {
+            assert_eq!(item["customer"], customer, "{name}: {group}");
+            seen.push(item["id"].as_i64().unwrap());
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        (1..=9).collect::<Vec<_>>(),
+        "every record exactly once"
+    );
+    let size = |name: &str| -> usize {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(
+        (size("A-size.json"), size("A-timeout.json")),
+        (3, 1),
+        "A: three by size, the fourth by timeout"
+    );
+    assert_eq!(size("B-timeout.json"), 2);
+    assert_eq!(size("C-size.json"), 3);
 }
 
 /// The crash route: items from `in/`, aggregated by order on PostgreSQL (size 3, timeout

@@ -533,3 +533,38 @@ async fn an_idempotent_consumer_in_camel_yaml_skips_duplicates() {
     );
     ctx.stop().await;
 }
+
+/// `completion_eager` (Camel's meaning): false (the default) completes the message id when
+/// the route is done with the exchange, so a failure after the block forgets the id and a
+/// redelivery runs the steps again; true completes it at the end of the block, so the
+/// failure after it does not matter and the redelivery is a duplicate.
+#[tokio::test]
+async fn completion_eager_decides_whether_a_failure_after_the_block_forgets_the_id() {
+    for (completion_eager, runs) in [(false, 2), (true, 1)] {
+        let (ctx, mock) = context(&format!(
+            r#"
+- route:
+    from:
+      uri: direct:in
+      steps:
+        - idempotentConsumer:
+            header: id
+            completionEager: {completion_eager}
+            steps:
+              - to: mock:out
+        - throwException: {{exceptionType: IllegalStateException, message: after the block}}
+"#
+        ))
+        .await;
+        for _ in 0..2 {
+            let err = send(&ctx, "a", "x").await.unwrap_err();
+            assert!(err.to_string().contains("after the block"), "{err}");
+        }
+        assert_eq!(
+            mock.endpoint("out").received_count(),
+            runs,
+            "completion_eager: {completion_eager}"
+        );
+        ctx.stop().await;
+    }
+}

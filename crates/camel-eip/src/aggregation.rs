@@ -33,6 +33,18 @@ pub trait AggregationStrategy: Send + Sync + 'static {
     /// for its exchanges).
     fn aggregate(&self, old: Option<Exchange>, new: Exchange) -> Result<Exchange, CamelError>;
 
+    /// [`aggregate`](Self::aggregate) for a caller that keeps `new` (the aggregator passes
+    /// its incoming exchange on unchanged). The default clones `new`; a strategy that only
+    /// reads it (the grouped and string built-ins take its body) overrides this to save
+    /// the copy. Must give the same result as `aggregate(old, new.clone())`.
+    fn aggregate_borrowed(
+        &self,
+        old: Option<Exchange>,
+        new: &Exchange,
+    ) -> Result<Exchange, CamelError> {
+        self.aggregate(old, new.clone())
+    }
+
     /// Called once with the finished aggregate; `original` is the exchange that was split
     /// or multicast, where the EIP has one. The default keeps the aggregate.
     fn on_completion(&self, aggregated: Exchange, original: Option<&Exchange>) -> Exchange {
@@ -84,21 +96,24 @@ impl AggregationStrategy for Builtin {
         match self {
             Builtin::UseLatest => Ok(new),
             Builtin::UseOriginal => Ok(old.unwrap_or(new)),
-            Builtin::GroupedBody => Ok(push(old, new, |m| body_json(&m.body))),
-            Builtin::GroupedMessage => Ok(push(old, new, message_json)),
-            Builtin::String { delimiter } => {
-                let text = body_text(&new.message.body);
+            Builtin::GroupedBody | Builtin::GroupedMessage | Builtin::String { .. } => {
                 Ok(match old {
-                    None => with_body(new, Body::from(text)),
-                    Some(mut acc) => {
-                        let mut joined = body_text(&acc.message.body);
-                        joined.push_str(delimiter);
-                        joined.push_str(&text);
-                        acc.message.body = Body::from(joined);
-                        acc
-                    }
+                    None => self.first(new),
+                    Some(acc) => self.fold_into(acc, &new.message),
                 })
             }
+        }
+    }
+
+    fn aggregate_borrowed(
+        &self,
+        old: Option<Exchange>,
+        new: &Exchange,
+    ) -> Result<Exchange, CamelError> {
+        match (self, old) {
+            (Builtin::UseLatest, _) | (_, None) => self.aggregate(None, new.clone()),
+            (Builtin::UseOriginal, Some(acc)) => Ok(acc),
+            (_, Some(acc)) => Ok(self.fold_into(acc, &new.message)),
         }
     }
 
@@ -107,6 +122,39 @@ impl AggregationStrategy for Builtin {
             (Builtin::UseOriginal, Some(original)) => original.clone(),
             _ => aggregated,
         }
+    }
+}
+
+impl Builtin {
+    /// The aggregate of a group's first exchange (grouped and string strategies).
+    fn first(&self, new: Exchange) -> Exchange {
+        let body = match self {
+            Builtin::GroupedBody => {
+                Body::from(serde_json::Value::Array(vec![body_json(&new.message.body)]))
+            }
+            Builtin::GroupedMessage => {
+                Body::from(serde_json::Value::Array(vec![message_json(&new.message)]))
+            }
+            Builtin::String { .. } => Body::from(body_text(&new.message.body)),
+            Builtin::UseLatest | Builtin::UseOriginal => return new,
+        };
+        with_body(new, body)
+    }
+
+    /// Adds `new` to the running aggregate `acc` (grouped and string strategies).
+    fn fold_into(&self, mut acc: Exchange, new: &Message) -> Exchange {
+        match self {
+            Builtin::GroupedBody => append(&mut acc.message.body, body_json(&new.body)),
+            Builtin::GroupedMessage => append(&mut acc.message.body, message_json(new)),
+            Builtin::String { delimiter } => {
+                let mut joined = body_text(&acc.message.body);
+                joined.push_str(delimiter);
+                joined.push_str(&body_text(&new.body));
+                acc.message.body = Body::from(joined);
+            }
+            Builtin::UseLatest | Builtin::UseOriginal => {}
+        }
+        acc
     }
 }
 
@@ -166,27 +214,25 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "string",
 ];
 
-fn push(
-    old: Option<Exchange>,
-    new: Exchange,
-    item: impl Fn(&Message) -> serde_json::Value,
-) -> Exchange {
-    let value = item(&new.message);
-    match old {
-        None => with_body(new, Body::from(serde_json::Value::Array(vec![value]))),
-        Some(mut acc) => {
-            let mut items = match std::mem::take(&mut acc.message.body) {
-                Body::Json(j) => match Arc::try_unwrap(j).unwrap_or_else(|j| (*j).clone()) {
-                    serde_json::Value::Array(items) => items,
-                    other => vec![other],
-                },
-                other => vec![body_json(&other)],
-            };
+/// Appends `value` to a JSON array body. The array is extended where it lies when the body
+/// is its only owner (the aggregator's case), so a growing group is neither copied nor
+/// re-allocated per exchange; any other body becomes the array's first item.
+fn append(body: &mut Body, value: serde_json::Value) {
+    if let Body::Json(j) = body {
+        if let Some(serde_json::Value::Array(items)) = Arc::get_mut(j) {
             items.push(value);
-            acc.message.body = Body::from(serde_json::Value::Array(items));
-            acc
+            return;
         }
     }
+    let mut items = match std::mem::take(body) {
+        Body::Json(j) => match Arc::try_unwrap(j).unwrap_or_else(|j| (*j).clone()) {
+            serde_json::Value::Array(items) => items,
+            other => vec![other],
+        },
+        other => vec![body_json(&other)],
+    };
+    items.push(value);
+    *body = Body::from(serde_json::Value::Array(items));
 }
 
 fn with_body(mut ex: Exchange, body: Body) -> Exchange {

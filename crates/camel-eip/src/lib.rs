@@ -40,6 +40,7 @@ pub mod throttle;
 pub mod trace;
 pub mod transacted;
 pub mod try_catch;
+pub mod unit_of_work;
 pub mod validate;
 pub mod variable;
 pub mod wire_tap;

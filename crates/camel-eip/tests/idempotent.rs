@@ -1,5 +1,5 @@
-//! The idempotent consumer's options: eager, skip_duplicate, remove_on_failure, and the
-//! bounded memory repository.
+//! The idempotent consumer's options: eager, skip_duplicate, remove_on_failure,
+//! completion_eager, and the bounded memory repository.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -113,6 +113,39 @@ async fn lazy_mode_records_the_id_only_after_success() {
     assert!(repo.contains("ok").await.unwrap());
     c.process(ex("ok")).await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+/// In a unit of work (a route), `completion_eager: false` completes the id when the route
+/// is done: a failure after the block forgets it (and a lazy consumer records it only then).
+/// `true` completes it when the steps return. Outside a unit both complete at the block's end.
+#[tokio::test]
+async fn completion_eager_decides_when_the_id_is_completed() {
+    use camel_eip::unit_of_work::scoped;
+    for (completion_eager, eager, in_unit, kept) in [
+        (false, true, true, false),
+        (false, false, true, false),
+        (true, true, true, true),
+        (true, false, true, true),
+        (false, true, false, true),
+    ] {
+        let (steps, _) = counting(None);
+        let repo = Arc::new(MemoryIdempotentRepository::default());
+        let options = IdempotentOptions {
+            eager,
+            completion_eager,
+            ..Default::default()
+        };
+        let block = IdempotentConsumer::new(Arc::new(Id), repo.clone(), steps, options);
+        let after = BoxProcessor::sync(|_| Err(CamelError::processor("after the block")));
+        let route = camel_eip::pipeline::pipeline(vec![block.into_processor(), after]);
+        let route = if in_unit { scoped(route) } else { route };
+        assert!(route.process(ex("a")).await.is_err());
+        assert_eq!(
+            repo.contains("a").await.unwrap(),
+            kept,
+            "completion_eager={completion_eager} eager={eager} in_unit={in_unit}"
+        );
+    }
 }
 
 #[tokio::test]

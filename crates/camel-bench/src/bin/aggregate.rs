@@ -8,7 +8,9 @@
 //! cargo run --release -p camel-bench --bin aggregate
 //! ```
 //! `AGGREGATE_EXCHANGES` (default 1,000,000) and `AGGREGATE_PG_EXCHANGES` (default 20,000)
-//! change the counts.
+//! change the counts. `AGGREGATE_SIDE=ours|baseline` runs one in-memory pass of that side
+//! only and prints no `RESULT` (for instruction counts under callgrind, see
+//! `scripts/callgrind-aggregate.sh`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -183,6 +185,20 @@ async fn raw_sql(pool: &sqlx::PgPool, n: u64, name: &str) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let n = count_from_env("AGGREGATE_EXCHANGES", 1_000_000);
+    match std::env::var("AGGREGATE_SIDE").as_deref() {
+        Ok("ours") => {
+            let (rate, groups) = ours(n, None).await;
+            println!("ours {rate:.0}/s, {groups} groups");
+            return;
+        }
+        Ok("baseline") => {
+            let (rate, groups) = baseline(n);
+            println!("baseline {rate:.0}/s, {groups} groups");
+            return;
+        }
+        Ok(other) => panic!("AGGREGATE_SIDE is `ours` or `baseline`, not `{other}`"),
+        Err(_) => {}
+    }
     let mut ratios = Vec::new();
     for run in 0..3 {
         let (base, base_groups) = baseline(n);

@@ -168,7 +168,10 @@ fn compile_first_error(
     if handler.as_ref().is_some_and(|h| h.keeps_original()) {
         pipeline = camel_eip::error_handler::keep_original(pipeline);
     }
-    let pipeline = super::errors::completions(registry, route, &id, pipeline, &mut lifecycles)?;
+    let mut pipeline = super::errors::completions(registry, route, &id, pipeline, &mut lifecycles)?;
+    if completes_at_end(route) {
+        pipeline = camel_eip::unit_of_work::scoped(pipeline);
+    }
     Ok(CompiledRoute {
         id,
         source,
@@ -177,6 +180,32 @@ fn compile_first_error(
             lifecycles,
         },
     })
+}
+
+/// True when `route` has, at any depth, an idempotent consumer that completes when the
+/// exchange is done (`completion_eager` false, Camel's default): the route then opens a
+/// unit of work per exchange (`camel_eip::unit_of_work`). Other routes pay nothing for it.
+fn completes_at_end(route: &RouteDefinition) -> bool {
+    fn deferred(config: &Json) -> bool {
+        let eager = ["completion_eager", "completionEager"]
+            .iter()
+            .any(|k| config.get(k).and_then(Json::as_bool) == Some(true));
+        !eager
+    }
+    fn scan(value: &Json) -> bool {
+        match value {
+            Json::Object(m) => m.iter().any(|(k, v)| {
+                (matches!(k.as_str(), "idempotent_consumer" | "idempotentConsumer") && deferred(v))
+                    || scan(v)
+            }),
+            Json::Array(items) => items.iter().any(scan),
+            _ => false,
+        }
+    }
+    route
+        .steps
+        .iter()
+        .any(|s| (s.name == "idempotent_consumer" && deferred(&s.config)) || scan(&s.config))
 }
 
 /// Compiles the top-level `resequence` at index `at`: the steps after it (its nested

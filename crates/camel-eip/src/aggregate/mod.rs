@@ -51,6 +51,7 @@
 //! ```
 
 mod completion;
+mod intake;
 mod lifecycle;
 mod repository;
 mod service;
@@ -98,7 +99,7 @@ impl Aggregator {
     ) -> Self {
         let inner = Arc::new(service::Inner::new(route_id, step_name, options, parts));
         Aggregator {
-            processor: BoxProcessor::new(service::Intake(inner.clone())),
+            processor: BoxProcessor::new(intake::Intake(inner.clone())),
             lifecycle: Arc::new(lifecycle::Lifecycle::new(inner)),
         }
     }

@@ -113,6 +113,20 @@ pub trait AggregationRepository: Send + Sync + fmt::Debug + 'static {
     async fn record_attempt(&self, completion_id: &str) -> Result<(), CamelError>;
 }
 
+/// What an update made of a group in [`MemoryAggregationRepository::change`].
+#[derive(Debug)]
+pub(crate) enum GroupChange {
+    /// Still open, with this aggregate.
+    Open(Exchange),
+    /// Completed: kept under `completion_id` until confirmed.
+    Completed {
+        completion_id: String,
+        exchange: Exchange,
+    },
+    /// Gone (its aggregation failed and it was discarded).
+    Dropped,
+}
+
 /// A repository shared by steps (and registrable as a context resource).
 pub type SharedRepository = Arc<dyn AggregationRepository>;
 
@@ -168,33 +182,79 @@ impl MemoryAggregationRepository {
             .filter(|(ex, _)| ex.is_some())
             .count()
     }
-}
 
-#[async_trait]
-impl AggregationRepository for MemoryAggregationRepository {
-    async fn get(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
-        Ok(self.state().open.get(key).and_then(|(ex, v)| {
-            ex.as_ref().map(|ex| StoredGroup {
-                exchange: ex.clone(),
-                version: *v,
-            })
-        }))
+    /// An update of the open group of `key` by a caller that holds the aggregator's update
+    /// lock, with one look-up of the key: `change` gets the group so far (`None`: a new
+    /// group) and says what becomes of it. It runs with the repository locked, so it must
+    /// be short and must not call back into the repository.
+    pub(crate) fn change<R>(
+        &self,
+        key: &str,
+        change: impl FnOnce(Option<Exchange>) -> (GroupChange, R),
+    ) -> R {
+        let mut state = self.state();
+        let state = &mut *state;
+        let (after, result) = match state.open.get_mut(key) {
+            Some((slot, version)) => {
+                // Taken out while `change` runs: if it panics the group reads as absent, as
+                // after a failed `get_for_update`.
+                let (after, result) = change(slot.take());
+                if let GroupChange::Open(exchange) = after {
+                    state.next_version += 1;
+                    *slot = Some(exchange);
+                    *version = state.next_version;
+                    return result;
+                }
+                (after, result)
+            }
+            None => change(None),
+        };
+        match after {
+            GroupChange::Open(exchange) => {
+                state.next_version += 1;
+                state
+                    .open
+                    .insert(key.to_string(), (Some(exchange), state.next_version));
+            }
+            GroupChange::Completed {
+                completion_id,
+                exchange,
+            } => {
+                state.open.remove(key);
+                state.completed.insert(
+                    completion_id,
+                    Completed {
+                        key: key.to_string(),
+                        exchange,
+                        at: Instant::now(),
+                        attempts: 0,
+                    },
+                );
+            }
+            GroupChange::Dropped => {
+                state.open.remove(key);
+            }
+        }
+        result
     }
 
-    async fn get_for_update(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
+    /// [`get_for_update`](AggregationRepository::get_for_update) without a future: the
+    /// group's own copy, lent to the caller until its `put_now` or `complete_now`.
+    pub(crate) fn lend(&self, key: &str) -> Option<StoredGroup> {
         // A lent entry whose update never came back (the strategy failed) reads as absent.
-        Ok(self.state().open.get_mut(key).and_then(|(ex, v)| {
+        self.state().open.get_mut(key).and_then(|(ex, v)| {
             ex.take().map(|exchange| StoredGroup {
                 exchange,
                 version: *v,
             })
-        }))
+        })
     }
 
-    async fn put(
+    /// [`put`](AggregationRepository::put) of an exchange the caller gives up (no copy).
+    pub(crate) fn put_now(
         &self,
         key: &str,
-        exchange: &Exchange,
+        exchange: Exchange,
         version: Option<u64>,
     ) -> Result<u64, RepositoryError> {
         let mut state = self.state();
@@ -202,24 +262,23 @@ impl AggregationRepository for MemoryAggregationRepository {
         let next = state.next_version;
         match (state.open.get_mut(key), version) {
             (Some((ex, v)), Some(expected)) if *v == expected => {
-                *ex = Some(exchange.clone());
+                *ex = Some(exchange);
                 *v = next;
             }
             (Some((ex @ None, v)), None) => {
-                *ex = Some(exchange.clone());
+                *ex = Some(exchange);
                 *v = next;
             }
             (None, None) => {
-                state
-                    .open
-                    .insert(key.to_string(), (Some(exchange.clone()), next));
+                state.open.insert(key.to_string(), (Some(exchange), next));
             }
             _ => return Err(RepositoryError::Conflict),
         }
         Ok(next)
     }
 
-    async fn complete(
+    /// [`complete`](AggregationRepository::complete) without a future.
+    pub(crate) fn complete_now(
         &self,
         key: &str,
         version: Option<u64>,
@@ -243,6 +302,41 @@ impl AggregationRepository for MemoryAggregationRepository {
             },
         );
         Ok(())
+    }
+}
+
+#[async_trait]
+impl AggregationRepository for MemoryAggregationRepository {
+    async fn get(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
+        Ok(self.state().open.get(key).and_then(|(ex, v)| {
+            ex.as_ref().map(|ex| StoredGroup {
+                exchange: ex.clone(),
+                version: *v,
+            })
+        }))
+    }
+
+    async fn get_for_update(&self, key: &str) -> Result<Option<StoredGroup>, CamelError> {
+        Ok(self.lend(key))
+    }
+
+    async fn put(
+        &self,
+        key: &str,
+        exchange: &Exchange,
+        version: Option<u64>,
+    ) -> Result<u64, RepositoryError> {
+        self.put_now(key, exchange.clone(), version)
+    }
+
+    async fn complete(
+        &self,
+        key: &str,
+        version: Option<u64>,
+        completion_id: &str,
+        exchange: &Exchange,
+    ) -> Result<(), RepositoryError> {
+        self.complete_now(key, version, completion_id, exchange)
     }
 
     async fn confirm(&self, completion_id: &str) -> Result<(), CamelError> {

@@ -1,15 +1,12 @@
-//! The aggregator's intake and completion: one exchange in, its group updated in the
-//! repository, completed groups delivered to the nested steps.
+//! The aggregator's shared state and completion: groups taken out of the repository and
+//! delivered to the nested steps. The intake (one exchange in) is in `intake.rs`.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use camel_api::{
-    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Exchange, Process, ProcessorFuture,
-    Value,
-};
+use camel_api::{BoxExpression, BoxPredicate, BoxProcessor, CamelError, Exchange};
 use tokio::sync::{Notify, RwLock};
 use tokio::time::Instant;
 use tracing::{debug, warn};
@@ -20,7 +17,7 @@ use super::repository::{MemoryAggregationRepository, RepositoryError, SharedRepo
 use crate::aggregation::SharedStrategy;
 
 /// A write that keeps conflicting this many times in a row fails the exchange.
-const MAX_CONFLICT_RETRIES: usize = 1000;
+pub(super) const MAX_CONFLICT_RETRIES: usize = 1000;
 
 /// The aggregator's options, decoded from [`crate::config::Aggregate`].
 #[derive(Clone, Debug, Default)]
@@ -121,10 +118,18 @@ pub(crate) struct Inner {
     pub(crate) route_id: String,
     pub(crate) step_name: String,
     pub(crate) options: AggregatorOptions,
-    parts: AggregatorParts,
+    pub(super) parts: AggregatorParts,
     pub(crate) repository: SharedRepository,
     /// Set when the repository is this step's own in-memory one (handed over on a swap).
     pub(crate) own_memory: Option<Arc<MemoryAggregationRepository>>,
+    /// The own in-memory repository when the options allow the synchronous intake (see
+    /// `intake.rs`): pessimistic locking, no completion that lists every group per
+    /// exchange (`completion_on_new_correlation_group`, `completion_from_batch_consumer`).
+    pub(super) sync_memory: Option<Arc<MemoryAggregationRepository>>,
+    /// The names of `CamelAggregatedSize` and `CamelAggregatedCorrelationKey`, allocated
+    /// once: every exchange sets both on its aggregate.
+    pub(super) size_name: Arc<str>,
+    pub(super) key_name: Arc<str>,
     /// Serialises updates unless `optimistic_locking`.
     pub(crate) lock: tokio::sync::Mutex<()>,
     /// `true` while the step takes exchanges; an update holds a read guard, so the
@@ -133,14 +138,14 @@ pub(crate) struct Inner {
     pub(crate) deadlines: Mutex<Deadlines>,
     /// Woken when a deadline earlier than any armed one is set.
     pub(crate) rearmed: Notify,
-    closed: Mutex<ClosedKeys>,
+    pub(super) closed: Mutex<ClosedKeys>,
     /// Exchanges aggregated in the current batch (`completion_from_batch_consumer`).
-    batch_seen: AtomicUsize,
+    pub(super) batch_seen: AtomicUsize,
     /// Completion ids being delivered now (recovery leaves them alone).
     pub(crate) delivering: Mutex<HashSet<String>>,
 }
 
-fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Every critical section is a few map operations that leave the value consistent.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -159,6 +164,11 @@ impl Inner {
                 (memory.clone(), Some(memory))
             }
         };
+        let sync_memory = own_memory.clone().filter(|_| {
+            !options.optimistic_locking
+                && !options.completion_on_new_correlation_group
+                && !options.completion_from_batch_consumer
+        });
         Inner {
             route_id: route_id.to_string(),
             step_name: step_name.to_string(),
@@ -169,6 +179,9 @@ impl Inner {
             parts,
             repository,
             own_memory,
+            sync_memory,
+            size_name: Arc::from(names::SIZE),
+            key_name: Arc::from(names::CORRELATION_KEY),
             lock: tokio::sync::Mutex::new(()),
             gate: RwLock::new(true),
             deadlines: Mutex::new(Deadlines::default()),
@@ -176,197 +189,6 @@ impl Inner {
             batch_seen: AtomicUsize::new(0),
             delivering: Mutex::new(HashSet::new()),
         }
-    }
-
-    fn correlation_key(&self, ex: &Exchange) -> Result<Option<String>, CamelError> {
-        let value = self.parts.correlation.evaluate(ex)?;
-        let key = match value {
-            Value::Null => None,
-            Value::Json(j) if j.is_null() => None,
-            other => other
-                .as_str()
-                .map(str::to_string)
-                .or_else(|| Some(other.to_json().to_string())),
-        };
-        Ok(key.filter(|k| !k.is_empty()))
-    }
-
-    /// Takes one exchange into its group; returns it unchanged.
-    pub(crate) async fn accept(self: Arc<Self>, ex: Exchange) -> Result<Exchange, CamelError> {
-        let Some(key) = self.correlation_key(&ex)? else {
-            if self.options.ignore_invalid_correlation_keys {
-                debug!(route_id = %self.route_id, "aggregate: no correlation key, exchange passed on");
-                return Ok(ex);
-            }
-            return Err(CamelError::user(
-                "CamelExchangeException",
-                format!(
-                    "aggregate `{}`: the correlation expression gave no key (set ignore_invalid_correlation_keys to pass such exchanges on)",
-                    self.step_name
-                ),
-            ));
-        };
-        if self.options.close_correlation_key_on_completion.is_some()
-            && locked(&self.closed).contains(&key)
-        {
-            return Err(CamelError::user(
-                "ClosedCorrelationKeyException",
-                format!("aggregate: correlation key `{key}` is closed (its group completed)"),
-            ));
-        }
-        let size_limit = match &self.parts.completion_size {
-            Some(e) => e
-                .evaluate(&ex)?
-                .as_i64()
-                .and_then(|n| usize::try_from(n).ok())
-                .or(self.options.completion_size),
-            None => self.options.completion_size,
-        };
-        let timeout = match &self.parts.completion_timeout {
-            Some(e) => e
-                .evaluate(&ex)?
-                .as_i64()
-                .and_then(|n| u64::try_from(n).ok())
-                .map(Duration::from_millis)
-                .or(self.options.completion_timeout),
-            None => self.options.completion_timeout,
-        };
-        let eager_done = match (
-            &self.parts.completion_predicate,
-            self.options.eager_check_completion,
-        ) {
-            (Some(p), true) => p.matches(&ex)?,
-            _ => false,
-        };
-        let batch_size = if self.options.completion_from_batch_consumer {
-            ex.property("CamelBatchSize")
-                .or_else(|| ex.header("CamelBatchSize"))
-                .and_then(Value::as_i64)
-        } else {
-            None
-        };
-
-        let gate = self.gate.read().await;
-        if !*gate {
-            return Err(CamelError::Stopping(
-                format!("aggregate `{}` is stopping", self.step_name).into(),
-            ));
-        }
-        let guard = if self.options.optimistic_locking {
-            None
-        } else {
-            Some(self.lock.lock().await)
-        };
-        let mut out = Vec::new();
-        let mut retries = 0;
-        let new_group = loop {
-            let stored = if guard.is_some() {
-                self.repository.get_for_update(&key).await?
-            } else {
-                self.repository.get(&key).await?
-            };
-            let new_group = stored.is_none();
-            let (old, version) = match stored {
-                Some(s) => (Some(s.exchange), Some(s.version)),
-                None => (None, None),
-            };
-            let old_size = old
-                .as_ref()
-                .and_then(|o| o.property(names::SIZE))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            let mut aggregated = match self.parts.strategy.aggregate(old, ex.clone()) {
-                Ok(a) => a,
-                Err(e) if self.options.discard_on_aggregation_failure => {
-                    warn!(route_id = %self.route_id, key = %key, error = %e, "aggregation failed; the group is discarded");
-                    if let Some(c) = self.take(&key, CompletedBy::Predicate).await? {
-                        self.repository.confirm(&c.completion_id).await?;
-                    }
-                    return Ok(ex);
-                }
-                Err(e) => return Err(e),
-            };
-            let size = old_size + 1;
-            aggregated.properties.insert(names::SIZE, size);
-            aggregated
-                .properties
-                .insert(names::CORRELATION_KEY, key.as_str());
-            let lazy_done = match (
-                &self.parts.completion_predicate,
-                self.options.eager_check_completion,
-            ) {
-                (Some(p), false) => p.matches(&aggregated)?,
-                _ => false,
-            };
-            let by = if eager_done || lazy_done {
-                Some(CompletedBy::Predicate)
-            } else if size_limit.is_some_and(|n| size as usize >= n) {
-                Some(CompletedBy::Size)
-            } else {
-                None
-            };
-            let written = match by {
-                Some(by) => {
-                    let c = self.finish(aggregated, by);
-                    match self
-                        .repository
-                        .complete(&key, version, &c.completion_id, &c.exchange)
-                        .await
-                    {
-                        Ok(()) => {
-                            self.closed_now(&key);
-                            out.push(c);
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-                None => match self.repository.put(&key, &aggregated, version).await {
-                    Ok(_) => {
-                        if let Some(t) = timeout {
-                            self.arm(&key, Instant::now() + t);
-                        }
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
-                },
-            };
-            match written {
-                Ok(()) => break new_group,
-                Err(RepositoryError::Conflict) if retries < MAX_CONFLICT_RETRIES => {
-                    retries += 1;
-                    tokio::task::yield_now().await;
-                }
-                Err(RepositoryError::Conflict) => {
-                    return Err(CamelError::processor(format!(
-                        "aggregate: group `{key}` kept changing under {retries} attempts"
-                    )))
-                }
-                Err(RepositoryError::Failed(e)) => return Err(e),
-            }
-        };
-        if new_group && self.options.completion_on_new_correlation_group {
-            for other in self.repository.keys().await? {
-                if other != key {
-                    out.extend(self.take(&other, CompletedBy::NewCorrelationGroup).await?);
-                }
-            }
-        }
-        if let Some(batch) = batch_size {
-            let seen = self.batch_seen.fetch_add(1, Ordering::AcqRel) + 1;
-            if seen as i64 >= batch {
-                self.batch_seen.store(0, Ordering::Release);
-                for k in self.repository.keys().await? {
-                    out.extend(self.take(&k, CompletedBy::Consumer).await?);
-                }
-            }
-        }
-        drop(guard);
-        drop(gate);
-        for c in out {
-            self.deliver(c).await;
-        }
-        Ok(ex)
     }
 
     /// Completes the open group of `key` (if any) by `by`, taking it out of the
@@ -400,7 +222,7 @@ impl Inner {
         )))
     }
 
-    fn finish(&self, mut exchange: Exchange, by: CompletedBy) -> Completion {
+    pub(super) fn finish(&self, mut exchange: Exchange, by: CompletedBy) -> Completion {
         exchange.properties.insert(names::COMPLETED_BY, by.as_str());
         let exchange = self.parts.strategy.on_completion(exchange, None);
         Completion {
@@ -414,14 +236,14 @@ impl Inner {
         }
     }
 
-    fn closed_now(&self, key: &str) {
+    pub(super) fn closed_now(&self, key: &str) {
         self.disarm(key);
         if self.options.close_correlation_key_on_completion.is_some() {
             locked(&self.closed).close(key);
         }
     }
 
-    fn arm(&self, key: &str, at: Instant) {
+    pub(super) fn arm(&self, key: &str, at: Instant) {
         let mut d = locked(&self.deadlines);
         let before = d.next();
         d.arm(key, at);
@@ -431,7 +253,7 @@ impl Inner {
         }
     }
 
-    fn disarm(&self, key: &str) {
+    pub(super) fn disarm(&self, key: &str) {
         if self.options.completion_timeout.is_some() || self.parts.completion_timeout.is_some() {
             locked(&self.deadlines).disarm(key);
         }
@@ -517,14 +339,5 @@ impl Inner {
             .await;
         }
         Ok(())
-    }
-}
-
-/// The intake processor.
-pub(crate) struct Intake(pub(crate) Arc<Inner>);
-
-impl Process for Intake {
-    fn process(&self, exchange: Exchange) -> ProcessorFuture {
-        ProcessorFuture::boxed(self.0.clone().accept(exchange))
     }
 }

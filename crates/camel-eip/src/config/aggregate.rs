@@ -274,8 +274,9 @@ camel_api::expression_config! {
         /// Forget the id when `steps` fail (default true), so a redelivery is processed.
         #[serde(default, alias = "removeOnFailure", skip_serializing_if = "Option::is_none")]
         pub remove_on_failure: Option<bool>,
-        /// Accepted: the id is confirmed when `steps` return, which is the end of the
-        /// exchange's pass through this step either way.
+        /// Complete the id when `steps` return (true) instead of when the route is done
+        /// with the exchange (false, Camel's default: a failure after the block also
+        /// forgets the id).
         #[serde(default, alias = "completionEager", skip_serializing_if = "std::ops::Not::not")]
         pub completion_eager: bool,
         /// Run on each message seen for the first time.

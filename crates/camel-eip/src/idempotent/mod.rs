@@ -1,6 +1,11 @@
 //! The Idempotent Consumer EIP: `steps` run once per message id; a duplicate is skipped
 //! (or, with `skip_duplicate: false`, run with `CamelDuplicateMessage = true`).
 //!
+//! With `completion_eager: false` (Camel's default) the id is completed — confirmed, or
+//! forgotten when the exchange failed — when the route is done with the exchange, through
+//! its [`unit of work`](crate::unit_of_work); without an open unit (the processor used on
+//! its own, as below) it completes when the steps return, as with `completion_eager: true`.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +60,10 @@ pub struct IdempotentOptions {
     pub skip_duplicate: bool,
     /// Forget the id when the steps fail.
     pub remove_on_failure: bool,
+    /// Complete (confirm the id, or forget it after a failure) when the steps return;
+    /// `false` (Camel's default) completes when the route is done with the exchange, so a
+    /// failure after the block also forgets the id (see [`crate::unit_of_work`]).
+    pub completion_eager: bool,
 }
 
 impl Default for IdempotentOptions {
@@ -63,6 +72,7 @@ impl Default for IdempotentOptions {
             eager: true,
             skip_duplicate: true,
             remove_on_failure: true,
+            completion_eager: false,
         }
     }
 }
@@ -74,6 +84,7 @@ impl From<&crate::config::IdempotentConsumer> for IdempotentOptions {
             eager: c.eager.unwrap_or(d.eager),
             skip_duplicate: c.skip_duplicate.unwrap_or(d.skip_duplicate),
             remove_on_failure: c.remove_on_failure.unwrap_or(d.remove_on_failure),
+            completion_eager: c.completion_eager,
         }
     }
 }
@@ -153,19 +164,48 @@ impl Inner {
         }
         match self.steps.process(ex).await {
             Ok(done) => {
-                if !self.options.eager {
-                    self.repository.add(&id).await?;
+                if !self.options.completion_eager {
+                    let (this, deferred_id) = (self.clone(), id.clone());
+                    let deferred = crate::unit_of_work::on_done(move |failed| {
+                        Box::pin(async move {
+                            if let Err(e) = this.complete(&deferred_id, failed).await {
+                                warn!(error = %e, "idempotent_consumer: could not complete a message id at the end of its exchange");
+                            }
+                        })
+                    });
+                    if deferred.is_ok() {
+                        return Ok(done);
+                    }
+                    // No unit of work here: complete at the end of the block.
                 }
-                self.repository.confirm(&id).await?;
+                self.complete(&id, false).await?;
                 Ok(done)
             }
             Err(e) => {
-                if self.options.eager && self.options.remove_on_failure {
-                    if let Err(r) = self.repository.remove(&id).await {
-                        warn!(error = %r, "idempotent_consumer: could not forget a failed message id; a redelivery will be seen as a duplicate");
-                    }
-                }
+                self.forget_failed(&id).await;
                 Err(e)
+            }
+        }
+    }
+
+    /// Completes `id` once its exchange (or, with `completion_eager`, its block) is done:
+    /// a success records and confirms it; a failure forgets it (`eager` and
+    /// `remove_on_failure`).
+    async fn complete(&self, id: &str, failed: bool) -> Result<(), CamelError> {
+        if failed {
+            self.forget_failed(id).await;
+            return Ok(());
+        }
+        if !self.options.eager {
+            self.repository.add(id).await?;
+        }
+        self.repository.confirm(id).await
+    }
+
+    async fn forget_failed(&self, id: &str) {
+        if self.options.eager && self.options.remove_on_failure {
+            if let Err(r) = self.repository.remove(id).await {
+                warn!(error = %r, "idempotent_consumer: could not forget a failed message id; a redelivery will be seen as a duplicate");
             }
         }
     }
