@@ -169,8 +169,10 @@ fn compile_first_error(
         pipeline = camel_eip::error_handler::keep_original(pipeline);
     }
     let pipeline = super::errors::completions(registry, route, &id, pipeline, &mut lifecycles)?;
+    let unordered_destinations = super::order::unordered_destinations(registry, route, &*source);
     Ok(CompiledRoute {
         id,
+        unordered_destinations,
         source,
         assembly: PipelineAssembly {
             pipeline,
