@@ -47,6 +47,16 @@ pub trait Component: Send + Sync + fmt::Debug + 'static {
     fn left_at_stop(&self) -> Vec<(String, usize)> {
         Vec::new()
     }
+
+    /// Whether the destination `uri` names keeps the order in which messages are sent to
+    /// it: `Some(false)` for one known not to (an SQS standard queue), `Some(true)` for one
+    /// known to, `None` when the component does not say. A route whose source hands out
+    /// ordered exchanges ([`Endpoint::delivers_in_order`]) warns at start about each `to`
+    /// answering `Some(false)`. Read from the URI alone: no endpoint is built.
+    fn keeps_order(&self, uri: &EndpointUri) -> Option<bool> {
+        let _ = uri;
+        None
+    }
 }
 
 /// What [`Component::context_changed`] announces.
@@ -88,6 +98,14 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
     /// the route.
     fn lifecycle(&self) -> Option<Arc<dyn StepLifecycle>> {
         None
+    }
+
+    /// As a source: true when the consumer hands out exchanges in an order their
+    /// destinations are meant to keep (an outbox relayed in order per group). The route
+    /// then warns at start about each `to` whose component says it does not keep order
+    /// ([`Component::keeps_order`]).
+    fn delivers_in_order(&self) -> bool {
+        false
     }
 }
 

@@ -49,6 +49,9 @@ pub use worker::{Relay, RelayHandle};
 pub mod headers {
     /// The message id (an integer, unique and increasing within the outbox).
     pub const ID: &str = "CamelOutboxId";
+    /// The outbox's name (`orders` in `outbox:orders`): with the id, a key no other
+    /// outbox of the application repeats (the sinks' default idempotency key).
+    pub const NAME: &str = "CamelOutboxName";
     /// The group key (absent for an unordered message).
     pub const GROUP_KEY: &str = "CamelOutboxGroupKey";
     /// Which attempt this delivery is (1 for the first).

@@ -34,4 +34,6 @@ pub use codec::{
     BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
 };
 pub use endpoint::SinkEndpoint;
-pub use producer::{SinkOptions, SinkProducer, OUTBOX_ID_HEADER};
+pub use producer::{
+    SinkOptions, SinkProducer, OUTBOX_GROUP_KEY_HEADER, OUTBOX_ID_HEADER, OUTBOX_NAME_HEADER,
+};

@@ -3,9 +3,15 @@
 //!
 //! A per-entry failure is this exchange's error; retrying belongs to the route's error
 //! handler or the outbox relay. So the idempotency key must not change between tries:
-//! it is the `idempotency_key` expression when the endpoint sets one, else the
-//! `CamelOutboxId` header (set by the outbox relay, the same for every attempt of a
-//! row), else the exchange id (which a redelivery of the same exchange keeps).
+//! it is the `idempotency_key` expression when the endpoint sets one, else the outbox
+//! message (`CamelOutboxName` and `CamelOutboxId`, set by the outbox relay, the same for
+//! every attempt of a row), else the exchange id (which a redelivery of the same exchange
+//! keeps).
+//!
+//! The ordering group is the `group_key` expression when the endpoint sets one, else the
+//! `CamelOutboxGroupKey` header: a route relaying an outbox keeps each group's order at
+//! the destination (an SQS FIFO `MessageGroupId`, a Pub/Sub ordering key, the NATS
+//! `CamelGroupKey` header) without configuring anything.
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,13 +27,18 @@ use crate::batcher::{
 };
 use crate::codec::{BatchCodec, EntryMeta, Receipt};
 
-/// Header carrying the outbox row id; when present it is the idempotency key.
+/// Header carrying the outbox row id; with the outbox name, the default idempotency key.
 pub const OUTBOX_ID_HEADER: &str = "CamelOutboxId";
+/// Header carrying the relayed outbox's name.
+pub const OUTBOX_NAME_HEADER: &str = "CamelOutboxName";
+/// Header carrying the outbox group key; the default ordering group.
+pub const OUTBOX_GROUP_KEY_HEADER: &str = "CamelOutboxGroupKey";
 
 /// How a producer derives an entry's group, tenant and idempotency key from an exchange.
 #[derive(Clone, Debug)]
 pub struct SinkOptions {
-    /// Ordering group (`group_key`); `None` or a null value: no group.
+    /// Ordering group (`group_key`); a null value: no group. `None`: the
+    /// `CamelOutboxGroupKey` header, if any.
     pub group_key: Option<BoxExpression>,
     /// Tenant for round-robin fairness (`tenant`); default: `default_tenant`.
     pub tenant: Option<BoxExpression>,
@@ -213,7 +224,9 @@ impl<C: BatchCodec> SinkProducer<C> {
 
     fn group(&self, exchange: &Exchange) -> Result<Option<Arc<str>>, CamelError> {
         match &self.inner.options.group_key {
-            None => Ok(None),
+            None => Ok(exchange
+                .header(OUTBOX_GROUP_KEY_HEADER)
+                .and_then(|v| text(v.clone()))),
             Some(expr) => Ok(text(expr.evaluate(exchange)?)),
         }
     }
@@ -235,7 +248,17 @@ impl<C: BatchCodec> SinkProducer<C> {
             }
         }
         if let Some(id) = exchange.header(OUTBOX_ID_HEADER).filter(|v| !v.is_null()) {
-            return Ok(id.to_string().into());
+            // Ids count from 1 in every outbox: the name keeps two outboxes feeding one
+            // destination from deduplicating each other's messages.
+            return Ok(
+                match exchange
+                    .header(OUTBOX_NAME_HEADER)
+                    .and_then(|n| text(n.clone()))
+                {
+                    Some(name) => format!("outbox-{name}-{id}").into(),
+                    None => id.to_string().into(),
+                },
+            );
         }
         Ok(exchange.id.to_string().into())
     }
@@ -261,5 +284,38 @@ impl<C: BatchCodec> Process for SinkProducer<C> {
                 .apply_to(&mut exchange);
             Ok(exchange)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryCodec;
+
+    fn producer(options: SinkOptions) -> SinkProducer<MemoryCodec> {
+        SinkProducer::new(
+            MemoryCodec::new("x"),
+            BatchConfig::default(),
+            options,
+            BatcherRegistry::new(),
+        )
+    }
+
+    #[test]
+    fn a_relayed_outbox_message_brings_its_group_and_a_key_naming_its_outbox() {
+        let p = producer(SinkOptions::default());
+        let relayed = Exchange::new("b")
+            .with_header(OUTBOX_ID_HEADER, 7)
+            .with_header(OUTBOX_NAME_HEADER, "orders")
+            .with_header(OUTBOX_GROUP_KEY_HEADER, "order-42");
+        assert_eq!(p.group(&relayed).unwrap().as_deref(), Some("order-42"));
+        assert_eq!(&*p.idempotency_key(&relayed).unwrap(), "outbox-orders-7");
+
+        let plain = Exchange::new("b");
+        assert_eq!(p.group(&plain).unwrap(), None);
+        assert_eq!(
+            &*p.idempotency_key(&plain).unwrap(),
+            plain.id.to_string().as_str()
+        );
     }
 }

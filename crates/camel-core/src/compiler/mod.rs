@@ -8,6 +8,7 @@
 pub(crate) mod decode;
 mod errors;
 mod node_options;
+mod order;
 mod route;
 mod step_context;
 pub mod steps;
@@ -52,6 +53,9 @@ pub struct CompiledRoute {
     pub source: Arc<dyn Endpoint>,
     /// The pipeline.
     pub assembly: PipelineAssembly,
+    /// `to` destinations that do not keep the order the source delivers in (an outbox
+    /// relay into an SQS standard queue): warned about each time the route starts.
+    pub unordered_destinations: Vec<String>,
 }
 
 /// Compiles one kind of step. Registered by name in a [`StepRegistry`] (a context's

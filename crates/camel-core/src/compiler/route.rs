@@ -172,8 +172,10 @@ fn compile_first_error(
     if completes_at_end(route) {
         pipeline = camel_eip::unit_of_work::scoped(pipeline);
     }
+    let unordered_destinations = super::order::unordered_destinations(registry, route, &*source);
     Ok(CompiledRoute {
         id,
+        unordered_destinations,
         source,
         assembly: PipelineAssembly {
             pipeline,

@@ -191,6 +191,14 @@ impl RouteRuntime {
         self.status = RouteStatus::Started;
         let from = camel_api::redact_url(&self.definition.from.uri);
         tracing::info!(route_id = %self.id(), %from, "route started");
+        for destination in &self.compiled.unordered_destinations {
+            tracing::warn!(
+                route_id = %self.id(),
+                %from,
+                %destination,
+                "the route's source delivers in order but this destination does not keep order, so each group's order is lost on the way (an SQS standard queue: use a FIFO queue)"
+            );
+        }
         Ok(())
     }
 

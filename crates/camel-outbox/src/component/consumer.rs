@@ -62,9 +62,11 @@ impl Consumer for OutboxConsumer {
                     ctx.health().set_healthy();
                     failures = 0;
                     let ctx = ctx.clone();
+                    let name: Arc<str> = self.shared.name().into();
                     let relay = Relay::new(outbox.clone(), move |message| {
                         let ctx = ctx.clone();
-                        async move { ctx.send(to_exchange(message)).await.map(|_| ()) }
+                        let exchange = to_exchange(&name, message);
+                        async move { ctx.send(exchange).await.map(|_| ()) }
                     });
                     // A child token: a relay that fails cancels its own token to stop its
                     // other tasks, which must not stop the route.

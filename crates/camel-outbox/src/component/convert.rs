@@ -29,7 +29,7 @@ pub(crate) fn to_message(exchange: &Exchange, group_key: Option<String>) -> NewM
 }
 
 /// The exchange a relayed message becomes, with the outbox headers set.
-pub(crate) fn to_exchange(message: StoredMessage) -> Exchange {
+pub(crate) fn to_exchange(outbox: &str, message: StoredMessage) -> Exchange {
     let body = match message.kind {
         PayloadKind::Empty => Body::Empty,
         PayloadKind::Bytes => Body::Bytes(message.payload),
@@ -47,6 +47,7 @@ pub(crate) fn to_exchange(message: StoredMessage) -> Exchange {
         exchange.message.headers.insert(k, Value::from_json(v));
     }
     exchange.message.headers.insert(headers::ID, message.id);
+    exchange.message.headers.insert(headers::NAME, outbox);
     if let Some(g) = message.group_key {
         exchange.message.headers.insert(headers::GROUP_KEY, g);
     }
@@ -78,13 +79,14 @@ mod tests {
     #[test]
     fn round_trips_headers_and_body_kinds() {
         let ex = Exchange::new(Body::from(serde_json::json!({"a": 1}))).with_header("n", 5i64);
-        let back = to_exchange(stored(to_message(&ex, Some("g".into()))));
+        let back = to_exchange("orders", stored(to_message(&ex, Some("g".into()))));
         assert_eq!(back.message.body, ex.message.body);
         assert_eq!(back.header("n"), Some(&Value::Int(5)));
         assert_eq!(back.header(headers::ID), Some(&Value::Int(7)));
+        assert_eq!(back.header(headers::NAME), Some(&Value::from("orders")));
         assert_eq!(back.header(headers::GROUP_KEY), Some(&Value::from("g")));
         assert_eq!(back.header(headers::ATTEMPT), Some(&Value::Int(3)));
-        let text = to_exchange(stored(to_message(&Exchange::new("hi"), None)));
+        let text = to_exchange("orders", stored(to_message(&Exchange::new("hi"), None)));
         assert_eq!(text.message.body.as_text().as_deref(), Some("hi"));
         assert!(text.header(headers::GROUP_KEY).is_none());
     }

@@ -59,4 +59,12 @@ impl Endpoint for OutboxEndpoint {
         let lock = self.shared.relay_lock()?;
         Ok(Box::new(OutboxConsumer::new(self.shared.clone(), lock)))
     }
+
+    fn delivers_in_order(&self) -> bool {
+        // A configuration error is reported when the relay starts; until then assume the
+        // default, ordered per group.
+        self.shared
+            .config()
+            .map_or(true, |c| c.ordering != crate::Ordering::None)
+    }
 }

@@ -15,6 +15,11 @@ use crate::codec::{BatchCodec, BatchIdentity, Entry, EntryMeta, Limits, Receipt,
 /// Header JetStream deduplicates on.
 const MSG_ID: &str = "Nats-Msg-Id";
 
+/// NATS header carrying the entry's ordering group (the `group_key` expression, else the
+/// relayed outbox message's group key). NATS has no group concept of its own (nor does
+/// Camel's nats component): a consumer that keeps a group's order reads it from here.
+pub const GROUP_KEY_HEADER: &str = "CamelNatsGroupKey";
+
 /// Header set on a JetStream publish's exchange: the stream that stored it.
 pub const STREAM_HEADER: &str = "CamelNatsJetStreamStream";
 /// Header set on a JetStream publish's exchange: its sequence number in the stream.
@@ -122,6 +127,9 @@ impl NatsCodec {
             headers.insert(k.as_ref(), v.as_ref());
         }
         headers.insert(MSG_ID, entry.idempotency_key.as_ref());
+        if let Some(group) = &entry.group {
+            headers.insert(GROUP_KEY_HEADER, group.as_ref());
+        }
         headers
     }
 

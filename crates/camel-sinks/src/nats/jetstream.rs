@@ -271,13 +271,20 @@ async fn handle(
         .with_header(STREAM_HEADER, stream);
     let send = ctx.send(exchange);
     tokio::pin!(send);
-    let mut progress = tokio::time::interval(o.ack_wait / 2);
-    progress.tick().await;
-    let result = loop {
-        tokio::select! {
-            r = &mut send => break r,
-            _ = progress.tick() => {
-                let _ = message.ack_with(AckKind::Progress).await;
+    // A route that finishes on its first poll (synchronous steps) needs no in-progress
+    // timer: arming one per message costs a timer-wheel entry each time.
+    let result = match futures::poll!(&mut send) {
+        std::task::Poll::Ready(r) => r,
+        std::task::Poll::Pending => {
+            let mut progress = tokio::time::interval(o.ack_wait / 2);
+            progress.tick().await;
+            loop {
+                tokio::select! {
+                    r = &mut send => break r,
+                    _ = progress.tick() => {
+                        let _ = message.ack_with(AckKind::Progress).await;
+                    }
+                }
             }
         }
     };

@@ -3,7 +3,7 @@
 //! A batch is a pipelined run of publishes on one connection whose acknowledgements are
 //! awaited together, so one round trip covers many entries. Each publish carries the
 //! entry's idempotency key as `Nats-Msg-Id`, which JetStream uses to drop a retry it has
-//! already stored.
+//! already stored, and its ordering group (if any) as `CamelNatsGroupKey`.
 //!
 //! URI: `nats:SUBJECT?servers=nats://127.0.0.1:4222&jetstream=true&group_key=${header.k}`.
 //! Used in `from`, the endpoint subscribes to `SUBJECT` (core NATS, wildcards allowed,
@@ -24,7 +24,7 @@ mod consumer;
 mod jetstream;
 mod request;
 
-pub use codec::{NatsCodec, DUPLICATE_HEADER, SEQUENCE_HEADER, STREAM_HEADER};
+pub use codec::{NatsCodec, DUPLICATE_HEADER, GROUP_KEY_HEADER, SEQUENCE_HEADER, STREAM_HEADER};
 pub use component::{NatsComponent, NATS_PARAMETERS};
 pub use consumer::{NatsConsumer, SERVICE_ERROR_HEADER, SUBJECT_HEADER};
 pub use jetstream::{

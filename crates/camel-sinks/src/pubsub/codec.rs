@@ -10,8 +10,9 @@ use camel_api::{CamelError, Exchange};
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value as Json};
 
+use super::credentials::AdcEnvironment;
 use super::pause::{Gate, PausedKeys};
-use super::token::{MetadataToken, TokenSource};
+use super::token::{TokenOrigin, TokenSource};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::codec::{
@@ -73,7 +74,43 @@ impl PubSubCodec {
     /// `metadata.google.internal`) instead of a fixed one, and fetches a new one five
     /// minutes before the one it holds expires.
     pub fn with_metadata_token(mut self, host: &str) -> Self {
-        self.token = TokenSource::Metadata(MetadataToken::new(host));
+        let host = host.trim_end_matches('/').to_string();
+        self.token = TokenSource::refreshing(TokenOrigin::Metadata(host));
+        self
+    }
+
+    /// Takes its bearer tokens from a credentials file (a service-account key or an
+    /// `authorized_user` file), read at the first publish, refreshed before expiry.
+    pub fn with_credentials_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.token = TokenSource::refreshing(TokenOrigin::File(path.into()));
+        self
+    }
+
+    /// Takes its bearer tokens from Application Default Credentials, as this process's
+    /// environment finds them (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's well-known file,
+    /// the metadata server at `metadata_host` or `GCE_METADATA_HOST`), looked up at the
+    /// first publish.
+    pub fn with_default_credentials(mut self, metadata_host: Option<&str>) -> Self {
+        let env = AdcEnvironment::from_process(metadata_host.map(str::to_string));
+        self.token = TokenSource::refreshing(TokenOrigin::Adc(env));
+        self
+    }
+
+    /// Like [`PubSubCodec::with_default_credentials`], looking in the given places
+    /// instead of this process's environment (tests; a host that keeps its credentials
+    /// elsewhere).
+    pub fn with_default_credentials_at(
+        mut self,
+        credentials_file: Option<std::path::PathBuf>,
+        well_known_file: Option<std::path::PathBuf>,
+        metadata_host: &str,
+    ) -> Self {
+        let env = AdcEnvironment {
+            credentials_file,
+            well_known_file,
+            metadata_host: metadata_host.to_string(),
+        };
+        self.token = TokenSource::refreshing(TokenOrigin::Adc(env));
         self
     }
 
@@ -207,9 +244,7 @@ impl BatchCodec for PubSubCodec {
         match &self.token {
             TokenSource::None => identity.secret("token", ""),
             TokenSource::Fixed(t) => identity.secret("token", t),
-            TokenSource::Metadata(m) => {
-                identity.part("token_source", format!("metadata:{}", m.host))
-            }
+            TokenSource::Refreshing(r) => identity.part("token_source", r.origin.label()),
         };
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
 use super::codec::PubSubCodec;
+use super::credentials;
 use super::pause::{paused_ordering_keys, resume_ordering_key};
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
@@ -17,6 +18,7 @@ pub const PUBSUB_PARAMETERS: &[&str] = &[
     "token_env",
     "token_source",
     "metadata_host",
+    "service_account_key",
     "headers",
 ];
 
@@ -86,34 +88,60 @@ impl Component for PubSubComponent {
                 let token_env = params
                     .take_str("token_env")
                     .unwrap_or_else(|| "GOOGLE_OAUTH_ACCESS_TOKEN".to_string());
-                let metadata = match params.take_choice("token_source", &["env", "metadata"])? {
-                    Some("metadata") => {
-                        Some(params.take_str("metadata_host").unwrap_or_else(|| {
-                            std::env::var("GCE_METADATA_HOST")
-                                .ok()
-                                .filter(|v| !v.is_empty())
-                                .unwrap_or_else(|| "metadata.google.internal".to_string())
-                        }))
-                    }
-                    _ => None,
-                };
+                let token_source =
+                    params.take_choice("token_source", &["env", "metadata", "adc"])?;
+                let metadata_host = params.take_str("metadata_host");
+                let key_file = params
+                    .take_str("service_account_key")
+                    .map(|k| key_file(&raw, &k))
+                    .transpose()?;
                 let headers = HeaderSelection::take_parameter(params)?;
-                let (base, token) = match &emulator {
-                    Some(host) if host.starts_with("http") => (host.clone(), None),
-                    Some(host) => (format!("http://{host}"), None),
-                    None => (
-                        "https://pubsub.googleapis.com".to_string(),
-                        std::env::var(&token_env).ok().filter(|v| !v.is_empty()),
-                    ),
+                let base = match &emulator {
+                    Some(host) if host.starts_with("http") => host.clone(),
+                    Some(host) => format!("http://{host}"),
+                    None => "https://pubsub.googleapis.com".to_string(),
                 };
-                let mut codec = PubSubCodec::new(path, &base, token);
-                if let (None, Some(host)) = (&emulator, metadata) {
-                    codec = codec.with_metadata_token(&host);
-                }
+                let codec = PubSubCodec::new(path, &base, None);
+                let codec = match (&emulator, key_file, token_source) {
+                    // The emulator takes no credentials.
+                    (Some(_), _, _) => codec,
+                    (None, Some(file), _) => codec.with_credentials_file(file),
+                    (None, None, Some("metadata")) => codec.with_metadata_token(
+                        &metadata_host.unwrap_or_else(credentials::metadata_host_from_env),
+                    ),
+                    (None, None, Some("adc")) => {
+                        codec.with_default_credentials(metadata_host.as_deref())
+                    }
+                    (None, None, source) => match env_token(&token_env) {
+                        Some(token) => PubSubCodec::new(path, &base, Some(token)),
+                        // `token_source=env` names the variable as the only source.
+                        None if source == Some("env") => codec,
+                        None => codec.with_default_credentials(metadata_host.as_deref()),
+                    },
+                };
                 Ok(codec.with_headers(headers).with_registry(&registry))
             },
         )
     }
+}
+
+/// The token in the environment variable `name`, if set and not empty.
+fn env_token(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The path of `service_account_key`: a file path, optionally `file:`-prefixed as in
+/// Camel (which also reads `classpath:` and `http:` resources; there is no classpath
+/// here, and fetching secrets over HTTP is not offered).
+fn key_file(raw: &str, value: &str) -> Result<std::path::PathBuf, CamelError> {
+    let path = value.strip_prefix("file:").unwrap_or(value);
+    if path.is_empty() || path.starts_with("classpath:") || path.starts_with("http") {
+        return Err(CamelError::invalid_uri(
+            raw.to_string(),
+            format!("`service_account_key` must be a file path (`file:` optional), not `{value}`"),
+        ));
+    }
+    Ok(std::path::PathBuf::from(path))
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@
 //!
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
-//! `https://pubsub.googleapis.com` with a bearer token read from the environment
-//! variable named by `token_env` (default `GOOGLE_OAUTH_ACCESS_TOKEN`), or, with
-//! `token_source=metadata`, tokens from the metadata server, refreshed before they expire.
+//! `https://pubsub.googleapis.com` with a bearer token: from `service_account_key` (a
+//! credentials file) when given, else from the environment variable named by `token_env`
+//! (default `GOOGLE_OAUTH_ACCESS_TOKEN`) when it is set, else from Google's Application
+//! Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's well-known file, the
+//! metadata server), refreshed before they expire.
 //!
 //! ```
 //! use camel_api::Component;
@@ -23,6 +25,7 @@
 
 mod codec;
 mod component;
+mod credentials;
 mod pause;
 mod token;
 

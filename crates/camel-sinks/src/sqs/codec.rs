@@ -15,6 +15,7 @@ use crate::attributes::HeaderSelection;
 use crate::codec::{
     BatchCodec, BatchIdentity, Entry, EntryMeta, EntryResult, Limits, Receipt, SendOutcome,
 };
+use crate::producer::OUTBOX_ID_HEADER;
 
 /// SQS limits: 10 entries per batch, 1 MiB per message and per request.
 const MAX_ENTRIES: usize = 10;
@@ -181,7 +182,7 @@ impl SqsCodec {
     }
 
     fn is_fifo(&self) -> bool {
-        self.queue_name().ends_with(".fifo")
+        is_fifo_queue(&self.queue)
     }
 
     async fn queue_url(&self) -> Result<&str, CamelError> {
@@ -243,6 +244,11 @@ impl SqsCodec {
             Err(e) => SendOutcome::Failed(describe("SendMessageBatch", e)),
         }
     }
+}
+
+/// True for a FIFO queue: its name (or a queue URL's last segment) ends in `.fifo`.
+pub(crate) fn is_fifo_queue(queue: &str) -> bool {
+    queue.rsplit('/').next().unwrap_or(queue).ends_with(".fifo")
 }
 
 /// Refuses a `MessageGroupId` SQS would refuse (1–128 ASCII letters, digits and
@@ -380,10 +386,15 @@ impl BatchCodec for SqsCodec {
                 "the body is empty",
             ));
         }
+        let mut meta = meta;
         if self.is_fifo() {
+            if meta.group.is_none() && exchange.header(OUTBOX_ID_HEADER).is_some() {
+                // An outbox message without a group key is unordered: a group of its own.
+                meta.group = Some(meta.idempotency_key.clone());
+            }
             let Some(group) = &meta.group else {
                 return Err(CamelError::processor(
-                    "a FIFO queue needs a message group: set `group_key` on the endpoint",
+                    "a FIFO queue needs a message group: set `group_key` on the endpoint (a relayed outbox message brings its group key)",
                 ));
             };
             check_group_id(group)?;
@@ -474,6 +485,33 @@ mod tests {
         let space = encode("two words").unwrap_err().to_string();
         assert!(space.contains("' '"), "{space}");
         assert!(encode("café").is_err());
+    }
+
+    #[test]
+    fn a_fifo_queue_takes_an_ungrouped_outbox_message_as_a_group_of_its_own() {
+        let codec = SqsCodec::new(
+            "https://sqs.eu-west-1.amazonaws.com/1/orders.fifo",
+            "eu-west-1",
+            None,
+            SqsCredentials {
+                access_key_id: "a".into(),
+                secret_access_key: "s".into(),
+                session_token: None,
+            },
+        );
+        let meta = || EntryMeta {
+            group: None,
+            idempotency_key: "outbox-orders-7".into(),
+        };
+        let plain = codec.encode(&Exchange::new("body"), meta()).unwrap_err();
+        assert!(plain.to_string().contains("group_key"), "{plain}");
+        let relayed = Exchange::new("body").with_header(OUTBOX_ID_HEADER, 7);
+        let entry = codec.encode(&relayed, meta()).unwrap();
+        assert_eq!(entry.group.as_deref(), Some("outbox-orders-7"));
+        assert!(is_fifo_queue("orders.fifo") && !is_fifo_queue("orders"));
+        assert!(!is_fifo_queue(
+            "https://sqs.eu-west-1.amazonaws.com/1/orders"
+        ));
     }
 
     #[test]

@@ -47,11 +47,20 @@ impl Component for Aws2SqsComponent {
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         self.0.endpoint(uri, ctx)
     }
+
+    fn keeps_order(&self, uri: &EndpointUri) -> Option<bool> {
+        self.0.keeps_order(uri)
+    }
 }
 
 impl Component for SqsComponent {
     fn scheme(&self) -> &str {
         "sqs"
+    }
+
+    /// A FIFO queue keeps each message group's order; a standard queue keeps none.
+    fn keeps_order(&self, uri: &EndpointUri) -> Option<bool> {
+        Some(super::codec::is_fifo_queue(uri.path()))
     }
 
     fn endpoint(
