@@ -165,6 +165,9 @@ fn compile_first_error(
             camel_eip::pipeline::pipeline(processors)
         }
     };
+    if let Some(prefix) = super::intercept::from_prefix(registry, route, &id, &mut lifecycles)? {
+        pipeline = camel_eip::pipeline::pipeline(vec![prefix, pipeline]);
+    }
     if handler.as_ref().is_some_and(|h| h.keeps_original()) {
         pipeline = camel_eip::error_handler::keep_original(pipeline);
     }

@@ -390,5 +390,12 @@ pub(crate) fn compile_one(
         }));
     };
     let processor = compiler.compile(&config, &mut cx)?;
-    Ok(camel_eip::trace::traced(processor, route_id, &cx.path))
+    let processor = camel_eip::trace::traced(processor, route_id, &cx.path);
+    let site = super::intercept::Site {
+        registry,
+        route,
+        route_id,
+        depth,
+    };
+    site.around_step(&step.name, &config, processor, lifecycles)
 }
