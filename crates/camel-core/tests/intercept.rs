@@ -222,3 +222,50 @@ async fn a_bad_step_inside_an_interceptor_is_located_at_it() {
     let err = ctx.add_routes(routes).await.unwrap_err().to_string();
     assert!(err.contains("routes.yaml:3:"), "{err}");
 }
+
+#[tokio::test]
+async fn builder_routes_take_the_same_interceptors() {
+    use camel_core::builder::{simple, RouteBuilder};
+    use camel_core::model::intercept::{Flag, InterceptSendToEndpointDefinition};
+    let route = RouteBuilder::from("direct:built")
+        .intercept_from(Some("direct:b*"), None, |s| s.to("mock:entered"))
+        .intercept(Some(simple("${header.trace} == 'on'")), |s| {
+            s.to("mock:traced")
+        })
+        .intercept_send_to_endpoint(
+            InterceptSendToEndpointDefinition {
+                uri: "mock:db".into(),
+                skip_send_to_original_endpoint: Flag(true),
+                after_uri: Some("mock:after".into()),
+                ..Default::default()
+            },
+            None,
+            |s| s.to("mock:fake-db"),
+        )
+        .to("mock:db")
+        .to("mock:out")
+        .build();
+    let ctx = CamelContext::new();
+    let mock = MockComponent::new();
+    ctx.add_component(Arc::new(mock.clone()));
+    ctx.add_routes(vec![route]).await.unwrap();
+    ctx.start().await.unwrap();
+    ctx.request("direct:built", Exchange::new("x"))
+        .await
+        .unwrap();
+    assert_eq!(mock.endpoint("entered").received_count(), 1);
+    assert_eq!(mock.endpoint("traced").received_count(), 0);
+    assert_eq!(mock.endpoint("fake-db").received_count(), 1);
+    assert_eq!(mock.endpoint("db").received_count(), 0);
+    assert_eq!(mock.endpoint("after").received_count(), 1);
+    let mut traced = Exchange::new("y");
+    traced.message.headers.insert("trace", "on");
+    ctx.request("direct:built", traced).await.unwrap();
+    assert_eq!(
+        mock.endpoint("traced").received_count(),
+        2,
+        "before each of two steps"
+    );
+    assert_eq!(mock.endpoint("out").received_count(), 2);
+    ctx.stop().await;
+}
