@@ -203,3 +203,30 @@ async fn a_stop_cuts_a_redelivery_inside_a_choice_short_without_dead_lettering()
     assert_eq!(r.failing.load(Ordering::SeqCst), 1);
     assert_eq!(r.mock.endpoint("dead").received_count(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_in_place_step_failing_in_a_choice_is_redelivered_alone() {
+    let ctx = CamelContext::new();
+    let mock = MockComponent::new();
+    ctx.add_component(Arc::new(mock.clone()));
+    let (count, first) = counter();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let in_place = BoxProcessor::sync_in_place(move |_ex: &mut Exchange| {
+        if seen.fetch_add(1, Ordering::SeqCst) < 2 {
+            Err(CamelError::processor("not yet"))
+        } else {
+            Ok(())
+        }
+    });
+    ctx.add_resource("first", count);
+    ctx.add_resource("flaky", Arc::new(in_place));
+    ctx.add_routes(load(CHOICE)).await.unwrap();
+    ctx.start().await.unwrap();
+    ctx.request("direct:in", Exchange::new("go")).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(first.load(Ordering::SeqCst), 1);
+    assert_eq!(mock.endpoint("out").received_count(), 1);
+    assert_eq!(mock.endpoint("dead").received_count(), 0);
+    ctx.stop().await;
+}
