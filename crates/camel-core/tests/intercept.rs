@@ -269,3 +269,29 @@ async fn builder_routes_take_the_same_interceptors() {
     assert_eq!(mock.endpoint("out").received_count(), 2);
     ctx.stop().await;
 }
+
+#[tokio::test]
+async fn a_failing_interceptor_step_reaches_the_error_handler() {
+    let (ctx, mock) = start(
+        r#"
+- interceptFrom:
+    steps:
+      - throwException: {exceptionType: IllegalStateException, message: "from ${body}"}
+- route:
+    errorHandler:
+      deadLetterChannel: {deadLetterUri: mock:dead}
+    from: {uri: direct:a, steps: [{to: mock:out}]}
+"#,
+    )
+    .await;
+    ctx.request("direct:a", Exchange::new("x")).await.unwrap();
+    assert_eq!(mock.endpoint("dead").received_count(), 1);
+    assert_eq!(mock.endpoint("out").received_count(), 0);
+    let dead = &mock.endpoint("dead").received()[0];
+    assert_eq!(
+        dead.property(camel_api::error_kind::FAILURE_ENDPOINT)
+            .map(|v| v.to_string()),
+        Some("intercept_from".into())
+    );
+    ctx.stop().await;
+}
