@@ -64,7 +64,7 @@ pub fn language(name: &str, text: impl Into<String>) -> ExpressionDefinition {
 }
 
 /// A configuration of type `C` carrying `e`.
-fn with_expression<C: WithExpression + Default>(e: ExpressionDefinition) -> C {
+pub(crate) fn with_expression<C: WithExpression + Default>(e: ExpressionDefinition) -> C {
     let mut c = C::default();
     c.set_expression(e);
     c

@@ -23,6 +23,7 @@
 pub mod bean;
 pub mod builder;
 mod builder_errors;
+mod builder_intercept;
 mod builder_layer;
 pub mod compiler;
 pub mod context;

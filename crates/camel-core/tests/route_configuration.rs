@@ -62,12 +62,12 @@ async fn configurations_apply_by_id_wildcard_or_to_routes_naming_none() {
 }
 
 #[test]
-fn an_unknown_id_and_intercepts_are_located_errors() {
+fn an_unknown_id_and_a_bad_intercept_are_located_errors() {
     let err =
         load("- route:\n    routeConfigurationId: nope\n    from: {uri: direct:a}\n").unwrap_err();
     assert!(err.contains("routes.yaml:2:"), "{err}");
     assert!(err.contains("nope"), "{err}");
-    let err = load("- routeConfiguration:\n    intercept: {steps: []}\n").unwrap_err();
+    let err = load("- routeConfiguration:\n    intercept: {stepz: []}\n").unwrap_err();
     assert!(err.contains("routes.yaml:2:"), "{err}");
-    assert!(err.contains("not supported yet"), "{err}");
+    assert!(err.contains("stepz"), "{err}");
 }

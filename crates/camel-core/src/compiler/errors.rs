@@ -1,5 +1,6 @@
 //! Compiling a route's error handling (ADR 0052): its error handler (the route's or the
-//! context's), its `on_exception` clauses, and the channel around each top-level step.
+//! context's), its `on_exception` clauses, and the channel around each top-level step
+//! (and around each step inside a top-level `filter`/`choice`, ADR 0091).
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use camel_api::definition::ExpressionDefinition;
 use camel_api::{BoxPredicate, BoxProcessor, StepLifecycle};
 use camel_eip::config::{ErrorHandlerConfig, OnException, PredicateOption, RedeliveryPolicyConfig};
 use camel_eip::error_handler::{
-    Clause, DeadLetter, Decision, ErrorHandler, HandlerKind, RedeliveryPolicy,
+    ChannelRole, Clause, DeadLetter, Decision, ErrorHandler, HandlerKind, RedeliveryPolicy,
 };
 
 use super::step_context::StepContext;
@@ -186,7 +187,8 @@ fn compile_clause(
 }
 
 /// Compiles a route's top-level steps found at `pointer`, each behind `handler`: a
-/// redelivery re-runs the failing top-level step only.
+/// redelivery re-runs the failing top-level step only, or, inside a `filter`/`choice`,
+/// the failing nested step.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compile_handled_list(
     registry: &Registry,
@@ -202,6 +204,7 @@ pub(crate) fn compile_handled_list(
     let mut processors = Vec::with_capacity(steps.len());
     for (i, step) in steps.iter().enumerate() {
         let item_path = format!("{path}[{i}]");
+        let block = redelivers_inside(&step.name).then(|| NestedRedelivery::block(handler));
         let processor = super::step_context::compile_one(
             registry,
             route,
@@ -212,9 +215,72 @@ pub(crate) fn compile_handled_list(
             0,
             lifecycles,
         )?;
-        processors.push(handler.wrap(processor, &format!("{item_path}.{}", step.name)));
+        let role = match block {
+            Some(_) => ChannelRole::HandleOnly,
+            None => ChannelRole::Whole,
+        };
+        drop(block);
+        processors.push(handler.wrap_as(processor, &format!("{item_path}.{}", step.name), role));
     }
     Ok(camel_eip::pipeline::pipeline(processors))
+}
+
+/// Steps whose nested steps get their own redelivery (ADR 0091): they run their steps on
+/// the exchange they were given, in the same task, so re-running the failing nested step
+/// is what Camel does. Other blocks (split, multicast, doTry, …) are redelivered whole.
+fn redelivers_inside(step: &str) -> bool {
+    matches!(step, "filter" | "choice")
+}
+
+thread_local! {
+    /// The handler whose redelivery channels go around the nested steps being compiled
+    /// (set while a top-level `filter`/`choice` compiles, cleared inside other blocks).
+    static NESTED_REDELIVERY: std::cell::RefCell<Option<Arc<ErrorHandler>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Sets [`NESTED_REDELIVERY`] to a value for its lifetime, then puts the old one back.
+pub(crate) struct NestedRedelivery {
+    previous: Option<Arc<ErrorHandler>>,
+    /// The handler to put a redelivery channel around the step being compiled with.
+    pub(crate) wrap_with: Option<Arc<ErrorHandler>>,
+}
+
+impl NestedRedelivery {
+    fn set(value: Option<Arc<ErrorHandler>>) -> Option<Arc<ErrorHandler>> {
+        NESTED_REDELIVERY.with(|n| std::mem::replace(&mut *n.borrow_mut(), value))
+    }
+
+    /// Entered by every step compiled at `depth`: a nested step inside a redelivering
+    /// block gets a redelivery channel, and its own nested steps none (unless it is a
+    /// `filter`/`choice` itself, which passes the handler down instead).
+    pub(crate) fn enter(depth: usize, step: &str) -> Self {
+        let current = NESTED_REDELIVERY.with(|n| n.borrow().clone());
+        match current {
+            Some(handler) if depth > 0 && !redelivers_inside(step) => NestedRedelivery {
+                previous: Self::set(None),
+                wrap_with: Some(handler),
+            },
+            _ => NestedRedelivery {
+                previous: current,
+                wrap_with: None,
+            },
+        }
+    }
+
+    /// Compiling a top-level `filter`/`choice` behind `handler`.
+    fn block(handler: &Arc<ErrorHandler>) -> Self {
+        NestedRedelivery {
+            previous: Self::set(Some(handler.clone())),
+            wrap_with: None,
+        }
+    }
+}
+
+impl Drop for NestedRedelivery {
+    fn drop(&mut self) {
+        Self::set(self.previous.take());
+    }
 }
 
 /// Wraps the route's pipeline in its `on_completion`s (the route's, then the context's).

@@ -7,6 +7,7 @@
 
 pub(crate) mod decode;
 mod errors;
+pub(crate) mod intercept;
 mod node_options;
 mod order;
 mod route;

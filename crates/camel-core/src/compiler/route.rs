@@ -165,6 +165,14 @@ fn compile_first_error(
             camel_eip::pipeline::pipeline(processors)
         }
     };
+    if let Some(prefix) = super::intercept::from_prefix(registry, route, &id, &mut lifecycles)? {
+        // Behind the route's error handler like any step (redelivered as one block).
+        let prefix = match &handler {
+            Some(h) => h.wrap(prefix, "intercept_from"),
+            None => prefix,
+        };
+        pipeline = camel_eip::pipeline::pipeline(vec![prefix, pipeline]);
+    }
     if handler.as_ref().is_some_and(|h| h.keeps_original()) {
         pipeline = camel_eip::error_handler::keep_original(pipeline);
     }

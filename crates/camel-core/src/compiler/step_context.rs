@@ -357,6 +357,7 @@ pub(crate) fn compile_one(
     depth: usize,
     lifecycles: &mut Vec<Arc<dyn StepLifecycle>>,
 ) -> Result<BoxProcessor, RouteError> {
+    let redelivery = super::errors::NestedRedelivery::enter(depth, &step.name);
     // Camel's node options, on any step: `id` names the step (in errors, spans and the
     // admin API), `description` documents it, `disabled: true` leaves it out.
     let (config, node) = super::node_options::node_options(&step.config);
@@ -390,5 +391,21 @@ pub(crate) fn compile_one(
         }));
     };
     let processor = compiler.compile(&config, &mut cx)?;
-    Ok(camel_eip::trace::traced(processor, route_id, &cx.path))
+    let processor = camel_eip::trace::traced(processor, route_id, &cx.path);
+    let path = cx.path.clone();
+    let site = super::intercept::Site {
+        registry,
+        route,
+        route_id,
+        depth,
+    };
+    let processor = site.around_step(&step.name, &config, processor, lifecycles)?;
+    Ok(match &redelivery.wrap_with {
+        Some(handler) => handler.wrap_as(
+            processor,
+            &path,
+            camel_eip::error_handler::ChannelRole::RedeliverOnly,
+        ),
+        None => processor,
+    })
 }

@@ -60,14 +60,7 @@ pub const EIPS: &[&str] = &[
 
 /// Camel's top-level items other than `route` and `from` (and the error-handling ones
 /// being added separately).
-pub const TOP_LEVEL: &[&str] = &[
-    "data_formats",
-    "intercept",
-    "intercept_from",
-    "intercept_send_to_endpoint",
-    "route_template",
-    "templated_route",
-];
+pub const TOP_LEVEL: &[&str] = &["data_formats", "route_template", "templated_route"];
 
 /// Camel's data formats (`marshal`/`unmarshal` keys) from Camel 4's YAML DSL schema,
 /// snake_case. The ones camel-rs implements are decided by `camel_eip::config::DataFormat`.

@@ -22,6 +22,7 @@ use crate::error::Location;
 mod bean;
 pub mod camel_dsl;
 pub mod endpoint_path;
+pub mod intercept;
 
 pub use bean::{bean_name, looks_like_java_class, BeanDefinition, BeanStep};
 
@@ -271,6 +272,10 @@ pub struct RouteErrorHandling {
     /// The context's `on_exception` clauses, tried after the route's own.
     #[serde(skip)]
     pub context_on_exception: Vec<camel_eip::config::OnException>,
+    /// The interceptors that apply to the route (from its file's top level and its
+    /// route configurations; ADR 0090).
+    #[serde(skip)]
+    pub intercepts: intercept::RouteIntercepts,
     /// Where each of the above was written (JSON pointers into the file), for errors:
     /// the handler's, then one per clause, route's first.
     #[serde(skip)]

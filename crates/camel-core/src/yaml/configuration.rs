@@ -32,6 +32,8 @@ pub(super) struct ContextErrors {
     pub(super) completions: Vec<(OnCompletionConfig, String)>,
     /// `- routeConfiguration:` items: an optional id and what it holds.
     pub(super) configurations: Vec<(Option<String>, ContextErrors)>,
+    /// `intercept`, `intercept_from` and `intercept_send_to_endpoint` items (ADR 0090).
+    pub(super) intercepts: crate::model::intercept::RouteIntercepts,
 }
 
 impl ContextErrors {
@@ -90,6 +92,7 @@ impl ContextErrors {
             errors.context_on_completion.push(completion.clone());
             errors.pointers.on_completion.push(pointer.clone());
         }
+        errors.intercepts.extend(&self.intercepts);
     }
 }
 
@@ -192,7 +195,7 @@ impl Reader {
     }
 
     /// Decodes the typed configuration at `pointer`, its errors located below it.
-    fn decode_at<T: serde::de::DeserializeOwned>(
+    pub(super) fn decode_at<T: serde::de::DeserializeOwned>(
         &self,
         body: &Json,
         pointer: &str,

@@ -345,6 +345,12 @@ impl Reader {
             "on_exception" => self.context_on_exception(body, &at, context),
             "on_completion" => self.context_on_completion(body, &at, context),
             "route_configuration" => self.route_configuration(body, &at, context),
+            "intercept" | "intercept_from" | "intercept_send_to_endpoint" => {
+                match super::intercept::InterceptKind::of(&to_snake_case(key)) {
+                    Some(kind) => self.intercept(kind, body, &at, &mut context.intercepts),
+                    None => Ok(()),
+                }
+            }
             "rest" => self.rest(body, &at),
             "rest_configuration" => self.rest_configuration(body, &at),
             other => {
@@ -361,6 +367,9 @@ impl Reader {
                                 "on_exception",
                                 "on_completion",
                                 "route_configuration",
+                                "intercept",
+                                "intercept_from",
+                                "intercept_send_to_endpoint",
                                 "rest",
                                 "rest_configuration",
                             ],

@@ -28,6 +28,7 @@
 
 mod camel_k;
 mod configuration;
+mod intercept;
 mod loader;
 mod node;
 mod normalise;

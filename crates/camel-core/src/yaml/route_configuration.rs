@@ -1,5 +1,5 @@
-//! Camel's `routeConfiguration` (ADR 0052): an id holding `errorHandler`, `onException`
-//! and `onCompletion`, applied to the routes that name it in `routeConfigurationId`
+//! Camel's `routeConfiguration` (ADR 0052): an id holding `errorHandler`, `onException`,
+//! `onCompletion` and interceptors (ADR 0090), applied to the routes that name it in `routeConfigurationId`
 //! (comma-separated, `*` wildcards), or to every route that names none when it has no id.
 //!
 //! ```yaml
@@ -29,7 +29,15 @@ impl Reader {
         pointer: &str,
         context: &mut ContextErrors,
     ) -> Result<(), RouteError> {
-        const KEYS: &[&str] = &["id", "error_handler", "on_exception", "on_completion"];
+        const KEYS: &[&str] = &[
+            "id",
+            "error_handler",
+            "on_exception",
+            "on_completion",
+            "intercept",
+            "intercept_from",
+            "intercept_send_to_endpoint",
+        ];
         let Json::Object(map) = body else {
             return Err(self.error(
                 RouteErrorKind::InvalidValue("`routeConfiguration` takes a map".into()),
@@ -63,13 +71,10 @@ impl Reader {
                             .push((self.on_completion(item, &item_at)?, item_at));
                     }
                 }
-                "intercept" | "intercept_from" | "intercept_send_to_endpoint" => {
-                    return Err(self.error(
-                        RouteErrorKind::InvalidValue(format!(
-                            "`{key}` in a route configuration is not supported yet"
-                        )),
-                        &at,
-                    ))
+                snake @ ("intercept" | "intercept_from" | "intercept_send_to_endpoint") => {
+                    if let Some(kind) = super::intercept::InterceptKind::of(snake) {
+                        self.intercept_list(kind, value, &at, &mut part.intercepts)?;
+                    }
                 }
                 _ => {
                     return Err(self.error(

@@ -1,5 +1,6 @@
 //! The route's error handler (ADR 0052): redelivery, dead letter channel and
-//! `on_exception`, as a tower layer around each top-level step of a route.
+//! `on_exception`, as a tower layer around each top-level step of a route, and around
+//! the steps inside a top-level `filter`/`choice` (ADR 0091, [`ChannelRole`]).
 //!
 //! On success a wrapped step costs one exchange clone (kept to redeliver the step); on
 //! failure the handler picks the closest `on_exception` clause (see
@@ -37,7 +38,7 @@ use camel_api::{BoxPredicate, BoxProcessor, CamelError, Exchange};
 use tokio_util::sync::CancellationToken;
 
 pub use policy::{parse_delay_pattern, LogLevel, RedeliveryPolicy};
-pub use service::{ErrorChannel, ErrorHandlerLayer, StopRedeliveries};
+pub use service::{ChannelRole, ErrorChannel, ErrorHandlerLayer, StopRedeliveries};
 
 /// The name of the handler's [`StopRedeliveries`] lifecycle: a route's stop shuts it down
 /// first, so pending redeliveries end as the stop begins.
@@ -67,6 +68,9 @@ pub struct DeadLetter {
     /// A failing dead letter endpoint still counts the exchange handled.
     pub handle_new_exception: bool,
 }
+
+/// What a redeliver-only channel hands its block's channel (see `exhausted_inside`).
+type Exhausted = (u32, Arc<str>, Exchange);
 
 /// A fixed or computed yes/no of a clause (`handled`, `continued`).
 #[derive(Debug, Clone)]
@@ -120,6 +124,12 @@ pub struct ErrorHandler {
     policy: RedeliveryPolicy,
     clauses: Vec<Clause>,
     stop: CancellationToken,
+    /// Failures a redeliver-only channel inside a block gave up on, by exchange id: how
+    /// many redeliveries it made, the step, and the exchange as that step received it,
+    /// for the block's channel to handle.
+    /// Written and taken on the failure path only; the block's channel always takes the
+    /// entry (the block runs the same exchange, in the same call), so it cannot grow.
+    exhausted_inside: std::sync::Mutex<std::collections::HashMap<camel_api::ExchangeId, Exhausted>>,
 }
 
 impl ErrorHandler {
@@ -131,6 +141,7 @@ impl ErrorHandler {
             policy,
             clauses: Vec::new(),
             stop: CancellationToken::new(),
+            exhausted_inside: Default::default(),
         }
     }
 
@@ -167,7 +178,18 @@ impl ErrorHandler {
 
     /// Wraps one step; `step` names it in the `CamelFailureEndpoint` property.
     pub fn wrap(self: &Arc<Self>, inner: BoxProcessor, step: &str) -> BoxProcessor {
-        BoxProcessor::new(ErrorChannel::new(self.clone(), inner, step)).named("error_handler")
+        self.wrap_as(inner, step, ChannelRole::Whole)
+    }
+
+    /// Wraps one step in a channel playing `role` (see [`ChannelRole`]).
+    pub fn wrap_as(
+        self: &Arc<Self>,
+        inner: BoxProcessor,
+        step: &str,
+        role: ChannelRole,
+    ) -> BoxProcessor {
+        BoxProcessor::new(ErrorChannel::with_role(self.clone(), inner, step, role))
+            .named("error_handler")
     }
 
     /// The clause for `e` on `ex`: the closest among the route's own clauses whose

@@ -22,15 +22,38 @@ pub struct ErrorChannel<S = BoxProcessor> {
     handler: Arc<ErrorHandler>,
     inner: S,
     step: Arc<str>,
+    role: ChannelRole,
+}
+
+/// What a channel does with a failure. A step directly in the route does everything; a
+/// routing block (`filter`, `choice`) leaves redelivery to channels around its own
+/// steps, so a failure inside it is redelivered at the failing step (as in Camel) and
+/// handled once, by the block's channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChannelRole {
+    /// Redeliver, then hand the failure to a clause or the handler's kind.
+    Whole,
+    /// Redeliver only; an exhausted failure goes up unchanged, to the block's channel.
+    RedeliverOnly,
+    /// No redelivery (the steps inside redeliver); hand the failure to a clause or the
+    /// handler's kind.
+    HandleOnly,
 }
 
 impl<S> ErrorChannel<S> {
     /// `inner` behind `handler`; `step` names it in `CamelFailureEndpoint`.
     pub fn new(handler: Arc<ErrorHandler>, inner: S, step: &str) -> Self {
+        Self::with_role(handler, inner, step, ChannelRole::Whole)
+    }
+
+    /// `inner` behind `handler` in `role`.
+    pub fn with_role(handler: Arc<ErrorHandler>, inner: S, step: &str, role: ChannelRole) -> Self {
         ErrorChannel {
             handler,
             inner,
             step: step.into(),
+            role,
         }
     }
 }
@@ -89,6 +112,7 @@ where
         let handler = self.handler.clone();
         let step = self.step.clone();
         let inner = self.inner.clone();
+        let role = self.role;
         Box::pin(async move {
             match first.await {
                 Ok(ex) => Ok(ex),
@@ -97,7 +121,7 @@ where
                         let svc = inner.clone();
                         async move { svc.oneshot(ex).await }
                     };
-                    on_failure(&handler, &step, saved, e, retry).await
+                    on_failure(&handler, &step, role, saved, e, retry).await
                 }
             }
         })
@@ -108,7 +132,7 @@ impl ErrorChannel<BoxProcessor> {
     async fn failed(self, saved: Exchange, e: CamelError) -> Result<Exchange, CamelError> {
         let inner = self.inner.clone();
         let retry = move |ex: Exchange| inner.process(ex);
-        on_failure(&self.handler, &self.step, saved, e, retry).await
+        on_failure(&self.handler, &self.step, self.role, saved, e, retry).await
     }
 }
 
@@ -117,6 +141,7 @@ impl ErrorChannel<BoxProcessor> {
 async fn on_failure<F, Fut>(
     handler: &ErrorHandler,
     step: &str,
+    role: ChannelRole,
     saved: Exchange,
     mut error: CamelError,
     retry: F,
@@ -132,9 +157,29 @@ where
         .and_then(|c| c.policy.as_ref())
         .unwrap_or(&handler.policy);
     let mut attempt: u32 = 0;
+    // What a redeliver-only channel inside this block gave up on, taken whatever happens
+    // next so that no entry outlives its failure.
+    let inside = match role {
+        ChannelRole::HandleOnly => handler
+            .exhausted_inside
+            .lock()
+            .ok()
+            .and_then(|mut inside| inside.remove(&saved.id)),
+        _ => None,
+    };
+    if role == ChannelRole::HandleOnly
+        && handler.stop.is_cancelled()
+        && matches!(error, CamelError::Stopping(_))
+    {
+        // A redelivery inside the block was cut short by the route's stop: the exchange
+        // fails, as it would at the top level (never dead-lettered).
+        return Err(error);
+    }
+    // A block's channel does not redeliver: the channels around its steps did.
+    let redelivers = role != ChannelRole::HandleOnly;
     loop {
         let next = attempt.saturating_add(1);
-        if !policy.allows(next) || !retry_while(clause, &saved, &error) {
+        if !redelivers || !policy.allows(next) || !retry_while(clause, &saved, &error) {
             break;
         }
         attempt = next;
@@ -167,7 +212,20 @@ where
             Err(e) => error = e,
         }
     }
+    if role == ChannelRole::RedeliverOnly {
+        if let Ok(mut inside) = handler.exhausted_inside.lock() {
+            inside.insert(saved.id, (attempt, step.into(), saved));
+        }
+        return Err(error);
+    }
+    let mut step: Arc<str> = step.into();
     let mut failed = saved;
+    if let Some((attempts, failing, at_step)) = inside {
+        attempt = attempts;
+        step = failing;
+        failed = at_step;
+    }
+    let step = &*step;
     if attempt > 0 {
         mark_redelivery(&mut failed, attempt, policy);
     }
@@ -361,11 +419,7 @@ impl<S> Layer<S> for ErrorHandlerLayer {
     type Service = ErrorChannel<S>;
 
     fn layer(&self, inner: S) -> ErrorChannel<S> {
-        ErrorChannel {
-            handler: self.handler.clone(),
-            inner,
-            step: self.step.clone(),
-        }
+        ErrorChannel::with_role(self.handler.clone(), inner, &self.step, ChannelRole::Whole)
     }
 }
 
