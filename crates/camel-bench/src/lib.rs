@@ -82,3 +82,49 @@ pub fn count_from_env(var: &str, default: u64) -> u64 {
 /// The allocator the `camel` binary uses too, so the figures match what users run.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Runs the one route of `yaml` (whose step is `process: {ref: work}`) on a new context
+/// with `component` until `work` has seen `n` exchanges, and returns the time from the
+/// first exchange to the last: how the broker consumer benches time the route side, so a
+/// consumer's start-up (connecting, joining a group) is not counted.
+pub async fn time_consumer_route(
+    component: std::sync::Arc<dyn camel_api::Component>,
+    yaml: &str,
+    n: u64,
+) -> Duration {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    let count = Arc::new(AtomicU64::new(0));
+    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let done = Arc::new(tokio::sync::Notify::new());
+    let work = {
+        let (count, first, done) = (count.clone(), first.clone(), done.clone());
+        camel_api::BoxProcessor::sync(move |ex: camel_api::Exchange| {
+            let seen = count.fetch_add(1, Ordering::Relaxed) + 1;
+            if seen == 1 {
+                *first.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            }
+            if seen == n {
+                done.notify_one();
+            }
+            Ok(ex)
+        })
+    };
+    let ctx = camel_core::CamelContext::new();
+    ctx.add_component(component);
+    ctx.add_resource("work", Arc::new(work));
+    ctx.add_routes(camel_core::yaml::load_str(yaml, "bench.yaml").expect("the bench route loads"))
+        .await
+        .expect("the bench route compiles");
+    ctx.start().await.expect("the bench route starts");
+    done.notified().await;
+    let elapsed = first
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .map(|f| f.elapsed())
+        .unwrap_or_default();
+    ctx.stop().await;
+    elapsed
+}

@@ -7,16 +7,12 @@
 //!
 //! Count: `JETSTREAM_MESSAGES` (default 50000); `JETSTREAM_MAX_ACK_PENDING` (default 1000).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy};
-use camel_api::{BoxProcessor, Exchange};
 use camel_bench::{count_from_env, median, per_second, result_line};
-use camel_core::CamelContext;
 use futures::StreamExt;
-use tokio::sync::Notify;
 
 fn unique(prefix: &str) -> String {
     format!(
@@ -87,22 +83,6 @@ async fn raw_loop(
 
 /// Ours: a route that counts; the time from the first exchange to the last.
 async fn route(servers: &str, stream: &str, subject: &str, n: u64, map: usize) -> Duration {
-    let count = Arc::new(AtomicU64::new(0));
-    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let done = Arc::new(Notify::new());
-    let work = {
-        let (count, first, done) = (count.clone(), first.clone(), done.clone());
-        BoxProcessor::sync(move |ex: Exchange| {
-            let seen = count.fetch_add(1, Ordering::Relaxed) + 1;
-            if seen == 1 {
-                *first.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            }
-            if seen == n {
-                done.notify_one();
-            }
-            Ok(ex)
-        })
-    };
     let yaml = format!(
         r#"
 - route:
@@ -116,21 +96,8 @@ async fn route(servers: &str, stream: &str, subject: &str, n: u64, map: usize) -
 "#,
         durable = unique("route")
     );
-    let ctx = CamelContext::new();
-    ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
-    ctx.add_resource("work", Arc::new(work));
-    ctx.add_routes(camel_core::yaml::load_str(&yaml, "bench.yaml").expect("yaml"))
+    camel_bench::time_consumer_route(Arc::new(camel_sinks::nats::NatsComponent::new()), &yaml, n)
         .await
-        .expect("routes");
-    ctx.start().await.expect("start");
-    done.notified().await;
-    let elapsed = first
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .map(|f| f.elapsed())
-        .unwrap_or_default();
-    ctx.stop().await;
-    elapsed
 }
 
 #[tokio::main]

@@ -12,7 +12,7 @@
 //! Counts: `KAFKA_RECORDS` (default 100000), `KAFKA_RELAY_MESSAGES` (default 5000).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use camel_api::{BoxProcessor, Exchange};
@@ -123,21 +123,6 @@ async fn raw_loop(brokers: &str, topic: &str, n: u64) -> Duration {
 
 /// Ours: a route that counts; returns the time from the first record to the last.
 async fn route(brokers: &str, topic: &str, n: u64) -> Duration {
-    let count = Arc::new(AtomicU64::new(0));
-    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let done = Arc::new(Notify::new());
-    let work = {
-        let (count, first, done) = (count.clone(), first.clone(), done.clone());
-        BoxProcessor::sync(move |ex: Exchange| {
-            if count.fetch_add(1, Ordering::Relaxed) == 0 {
-                *first.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            }
-            if count.load(Ordering::Relaxed) == n {
-                done.notify_one();
-            }
-            Ok(ex)
-        })
-    };
     let yaml = format!(
         r#"
 - route:
@@ -151,21 +136,7 @@ async fn route(brokers: &str, topic: &str, n: u64) -> Duration {
 "#,
         group = unique("route")
     );
-    let ctx = CamelContext::new();
-    ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
-    ctx.add_resource("work", Arc::new(work));
-    ctx.add_routes(camel_core::yaml::load_str(&yaml, "bench.yaml").expect("yaml"))
-        .await
-        .expect("routes");
-    ctx.start().await.expect("start");
-    done.notified().await;
-    let elapsed = first
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .map(|f| f.elapsed())
-        .unwrap_or_default();
-    ctx.stop().await;
-    elapsed
+    camel_bench::time_consumer_route(Arc::new(camel_kafka::KafkaComponent::new()), &yaml, n).await
 }
 
 async fn relay(brokers: &str, n: u64) {

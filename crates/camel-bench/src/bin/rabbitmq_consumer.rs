@@ -6,13 +6,10 @@
 //!
 //! Count: `RABBITMQ_MESSAGES` (default 50000); `RABBITMQ_PREFETCH` (default 250, ours).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use camel_api::{BoxProcessor, Exchange};
 use camel_bench::{count_from_env, median, per_second, result_line};
-use camel_core::CamelContext;
 use futures::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
@@ -20,7 +17,6 @@ use lapin::options::{
 };
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
-use tokio::sync::Notify;
 
 fn unique(prefix: &str) -> String {
     format!(
@@ -126,22 +122,6 @@ async fn raw_loop(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
 
 /// Ours: a route that counts; the time from the first exchange to the last.
 async fn route(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
-    let count = Arc::new(AtomicU64::new(0));
-    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let done = Arc::new(Notify::new());
-    let work = {
-        let (count, first, done) = (count.clone(), first.clone(), done.clone());
-        BoxProcessor::sync(move |ex: Exchange| {
-            let seen = count.fetch_add(1, Ordering::Relaxed) + 1;
-            if seen == 1 {
-                *first.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            }
-            if seen == n {
-                done.notify_one();
-            }
-            Ok(ex)
-        })
-    };
     let yaml = format!(
         r#"
 - route:
@@ -153,21 +133,8 @@ async fn route(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
         - process: {{ ref: work }}
 "#
     );
-    let ctx = CamelContext::new();
-    ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
-    ctx.add_resource("work", Arc::new(work));
-    ctx.add_routes(camel_core::yaml::load_str(&yaml, "bench.yaml").expect("yaml"))
+    camel_bench::time_consumer_route(Arc::new(camel_rabbitmq::RabbitMqComponent::new()), &yaml, n)
         .await
-        .expect("routes");
-    ctx.start().await.expect("start");
-    done.notified().await;
-    let elapsed = first
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .map(|f| f.elapsed())
-        .unwrap_or_default();
-    ctx.stop().await;
-    elapsed
 }
 
 #[tokio::main]

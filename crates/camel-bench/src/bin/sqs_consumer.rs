@@ -7,16 +7,12 @@
 //! Count: `SQS_MESSAGES` (default 200; moto slows down sharply with the queue's length). The figures measure the emulator as much as us:
 //! compare the ratio, not the rates.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
-use camel_api::{BoxProcessor, Exchange};
 use camel_bench::{count_from_env, median, per_second, result_line};
-use camel_core::CamelContext;
-use tokio::sync::Notify;
 
 fn unique(prefix: &str) -> String {
     format!(
@@ -107,22 +103,6 @@ async fn raw_loop(client: &aws_sdk_sqs::Client, url: &str, n: u64) -> Duration {
 
 /// Ours: a route that counts; the time from the first exchange to the last.
 async fn route(endpoint: &str, queue: &str, n: u64) -> Duration {
-    let count = Arc::new(AtomicU64::new(0));
-    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let done = Arc::new(Notify::new());
-    let work = {
-        let (count, first, done) = (count.clone(), first.clone(), done.clone());
-        BoxProcessor::sync(move |ex: Exchange| {
-            let seen = count.fetch_add(1, Ordering::Relaxed) + 1;
-            if seen == 1 {
-                *first.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            }
-            if seen == n {
-                done.notify_one();
-            }
-            Ok(ex)
-        })
-    };
     let yaml = format!(
         r#"
 - route:
@@ -136,21 +116,12 @@ async fn route(endpoint: &str, queue: &str, n: u64) -> Duration {
         - process: {{ ref: work }}
 "#
     );
-    let ctx = CamelContext::new();
-    ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
-    ctx.add_resource("work", Arc::new(work));
-    ctx.add_routes(camel_core::yaml::load_str(&yaml, "bench.yaml").expect("yaml"))
-        .await
-        .expect("routes");
-    ctx.start().await.expect("start");
-    done.notified().await;
-    let elapsed = first
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .map(|f| f.elapsed())
-        .unwrap_or_default();
-    ctx.stop().await;
-    elapsed
+    camel_bench::time_consumer_route(
+        Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()),
+        &yaml,
+        n,
+    )
+    .await
 }
 
 #[tokio::main]
