@@ -21,6 +21,7 @@ pub(crate) struct RecordNames {
     offset: StripedName,
     key: StripedName,
     timestamp: StripedName,
+    message_timestamp: StripedName,
     topic: StripedName,
 }
 
@@ -32,6 +33,7 @@ impl RecordNames {
             offset: StripedName::new(headers::OFFSET),
             key: StripedName::new(headers::KEY),
             timestamp: StripedName::new(headers::TIMESTAMP),
+            message_timestamp: StripedName::new(headers::MESSAGE_TIMESTAMP),
             topic: StripedName::new(topic),
         }
     }
@@ -48,7 +50,7 @@ pub(crate) fn to_exchange(record: &OwnedMessage, names: &RecordNames) -> Exchang
     let mut exchange = Exchange::new(body);
     let h = &mut exchange.message.headers;
     let record_headers = record.headers();
-    h.reserve(5 + record_headers.map_or(0, |hs| hs.count()));
+    h.reserve(6 + record_headers.map_or(0, |hs| hs.count()));
     if let Some(record_headers) = record_headers {
         for header in record_headers.iter() {
             let value = match header.value {
@@ -75,6 +77,8 @@ pub(crate) fn to_exchange(record: &OwnedMessage, names: &RecordNames) -> Exchang
     }
     if let Some(ms) = record.timestamp().to_millis() {
         h.set(names.timestamp.get(), Value::Int(ms));
+        // Camel's message timestamp (`${messageTimestamp}` in simple).
+        h.set(names.message_timestamp.get(), Value::Int(ms));
     }
     exchange
 }
@@ -197,6 +201,10 @@ mod tests {
         assert_eq!(ex.header(headers::TOPIC), Some(&Value::from("orders")));
         assert_eq!(
             ex.header(headers::TIMESTAMP),
+            Some(&Value::Int(1_700_000_000_000))
+        );
+        assert_eq!(
+            ex.header(headers::MESSAGE_TIMESTAMP),
             Some(&Value::Int(1_700_000_000_000))
         );
         assert_eq!(ex.header("trace"), Some(&Value::from("abc")));

@@ -38,6 +38,9 @@ pub mod headers {
     pub const TOPIC: &str = "kafka.TOPIC";
     /// The record's timestamp, in milliseconds since the epoch.
     pub const TIMESTAMP: &str = "kafka.TIMESTAMP";
+    /// The record's timestamp again under Camel's message-timestamp header, which
+    /// `${messageTimestamp}` reads.
+    pub const MESSAGE_TIMESTAMP: &str = "CamelMessageTimestamp";
     /// Producer: the partition to send to (overrides `partition_key`).
     pub const PARTITION_KEY: &str = "kafka.PARTITION_KEY";
     /// Producer: the topic to send to instead of the endpoint's.

@@ -112,7 +112,6 @@ fn route_id_is_the_compiling_route_and_camel_id_the_context_name() {
 fn camel_functions_without_a_counterpart_are_refused_where_they_stand() {
     for (text, col, word) in [
         ("${routeId}", 3, "routeId"),
-        ("${messageTimestamp}", 3, "messageTimestamp"),
         ("${stepId}", 3, "stepId"),
         ("${sys.user.home}", 3, "sys"),
         ("${bean:orders.list}", 3, "bean"),
@@ -294,4 +293,17 @@ fn templates_fill_functions_inside_quotes() {
         Value::from(r#"{"id": "42"}"#)
     );
     assert_eq!(eval_on(&ex, "say '${header.id}'"), Value::from("say '42'"));
+}
+
+#[test]
+fn message_timestamp_is_the_header_consumers_set_and_null_without_it() {
+    let stamped = Exchange::new("x").with_header("CamelMessageTimestamp", 1_700_000_000_000i64);
+    assert_eq!(
+        eval_on(&stamped, "${messageTimestamp}"),
+        Value::Int(1_700_000_000_000)
+    );
+    assert_eq!(
+        eval_on(&Exchange::new("x"), "${messageTimestamp}"),
+        Value::Null
+    );
 }

@@ -78,7 +78,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("routeGroup", "routes have no groups"),
     ("stepId", "exchanges do not carry the step they run in"),
     ("camelContext", "there is no Java context object to call methods on"),
-    ("messageTimestamp", "no consumer records the source system's timestamp yet; read the consumer's own header (such as `CamelTimerFiredTime` or `CamelFileLastModified`)"),
     ("variableAs", "write `${variable.NAME}` and compare it: numbers in text compare as numbers; or convert it first with the `convert_variable_to` step"),
     ("setVariable", "expressions do not change the exchange; use the `set_variable` step"),
     ("setHeader", "expressions do not change the exchange; use the `set_header` step"),

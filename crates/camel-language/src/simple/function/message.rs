@@ -8,6 +8,9 @@ use super::text;
 use super::{Conversion, Function, Mandatory};
 use crate::problem::Problem;
 
+/// Camel's header for the time the message was made at its source, in ms since the epoch.
+const MESSAGE_TIMESTAMP: &str = "CamelMessageTimestamp";
+
 /// The functions that read a value of the message, with their optional indexes and
 /// method calls: body, bodyAs, header, headers, exchangeProperty, exchangeId, null.
 pub(super) fn parse(name: &str, at: usize) -> Result<Option<Function>, Problem> {
@@ -16,6 +19,10 @@ pub(super) fn parse(name: &str, at: usize) -> Result<Option<Function>, Problem> 
         "null" => Some(Function::Null),
         "headers" | "in.headers" => Some(Function::Headers),
         "variables" => Some(Function::Variables),
+        // Camel keeps the message timestamp in this header; the consumers that know when
+        // their source made the message set it (kafka, the timer with metadata, the
+        // scheduler), and it is absent (null) otherwise, as in Camel.
+        "messageTimestamp" => Some(Function::Header(Arc::from(MESSAGE_TIMESTAMP))),
         _ => None,
     };
     if simple.is_some() {
