@@ -97,4 +97,72 @@ pub mod test_support {
             }
         }
     }
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A route that takes `delay` per exchange and records the most exchanges it ran at
+    /// once: how a consumer's back-pressure bound (`prefetch_count`, `max_ack_pending`,
+    /// `max_messages_per_poll`) is tested against a real broker.
+    #[derive(Debug)]
+    pub struct SlowRoute {
+        delay: Duration,
+        expected: usize,
+        running: AtomicUsize,
+        most: AtomicUsize,
+        done: AtomicUsize,
+        all_done: tokio::sync::Notify,
+    }
+
+    impl SlowRoute {
+        /// A route expecting `expected` exchanges, each taking `delay`.
+        pub fn new(expected: usize, delay: Duration) -> Arc<Self> {
+            Arc::new(SlowRoute {
+                delay,
+                expected,
+                running: AtomicUsize::new(0),
+                most: AtomicUsize::new(0),
+                done: AtomicUsize::new(0),
+                all_done: tokio::sync::Notify::new(),
+            })
+        }
+
+        /// The route's pipeline.
+        pub fn pipeline(self: &Arc<Self>) -> crate::BoxProcessor {
+            let this = self.clone();
+            crate::BoxProcessor::from_fn(move |ex: crate::Exchange| {
+                let this = this.clone();
+                async move {
+                    let now = this.running.fetch_add(1, Ordering::SeqCst) + 1;
+                    this.most.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(this.delay).await;
+                    this.running.fetch_sub(1, Ordering::SeqCst);
+                    if this.done.fetch_add(1, Ordering::SeqCst) + 1 == this.expected {
+                        this.all_done.notify_one();
+                    }
+                    Ok(ex)
+                }
+            })
+        }
+
+        /// Waits until every expected exchange has run; panics after `within`.
+        pub async fn wait_all(&self, within: Duration) {
+            if tokio::time::timeout(within, self.all_done.notified())
+                .await
+                .is_err()
+            {
+                panic!(
+                    "{} of {} exchanges ran within {within:?}",
+                    self.done.load(Ordering::SeqCst),
+                    self.expected
+                );
+            }
+        }
+
+        /// The most exchanges that ran at once.
+        pub fn most(&self) -> usize {
+            self.most.load(Ordering::SeqCst)
+        }
+    }
 }

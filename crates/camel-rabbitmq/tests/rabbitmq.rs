@@ -2,11 +2,10 @@
 //! ack after success, requeue or dead-letter after a failure, `prefetch_count`
 //! backpressure, and publisher confirms.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use camel_api::test_support::service_from_env;
+use camel_api::test_support::{service_from_env, SlowRoute};
 use camel_api::{
     BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
     ConsumerContext, EndpointUri, Exchange,
@@ -296,30 +295,8 @@ async fn a_slow_route_never_holds_more_than_prefetch_count() {
     };
     let exchange = unique("camel.rmq.prefetch");
     let uri = format!("rabbitmq:{exchange}?addresses={url}&prefetchCount=3");
-    let running = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let all_done = Arc::new(Notify::new());
-    let (r, m, d, a) = (
-        running.clone(),
-        most.clone(),
-        done.clone(),
-        all_done.clone(),
-    );
-    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
-        let (r, m, d, a) = (r.clone(), m.clone(), d.clone(), a.clone());
-        async move {
-            let now = r.fetch_add(1, Ordering::SeqCst) + 1;
-            m.fetch_max(now, Ordering::SeqCst);
-            // The slow part of the route.
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            r.fetch_sub(1, Ordering::SeqCst);
-            if d.fetch_add(1, Ordering::SeqCst) + 1 == 40 {
-                a.notify_one();
-            }
-            Ok(ex)
-        }
-    });
+    let route = SlowRoute::new(40, Duration::from_millis(10));
+    let pipeline = route.pipeline();
     // Declare (and bind) before publishing: one consumer start.
     let (ctx, run) = start(&uri, pipeline);
     let producer = endpoint(&format!("{uri}&mandatory=true"))
@@ -337,12 +314,10 @@ async fn a_slow_route_never_holds_more_than_prefetch_count() {
             tokio::task::yield_now().await;
         }
     }
-    tokio::time::timeout(Duration::from_secs(20), all_done.notified())
-        .await
-        .expect("all 40 deliveries ran");
+    route.wait_all(Duration::from_secs(20)).await;
     ctx.cancellation().cancel();
     run.await.unwrap();
-    let most = most.load(Ordering::SeqCst);
+    let most = route.most();
     assert!(most <= 3, "{most} deliveries ran at once");
     assert_eq!(most, 3, "the consumer should use its prefetch");
     let (_conn, ch) = channel(&url).await;

@@ -3,12 +3,11 @@
 //! in-progress acks, dead letters after `max_deliver`) and core request/reply.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_nats::jetstream::{self, stream};
-use camel_api::test_support::service_from_env;
+use camel_api::test_support::{service_from_env, SlowRoute};
 use camel_api::{BoxProcessor, CamelError, Component, ConsumerContext, EndpointUri, Exchange};
 use camel_sinks::nats::{NatsComponent, DELIVERED_HEADER, SERVICE_ERROR_HEADER};
 use camel_sinks::testing::HeaderContext;
@@ -243,42 +242,18 @@ async fn a_slow_route_never_holds_more_than_max_ack_pending() {
     };
     let s = Stream::new(&url, "CAMEL_JS_BACKPRESSURE_").await;
     s.publish((0..60).map(|i| format!("m{i}"))).await;
-    let running = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let all_done = Arc::new(Notify::new());
-    let (r, m, d, a) = (
-        running.clone(),
-        most.clone(),
-        done.clone(),
-        all_done.clone(),
-    );
-    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
-        let (r, m, d, a) = (r.clone(), m.clone(), d.clone(), a.clone());
-        async move {
-            let now = r.fetch_add(1, Ordering::SeqCst) + 1;
-            m.fetch_max(now, Ordering::SeqCst);
-            // The slow part of the route.
-            tokio::time::sleep(Duration::from_millis(15)).await;
-            r.fetch_sub(1, Ordering::SeqCst);
-            if d.fetch_add(1, Ordering::SeqCst) + 1 == 60 {
-                a.notify_one();
-            }
-            Ok(ex)
-        }
-    });
+    let route = SlowRoute::new(60, Duration::from_millis(15));
+    let pipeline = route.pipeline();
     let uri = format!(
         "nats:{}?servers={url}&durableName=slow&maxAckPending=4&ack_wait=5s",
         s.subject
     );
     let (ctx, run) = start(&uri, pipeline);
-    tokio::time::timeout(Duration::from_secs(20), all_done.notified())
-        .await
-        .expect("all 60 messages ran");
+    route.wait_all(Duration::from_secs(20)).await;
     let info = s.drained("slow").await;
     ctx.cancellation().cancel();
     run.await.unwrap();
-    let most = most.load(Ordering::SeqCst);
+    let most = route.most();
     assert!(most <= 4, "{most} exchanges ran at once");
     assert_eq!(most, 4, "the consumer should use the slots it has");
     assert_eq!(info.config.max_ack_pending, 4);

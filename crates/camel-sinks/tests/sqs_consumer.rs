@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
-use camel_api::test_support::service_from_env;
+use camel_api::test_support::{service_from_env, SlowRoute};
 use camel_api::{BoxProcessor, CamelError, Component, ConsumerContext, EndpointUri, Exchange};
 use camel_sinks::sqs::{Aws2SqsComponent, SqsComponent, GROUP_ID_HEADER, RECEIVE_COUNT_HEADER};
 use camel_sinks::testing::HeaderContext;
@@ -273,37 +273,14 @@ async fn a_slow_route_never_holds_more_than_max_messages_per_poll() {
     for i in 0..30 {
         q.send(&format!("m{i}"), None).await;
     }
-    let running = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let all_done = Arc::new(Notify::new());
-    let (r, m, d, a) = (
-        running.clone(),
-        most.clone(),
-        done.clone(),
-        all_done.clone(),
-    );
-    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
-        let (r, m, d, a) = (r.clone(), m.clone(), d.clone(), a.clone());
-        async move {
-            let now = r.fetch_add(1, Ordering::SeqCst) + 1;
-            m.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            r.fetch_sub(1, Ordering::SeqCst);
-            if d.fetch_add(1, Ordering::SeqCst) + 1 == 30 {
-                a.notify_one();
-            }
-            Ok(ex)
-        }
-    });
+    let route = SlowRoute::new(30, Duration::from_millis(10));
+    let pipeline = route.pipeline();
     let (ctx, run) = start(&uri(&q, &endpoint, "&maxMessagesPerPoll=3"), pipeline);
-    tokio::time::timeout(Duration::from_secs(30), all_done.notified())
-        .await
-        .expect("all 30 messages ran");
+    route.wait_all(Duration::from_secs(30)).await;
     assert_eq!(q.emptied().await, (0, 0));
     ctx.cancellation().cancel();
     run.await.unwrap();
-    let most = most.load(Ordering::SeqCst);
+    let most = route.most();
     assert!(most <= 3, "{most} exchanges ran at once");
     q.delete().await;
 }
