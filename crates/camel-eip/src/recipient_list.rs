@@ -170,14 +170,10 @@ impl RecipientList {
     /// value was the same text (and the cache still holds what it resolved), else
     /// resolved through the cache and remembered when every URI resolved.
     async fn targets(&self, value: &Value) -> Result<Targets, CamelError> {
-        let text = match value {
-            Value::Text(text) if self.cache.remembers() => Some(text),
-            _ => None,
+        let miss = match self.memo.recall(&self.cache, value) {
+            Ok(targets) => return Ok(targets),
+            Err(miss) => miss,
         };
-        let generation = self.cache.generation();
-        if let Some(targets) = text.and_then(|t| self.memo.get(t, generation)) {
-            return Ok(targets);
-        }
         let list = uris(value, &self.options.delimiter);
         let named = list.len();
         let mut targets = Vec::with_capacity(named);
@@ -190,8 +186,8 @@ impl RecipientList {
         }
         let targets: Targets = targets.into();
         // A skipped URI is looked up again next time: it may name an endpoint by then.
-        if let Some(text) = text.filter(|_| targets.len() == named) {
-            self.memo.set(text.clone(), generation, targets.clone());
+        if targets.len() == named {
+            self.memo.remember(miss, targets.clone());
         }
         Ok(targets)
     }

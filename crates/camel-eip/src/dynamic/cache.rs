@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use arc_swap::ArcSwapOption;
 
 use async_trait::async_trait;
-use camel_api::{BoxProcessor, CamelError, Endpoint, Poller, ShutdownReason, StepLifecycle};
+use camel_api::{BoxProcessor, CamelError, Endpoint, Poller, ShutdownReason, StepLifecycle, Value};
 
 use super::{CacheSize, EndpointResolver};
 
@@ -226,16 +226,54 @@ impl<V> fmt::Debug for Memo<V> {
     }
 }
 
+/// A [`Memo`] that did not hold the value asked for: what to remember a fresh resolution
+/// under (nothing when the value is not text or the cache is off).
+#[derive(Debug)]
+pub struct Miss {
+    text: Option<Arc<str>>,
+    generation: u64,
+}
+
 impl<V: Clone> Memo<V> {
+    /// What was remembered for the URI text `value` while `cache` still holds it; else the
+    /// key to [`remember`](Memo::remember) the resolution under. The generation is read
+    /// before the caller resolves, so an entry leaving the cache meanwhile makes the
+    /// remembered value stale at once.
+    pub fn recall<T: Clone + Send + Sync + 'static>(
+        &self,
+        cache: &EndpointCache<T>,
+        value: &Value,
+    ) -> Result<V, Miss> {
+        let text = match value {
+            Value::Text(text) if cache.remembers() => Some(text),
+            _ => None,
+        };
+        let generation = cache.generation();
+        match text.and_then(|t| self.get(t, generation)) {
+            Some(hit) => Ok(hit),
+            None => Err(Miss {
+                text: text.cloned(),
+                generation,
+            }),
+        }
+    }
+
+    /// Remembers `value` as the resolution of what missed.
+    pub fn remember(&self, miss: Miss, value: V) {
+        if let Some(text) = miss.text {
+            self.set(text, miss.generation, value);
+        }
+    }
+
     /// What was remembered for `text` under `generation`.
-    pub fn get(&self, text: &str, generation: u64) -> Option<V> {
+    fn get(&self, text: &str, generation: u64) -> Option<V> {
         let last = self.last.load();
         let last = last.as_ref()?;
         (last.generation == generation && *last.text == *text).then(|| last.value.clone())
     }
 
     /// Remembers `value` for `text`, resolved under `generation`.
-    pub fn set(&self, text: Arc<str>, generation: u64, value: V) {
+    fn set(&self, text: Arc<str>, generation: u64, value: V) {
         self.last.store(Some(Arc::new(Remembered {
             text,
             generation,

@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use camel_api::{CamelError, Endpoint};
 
-pub use cache::{EndpointCache, Memo};
+pub use cache::{EndpointCache, Memo, Miss};
 pub use uris::{uris, DEFAULT_DELIMITER};
 
 /// How many resolved endpoints a step keeps when its `cache_size` is not given (Camel's

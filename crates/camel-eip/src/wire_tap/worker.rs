@@ -31,17 +31,13 @@ impl Delivery {
     /// copy's and the cache still holds it, else from the cache.
     async fn producer(&self, tap: &Exchange) -> Result<Option<BoxProcessor>, CamelError> {
         let uri = self.uri.evaluate(tap)?;
-        let generation = self.cache.generation();
-        let text = match &uri {
-            camel_api::Value::Text(text) if self.cache.remembers() => Some(text),
-            _ => None,
+        let miss = match self.memo.recall(&self.cache, &uri) {
+            Ok(producer) => return Ok(Some(producer)),
+            Err(miss) => miss,
         };
-        if let Some(producer) = text.and_then(|t| self.memo.get(t, generation)) {
-            return Ok(Some(producer));
-        }
         let producer = producer_or_skip(&self.cache, &uri.to_string(), self.ignore_invalid).await?;
-        if let (Some(text), Some(p)) = (text, &producer) {
-            self.memo.set(text.clone(), generation, p.clone());
+        if let Some(p) = &producer {
+            self.memo.remember(miss, p.clone());
         }
         Ok(producer)
     }
