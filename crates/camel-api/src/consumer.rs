@@ -212,31 +212,66 @@ impl ConsumerContext {
     /// avoided: with the gate open and a pipeline that completes synchronously, the result
     /// is returned at once and nothing is allocated. This is `direct:`'s hot path.
     pub fn process_nested(&self, exchange: Exchange) -> ProcessorFuture {
+        self.process_now(exchange, false)
+    }
+
+    /// Like [`ConsumerContext::send`] (the exchange is counted in the context's
+    /// statistics), without an `async` frame when it can be avoided: a consumer that takes
+    /// a ready result at once and keeps only the pending ones (the Kafka consumer) pays no
+    /// allocation and no poll for a route that completes synchronously.
+    pub fn process(&self, exchange: Exchange) -> ProcessorFuture {
+        self.process_now(exchange, true)
+    }
+
+    fn process_now(&self, exchange: Exchange, count: bool) -> ProcessorFuture {
         let inner = &*self.inner;
         let Some(guard) = inner.gate.try_enter() else {
             let this = self.clone();
-            return ProcessorFuture::boxed(async move { this.send_nested(exchange).await });
+            return ProcessorFuture::boxed(async move {
+                if count {
+                    this.send(exchange).await
+                } else {
+                    this.send_nested(exchange).await
+                }
+            });
         };
-        match inner.pipeline.process(exchange) {
+        let span = count.then(|| {
+            tracing::debug_span!("exchange", route_id = %inner.route_id, exchange_id = %exchange.id)
+        });
+        let entered = span.as_ref().map(tracing::Span::enter);
+        let processed = inner.pipeline.process(exchange);
+        drop(entered);
+        match processed {
             ProcessorFuture::Ready(Some(result)) => {
                 drop(guard);
-                inner.counters.record(result.is_ok());
+                self.record(&result, count);
                 ProcessorFuture::Ready(Some(result))
             }
             ProcessorFuture::Ready(None) => ProcessorFuture::ready(Err(CamelError::processor(
                 "a pipeline returned a future that had already completed",
             ))),
             pending => {
+                use tracing::Instrument;
                 let owned = OwnedInflight::new(&inner.gate);
                 drop(guard);
                 let this = self.clone();
                 ProcessorFuture::boxed(async move {
-                    let result = pending.await;
+                    let result = match span {
+                        Some(span) => pending.instrument(span).await,
+                        None => pending.await,
+                    };
                     drop(owned);
-                    this.inner.counters.record(result.is_ok());
+                    this.record(&result, count);
                     result
                 })
             }
+        }
+    }
+
+    fn record(&self, result: &Result<Exchange, CamelError>, count: bool) {
+        self.inner.counters.record(result.is_ok());
+        if count {
+            self.inner.stats.record(result.is_ok());
         }
     }
 
@@ -268,5 +303,60 @@ impl ConsumerContext {
     /// This route's exchange counters.
     pub fn counters(&self) -> &Arc<RouteCounters> {
         &self.inner.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(pipeline: BoxProcessor) -> (ConsumerContext, Arc<ExchangeStats>) {
+        let stats = ExchangeStats::new();
+        let ctx = ConsumerContext::new(
+            "r".into(),
+            Arc::new(RoutePipeline::new(pipeline)),
+            Arc::default(),
+            CancellationToken::new(),
+            stats.clone(),
+            Arc::default(),
+        );
+        (ctx, stats)
+    }
+
+    #[tokio::test]
+    async fn process_answers_a_synchronous_route_at_once_and_counts_it() {
+        let (ctx, stats) = context(BoxProcessor::sync(|ex: Exchange| {
+            if ex.header("bad").is_some() {
+                return Err(CamelError::processor("bad"));
+            }
+            Ok(ex)
+        }));
+        assert!(matches!(
+            ctx.process(Exchange::new("a")),
+            ProcessorFuture::Ready(Some(Ok(_)))
+        ));
+        assert!(matches!(
+            ctx.process(Exchange::new("b").with_header("bad", true)),
+            ProcessorFuture::Ready(Some(Err(_)))
+        ));
+        assert!(matches!(
+            ctx.process_nested(Exchange::new("c")),
+            ProcessorFuture::Ready(Some(Ok(_)))
+        ));
+        // The nested call is not counted in the context's statistics.
+        assert_eq!((stats.completed(), stats.failed()), (2, 1));
+    }
+
+    #[tokio::test]
+    async fn process_counts_a_route_that_waits_when_it_ends() {
+        let (ctx, stats) = context(BoxProcessor::from_fn(|ex: Exchange| async move {
+            tokio::task::yield_now().await;
+            Ok(ex)
+        }));
+        let pending = ctx.process(Exchange::new("a"));
+        assert!(matches!(pending, ProcessorFuture::Pending(_)));
+        assert_eq!(stats.completed(), 0);
+        assert!(pending.await.is_ok());
+        assert_eq!(stats.completed(), 1);
     }
 }

@@ -37,9 +37,14 @@ impl RecordNames {
             topic: StripedName::new(topic),
         }
     }
+
+    /// The subscribed topic's name, shared.
+    pub(crate) fn topic(&self) -> &std::sync::Arc<str> {
+        self.topic.get()
+    }
 }
 
-pub(crate) fn to_exchange(record: &OwnedMessage, names: &RecordNames) -> Exchange {
+pub(crate) fn to_exchange(record: &impl Message, names: &RecordNames) -> Exchange {
     let body = match record.payload() {
         None => Body::Empty,
         Some(bytes) => match std::str::from_utf8(bytes) {

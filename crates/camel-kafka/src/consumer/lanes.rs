@@ -13,6 +13,9 @@
 //!   from the broker while it is at `max_poll_records`.
 //! - A lane that is revoked is forgotten at once; its running record's completion then
 //!   carries an old epoch and is ignored (the new owner reads it again).
+//! - A success's offset is kept as "unstored" until the consumer hands a batch of them to
+//!   librdkafka ([`Lanes::take_unstored`]); a revoke returns the lane's unstored offset so
+//!   it is stored before librdkafka commits the revoked partitions.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -32,8 +35,6 @@ pub(crate) struct Start<R> {
 /// What the consumer does after a record finished.
 #[derive(Debug)]
 pub(crate) struct Finished<R> {
-    /// Store this offset for the partition (the next one to read).
-    pub(crate) store: Option<i64>,
     /// The partition failed at this offset: read it again from there.
     pub(crate) seek: Option<i64>,
     /// The partition's next record, to start now.
@@ -43,7 +44,6 @@ pub(crate) struct Finished<R> {
 impl<R> Default for Finished<R> {
     fn default() -> Self {
         Finished {
-            store: None,
             seek: None,
             next: None,
         }
@@ -57,22 +57,29 @@ struct Lane<R> {
     running: Option<i64>,
     /// Set after a failure: only this offset is taken, everything else is dropped.
     wait_for: Option<i64>,
+    /// The next offset to store, when a record succeeded since the last store.
+    unstored: Option<i64>,
 }
+
+type LaneMap<R> = HashMap<TopicPartition, Lane<R>, foldhash::fast::RandomState>;
 
 /// The lanes of one consumer.
 #[derive(Debug)]
 pub(crate) struct Lanes<R> {
-    lanes: HashMap<TopicPartition, Lane<R>>,
+    lanes: LaneMap<R>,
     buffered: usize,
     next_epoch: u64,
+    /// True when some lane holds an unstored offset.
+    dirty: bool,
 }
 
 impl<R> Default for Lanes<R> {
     fn default() -> Self {
         Lanes {
-            lanes: HashMap::new(),
+            lanes: LaneMap::default(),
             buffered: 0,
             next_epoch: 1,
+            dirty: false,
         }
     }
 }
@@ -101,6 +108,7 @@ impl<R> Lanes<R> {
                 queue: VecDeque::new(),
                 running: None,
                 wait_for: None,
+                unstored: None,
             }
         });
         match lane.wait_for {
@@ -144,7 +152,6 @@ impl<R> Lanes<R> {
             lane.queue.clear();
             lane.wait_for = Some(offset);
             return Finished {
-                store: None,
                 seek: Some(offset),
                 next: None,
             };
@@ -158,18 +165,28 @@ impl<R> Lanes<R> {
                 record,
             }
         });
-        Finished {
-            store: Some(offset + 1),
-            seek: None,
-            next,
-        }
+        lane.unstored = Some(offset + 1);
+        self.dirty = true;
+        Finished { seek: None, next }
     }
 
-    /// The partition was revoked: forget it (its running record is abandoned).
-    pub(crate) fn revoke(&mut self, partition: &TopicPartition) {
-        if let Some(lane) = self.lanes.remove(partition) {
-            self.buffered -= lane.queue.len() + usize::from(lane.running.is_some());
+    /// The offsets to store since the last call, one per partition (the latest success).
+    pub(crate) fn take_unstored(&mut self) -> Vec<(TopicPartition, i64)> {
+        if !std::mem::take(&mut self.dirty) {
+            return Vec::new();
         }
+        self.lanes
+            .iter_mut()
+            .filter_map(|(partition, lane)| Some((partition.clone(), lane.unstored.take()?)))
+            .collect()
+    }
+
+    /// The partition was revoked: forget it (its running record is abandoned). Returns the
+    /// offset still to store for it, if any.
+    pub(crate) fn revoke(&mut self, partition: &TopicPartition) -> Option<i64> {
+        let lane = self.lanes.remove(partition)?;
+        self.buffered -= lane.queue.len() + usize::from(lane.running.is_some());
+        lane.unstored
     }
 }
 
@@ -182,6 +199,15 @@ mod tests {
         ("t".into(), n)
     }
 
+    /// The offset a finish left to store for `partition`, taken.
+    fn stored<R>(lanes: &mut Lanes<R>, partition: i32) -> Option<i64> {
+        lanes
+            .take_unstored()
+            .into_iter()
+            .find(|(p, _)| p.1 == partition)
+            .map(|(_, next)| next)
+    }
+
     #[test]
     fn a_partition_runs_one_record_at_a_time_in_order() {
         let mut lanes = Lanes::default();
@@ -190,10 +216,11 @@ mod tests {
         let other = lanes.push(tp(1), 5, "x").unwrap().unwrap();
         assert_eq!(lanes.buffered(), 3);
         let f = lanes.finish(&tp(0), 10, s.epoch, true);
-        assert_eq!(f.store, Some(11));
+        assert_eq!(stored(&mut lanes, 0), Some(11));
         let next = f.next.unwrap();
         assert_eq!((next.offset, next.record), (11, "b"));
-        assert_eq!(lanes.finish(&tp(1), 5, other.epoch, true).store, Some(6));
+        lanes.finish(&tp(1), 5, other.epoch, true);
+        assert_eq!(stored(&mut lanes, 1), Some(6));
         assert_eq!(lanes.buffered(), 1);
     }
 
@@ -204,7 +231,7 @@ mod tests {
         lanes.push(tp(0), 2, "b").unwrap();
         lanes.push(tp(0), 3, "c").unwrap();
         let f = lanes.finish(&tp(0), 1, s.epoch, false);
-        assert_eq!((f.store, f.seek), (None, Some(1)));
+        assert_eq!((stored(&mut lanes, 0), f.seek), (None, Some(1)));
         assert!(f.next.is_none());
         assert_eq!(lanes.buffered(), 0);
         assert!(
@@ -213,7 +240,8 @@ mod tests {
         );
         let again = lanes.push(tp(0), 1, "a").unwrap().unwrap();
         assert_eq!(again.offset, 1);
-        assert_eq!(lanes.finish(&tp(0), 1, again.epoch, true).store, Some(2));
+        lanes.finish(&tp(0), 1, again.epoch, true);
+        assert_eq!(stored(&mut lanes, 0), Some(2));
     }
 
     #[test]
@@ -225,9 +253,39 @@ mod tests {
         assert_eq!(lanes.buffered(), 0);
         let new = lanes.push(tp(0), 7, "a").unwrap().unwrap();
         let f = lanes.finish(&tp(0), 7, old.epoch, true);
-        assert!(f.store.is_none() && f.next.is_none());
+        assert!(stored(&mut lanes, 0).is_none() && f.next.is_none());
         assert_eq!(lanes.buffered(), 1);
-        assert_eq!(lanes.finish(&tp(0), 7, new.epoch, true).store, Some(8));
+        lanes.finish(&tp(0), 7, new.epoch, true);
+        assert_eq!(stored(&mut lanes, 0), Some(8));
+    }
+
+    #[test]
+    fn successes_wait_as_unstored_offsets_until_taken_or_revoked() {
+        let mut lanes = Lanes::default();
+        assert!(lanes.take_unstored().is_empty());
+        let a = lanes.push(tp(0), 10, "a").unwrap().unwrap();
+        lanes.push(tp(0), 11, "b").unwrap();
+        let f = lanes.finish(&tp(0), 10, a.epoch, true);
+        let b = f.next.unwrap();
+        lanes.finish(&tp(0), 11, b.epoch, true);
+        let c = lanes.push(tp(1), 3, "c").unwrap().unwrap();
+        lanes.finish(&tp(1), 3, c.epoch, true);
+        let mut taken = lanes.take_unstored();
+        taken.sort();
+        assert_eq!(
+            taken,
+            vec![(tp(0), 12), (tp(1), 4)],
+            "the latest success per lane"
+        );
+        assert!(lanes.take_unstored().is_empty(), "taken once");
+        let d = lanes.push(tp(1), 4, "d").unwrap().unwrap();
+        lanes.finish(&tp(1), 4, d.epoch, true);
+        assert_eq!(
+            lanes.revoke(&tp(1)),
+            Some(5),
+            "a revoke hands back what is unstored"
+        );
+        assert!(lanes.take_unstored().is_empty());
     }
 
     proptest! {
@@ -241,7 +299,7 @@ mod tests {
             let mut lanes: Lanes<()> = Lanes::default();
             let mut next_offset = [0i64; 2];
             let mut running: Vec<Start<()>> = Vec::new();
-            let mut stored = [0i64; 2];
+            let mut committed = [0i64; 2];
             let mut failed_at: [Option<i64>; 2] = [None, None];
             for (op, p, ok) in ops {
                 let pi = p as usize;
@@ -257,10 +315,10 @@ mod tests {
                         if let Some(i) = running.iter().position(|s| s.partition.1 == p) {
                             let s = running.remove(i);
                             let f = lanes.finish(&s.partition, s.offset, s.epoch, ok);
-                            if let Some(store) = f.store {
-                                prop_assert!(store >= stored[pi]);
+                            if let Some(store) = stored(&mut lanes, p) {
+                                prop_assert!(store >= committed[pi]);
                                 prop_assert_eq!(store, s.offset + 1);
-                                stored[pi] = store;
+                                committed[pi] = store;
                             }
                             if let Some(seek) = f.seek {
                                 failed_at[pi] = Some(seek);
@@ -269,10 +327,13 @@ mod tests {
                         }
                     }
                     _ => {
-                        lanes.revoke(&tp(p));
+                        if let Some(next) = lanes.revoke(&tp(p)) {
+                            prop_assert!(next >= committed[pi]);
+                            committed[pi] = next;
+                        }
                         running.retain(|s| s.partition.1 != p);
                         // The new owner reads from the stored offset.
-                        failed_at[pi] = Some(stored[pi]);
+                        failed_at[pi] = Some(committed[pi]);
                     }
                 }
                 let in_lanes = running.len();

@@ -3,14 +3,15 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use camel_api::{CamelError, ConsumerContext};
+use camel_api::{CamelError, ConsumerContext, Exchange, ProcessorFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt as _;
 use rdkafka::consumer::{Consumer as _, StreamConsumer};
-use rdkafka::message::OwnedMessage;
+use rdkafka::message::{BorrowedMessage, OwnedMessage};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Message, Offset, TopicPartitionList};
 use tokio::time::Instant;
@@ -25,18 +26,32 @@ use crate::convert::{dead_letter_headers, to_exchange, RecordNames};
 type Outcome = (TopicPartition, i64, u64, bool);
 type Running = FuturesUnordered<Pin<Box<dyn Future<Output = Outcome> + Send>>>;
 
+/// At most this many records are taken from librdkafka's queue in one go (when it already
+/// holds them) before the consumer looks at its other events again.
+const BURST: usize = 256;
+
+/// A record waiting in its lane: already an exchange, plus a copy of the record itself when
+/// a failure may have to send it to the dead-letter topic.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    exchange: Exchange,
+    original: Option<OwnedMessage>,
+}
+
 pub(super) struct Worker {
     settings: Arc<ConsumerSettings>,
     ctx: ConsumerContext,
     stop: CancellationToken,
     dead_letters: Option<FutureProducer>,
-    consumer: StreamConsumer<RebalanceHook>,
+    consumer: Arc<StreamConsumer<RebalanceHook>>,
     lanes: SharedLanes,
     member: usize,
     /// Partitions stopped at a failed record: when to read it again, and its offset.
     blocked: HashMap<TopicPartition, (Instant, i64)>,
     paused: bool,
     names: Arc<RecordNames>,
+    /// The subscribed topic, shared by every lane key.
+    topic: Arc<str>,
 }
 
 impl Worker {
@@ -63,17 +78,19 @@ impl Worker {
             .subscribe(&[topic])
             .map_err(|e| CamelError::external(format!("subscribing to `kafka:{topic}`"), e))?;
         let names = Arc::new(RecordNames::new(&settings.common.topic));
+        let topic = names.topic().clone();
         Ok(Worker {
             settings,
             ctx,
             stop,
             dead_letters,
-            consumer,
+            consumer: Arc::new(consumer),
             lanes,
             member,
             blocked: HashMap::new(),
             paused: false,
             names,
+            topic,
         })
     }
 
@@ -85,9 +102,15 @@ impl Worker {
     }
 
     pub(super) async fn run(mut self) -> Result<(), CamelError> {
+        let consumer = self.consumer.clone();
+        // One stream for the consumer's life: its waker slot is registered once.
+        let mut records = consumer.stream();
+        let stop = self.stop.clone();
+        let mut stopped = pin!(stop.cancelled());
         let mut running = Running::new();
         let mut failing = false;
         loop {
+            self.store_successes();
             let full = self.buffered() >= self.settings.max_poll_records;
             if full != self.paused {
                 self.set_paused(full);
@@ -95,38 +118,57 @@ impl Worker {
             let due = self.blocked.values().map(|(at, _)| *at).min();
             tokio::select! {
                 biased;
-                _ = self.stop.cancelled() => break,
-                Some(outcome) = running.next() => self.finished(outcome, &mut running, true),
+                () = &mut stopped => break,
+                Some(outcome) = running.next() => {
+                    if let Some(next) = self.finished(outcome, true) {
+                        self.run_lane(next, &mut running);
+                    }
+                }
                 _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                     self.read_failed_again();
                 }
-                received = self.consumer.recv(), if !full => match received {
-                    Ok(record) => {
-                        if failing {
-                            failing = false;
-                            self.ctx.health().set_healthy();
+                received = records.next(), if !full => {
+                    let mut received = received;
+                    let mut taken = 0;
+                    // What librdkafka already holds is taken without going round the loop.
+                    while let Some(result) = received {
+                        match result {
+                            Ok(record) => {
+                                if failing {
+                                    failing = false;
+                                    self.ctx.health().set_healthy();
+                                }
+                                let room = self.arrived(&record, &mut running);
+                                taken += 1;
+                                if !room || taken == BURST {
+                                    break;
+                                }
+                            }
+                            Err(e) => {
+                                let error = CamelError::external(
+                                    format!("reading `kafka:{}`", self.settings.common.topic), e);
+                                if !failing {
+                                    tracing::warn!(route_id = %self.ctx.route_id(), member = self.member,
+                                        %error, "kafka consumer error; librdkafka keeps retrying");
+                                }
+                                failing = true;
+                                self.ctx.health().set_failing(&error);
+                                break;
+                            }
                         }
-                        let record = record.detach();
-                        self.arrived(record, &mut running);
+                        received = records.next().now_or_never().flatten();
                     }
-                    Err(e) => {
-                        let error = CamelError::external(
-                            format!("reading `kafka:{}`", self.settings.common.topic), e);
-                        if !failing {
-                            tracing::warn!(route_id = %self.ctx.route_id(), member = self.member,
-                                %error, "kafka consumer error; librdkafka keeps retrying");
-                        }
-                        failing = true;
-                        self.ctx.health().set_failing(&error);
-                    }
-                },
+                }
             }
         }
         // Stopping: the route lets running exchanges finish; store what succeeded, then
         // close, which commits the stored offsets and leaves the group.
         while let Some(outcome) = running.next().await {
-            self.finished(outcome, &mut running, false);
+            self.finished(outcome, false);
         }
+        self.store_successes();
+        drop(records);
+        drop(consumer);
         let consumer = self.consumer;
         tokio::task::spawn_blocking(move || {
             consumer.unsubscribe();
@@ -137,34 +179,103 @@ impl Worker {
         Ok(())
     }
 
-    fn arrived(&mut self, record: OwnedMessage, running: &mut Running) {
-        let partition: TopicPartition = (record.topic().into(), record.partition());
+    /// Takes a record into its lane and runs it when the lane is idle. Returns false when
+    /// the lanes are full (`max_poll_records`).
+    fn arrived(&mut self, record: &BorrowedMessage<'_>, running: &mut Running) -> bool {
+        let topic = if record.topic() == &*self.topic {
+            self.topic.clone()
+        } else {
+            record.topic().into()
+        };
+        let partition: TopicPartition = (topic, record.partition());
         let offset = record.offset();
-        let pushed = self
-            .lanes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(partition, offset, record);
+        let pending = Pending {
+            exchange: to_exchange(record, &self.names),
+            original: matches!(self.settings.on_failure, OnFailure::DeadLetterTopic(_))
+                .then(|| record.detach()),
+        };
+        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        let pushed = lanes.push(partition, offset, pending);
+        let room = lanes.buffered() < self.settings.max_poll_records;
+        drop(lanes);
         match pushed {
-            Ok(Some(start)) => running.push(self.start(start)),
+            Ok(Some(start)) => self.run_lane(start, running),
             Ok(None) => {}
             Err(()) => tracing::trace!(
                 offset,
                 "record dropped: its partition waits to re-read a failed record"
             ),
         }
+        room
     }
 
-    fn finished(&mut self, outcome: Outcome, running: &mut Running, go_on: bool) {
+    /// Runs `start`, and while the route completes at once, the lane's next records: a
+    /// synchronous route costs no allocation and no poll per record. A route that has to
+    /// wait (or a failure) goes to `running`.
+    fn run_lane(&mut self, start: Start<Pending>, running: &mut Running) {
+        let mut next = Some(start);
+        while let Some(Start {
+            partition,
+            offset,
+            epoch,
+            record,
+        }) = next.take()
+        {
+            match self.ctx.process(record.exchange) {
+                ProcessorFuture::Ready(Some(Ok(_))) => {
+                    next = self.finished((partition, offset, epoch, true), true);
+                }
+                ProcessorFuture::Ready(result) => {
+                    let error = match result {
+                        Some(Err(error)) => error,
+                        _ => CamelError::processor("the route returned no result"),
+                    };
+                    let at = (partition, offset, epoch);
+                    running.push(self.settle(at, record.original, std::future::ready(Err(error))));
+                }
+                pending @ ProcessorFuture::Pending(_) => {
+                    running.push(self.settle((partition, offset, epoch), record.original, pending));
+                }
+            }
+        }
+    }
+
+    /// A record's end once its result is known: a success may be committed, a failure
+    /// follows `on_failure`.
+    fn settle(
+        &self,
+        (partition, offset, epoch): (TopicPartition, i64, u64),
+        original: Option<OwnedMessage>,
+        result: impl Future<Output = Result<Exchange, CamelError>> + Send + 'static,
+    ) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
+        let ctx = self.ctx.clone();
+        let settings = self.settings.clone();
+        let dead_letters = self.dead_letters.clone();
+        Box::pin(async move {
+            let ok = match result.await {
+                Ok(_) => true,
+                Err(CamelError::Stopping(_)) => false,
+                Err(error) => {
+                    let record = Failed {
+                        partition: &partition,
+                        offset,
+                        original: original.as_ref(),
+                    };
+                    failed(&ctx, &settings, dead_letters.as_ref(), record, &error).await
+                }
+            };
+            (partition, offset, epoch, ok)
+        })
+    }
+
+    /// Notes a record's end; returns its lane's next record to run (unless stopping).
+    fn finished(&mut self, outcome: Outcome, go_on: bool) -> Option<Start<Pending>> {
         let (partition, offset, epoch, ok) = outcome;
         let finished = self
             .lanes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .finish(&partition, offset, epoch, ok);
-        if let Some(next) = finished.store {
-            self.store(&partition, next);
-        }
         if let Some(failed) = finished.seek {
             if go_on {
                 let delay = match self.settings.on_failure {
@@ -177,51 +288,43 @@ impl Worker {
                     .insert(partition.clone(), (Instant::now() + delay, failed));
             }
         }
-        if let Some(next) = finished.next {
-            if go_on {
-                running.push(self.start(next));
-            } else {
-                // Stopping: queued records are not started; the broker keeps them.
-                self.lanes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .revoke(&partition);
-            }
+        let next = finished.next?;
+        if go_on {
+            return Some(next);
+        }
+        // Stopping: queued records are not started; the broker keeps them.
+        let unstored = self
+            .lanes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .revoke(&partition);
+        if let Some(next) = unstored {
+            self.store(&[(partition, next)]);
+        }
+        None
+    }
+
+    /// Hands librdkafka the offsets of the records that succeeded since the last call (the
+    /// latest per partition); it commits them on its timer, on revoke and on close.
+    fn store_successes(&self) {
+        let unstored = self
+            .lanes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take_unstored();
+        if !unstored.is_empty() {
+            self.store(&unstored);
         }
     }
 
-    fn start(&self, start: Start<OwnedMessage>) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
-        let ctx = self.ctx.clone();
-        let settings = self.settings.clone();
-        let dead_letters = self.dead_letters.clone();
-        let names = self.names.clone();
-        Box::pin(async move {
-            let Start {
-                partition,
-                offset,
-                epoch,
-                record,
-            } = start;
-            let ok = match ctx.send(to_exchange(&record, &names)).await {
-                Ok(_) => true,
-                Err(CamelError::Stopping(_)) => false,
-                Err(error) => failed(&ctx, &settings, dead_letters.as_ref(), &record, &error).await,
-            };
-            (partition, offset, epoch, ok)
-        })
-    }
-
-    fn store(&self, partition: &TopicPartition, next: i64) {
-        let mut list = TopicPartitionList::new();
-        if list
-            .add_partition_offset(&partition.0, partition.1, Offset::Offset(next))
-            .is_ok()
-        {
-            if let Err(e) = self.consumer.store_offsets(&list) {
-                // The partition was revoked meanwhile: its new owner reads it again.
-                tracing::debug!(topic = %partition.0, partition = partition.1, error = %e,
-                    "offset not stored");
-            }
+    fn store(&self, offsets: &[(TopicPartition, i64)]) {
+        let mut list = TopicPartitionList::with_capacity(offsets.len());
+        for ((topic, partition), next) in offsets {
+            let _ = list.add_partition_offset(topic, *partition, Offset::Offset(*next));
+        }
+        if let Err(e) = self.consumer.store_offsets(&list) {
+            // A partition was revoked meanwhile: its new owner reads it again.
+            tracing::debug!(error = %e, "offsets not stored");
         }
     }
 
@@ -292,14 +395,26 @@ impl Worker {
                     // Most likely revoked meanwhile: the new owner starts at the committed
                     // offset, which is at or before the failed record.
                     tracing::debug!(%topic, partition = p, error = %e, "seek after a failure");
-                    self.lanes
+                    let unstored = self
+                        .lanes
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .revoke(&partition);
+                    if let Some(next) = unstored {
+                        self.store(&[(partition, next)]);
+                    }
                 }
             }
         }
     }
+}
+
+/// Where a failed record came from, and the record itself when it may go to the
+/// dead-letter topic.
+struct Failed<'a> {
+    partition: &'a TopicPartition,
+    offset: i64,
+    original: Option<&'a OwnedMessage>,
 }
 
 /// A failure the route's error handler left: decides by `on_failure` whether the record
@@ -308,11 +423,12 @@ async fn failed(
     ctx: &ConsumerContext,
     settings: &ConsumerSettings,
     dead_letters: Option<&FutureProducer>,
-    record: &OwnedMessage,
+    record: Failed<'_>,
     error: &CamelError,
 ) -> bool {
     let route_id = ctx.route_id();
-    let (topic, partition, offset) = (record.topic(), record.partition(), record.offset());
+    let ((topic, partition), offset) = (record.partition, record.offset);
+    let (topic, partition): (&str, i32) = (topic, *partition);
     match &settings.on_failure {
         OnFailure::Skip => {
             tracing::warn!(%route_id, topic, partition, offset, %error,
@@ -325,7 +441,7 @@ async fn failed(
             false
         }
         OnFailure::DeadLetterTopic(dlt) => {
-            let Some(producer) = dead_letters else {
+            let (Some(producer), Some(record)) = (dead_letters, record.original) else {
                 return false;
             };
             let text = error.to_string();
