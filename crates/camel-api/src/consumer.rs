@@ -223,6 +223,7 @@ impl ConsumerContext {
         self.process_now(exchange, true)
     }
 
+    #[inline]
     fn process_now(&self, exchange: Exchange, count: bool) -> ProcessorFuture {
         let inner = &*self.inner;
         let Some(guard) = inner.gate.try_enter() else {
@@ -241,37 +242,41 @@ impl ConsumerContext {
         let entered = span.as_ref().map(tracing::Span::enter);
         let processed = inner.pipeline.process(exchange);
         drop(entered);
-        match processed {
-            ProcessorFuture::Ready(Some(result)) => {
-                drop(guard);
-                self.record(&result, count);
-                ProcessorFuture::Ready(Some(result))
+        // The ready result is handed back as it came (no re-wrapping: an exchange is
+        // about a hundred bytes, and each move of it costs).
+        let ok = match &processed {
+            ProcessorFuture::Ready(Some(result)) => result.is_ok(),
+            ProcessorFuture::Ready(None) => {
+                return ProcessorFuture::ready(Err(CamelError::processor(
+                    "a pipeline returned a future that had already completed",
+                )))
             }
-            ProcessorFuture::Ready(None) => ProcessorFuture::ready(Err(CamelError::processor(
-                "a pipeline returned a future that had already completed",
-            ))),
-            pending => {
+            ProcessorFuture::Pending(_) => {
                 use tracing::Instrument;
                 let owned = OwnedInflight::new(&inner.gate);
                 drop(guard);
                 let this = self.clone();
-                ProcessorFuture::boxed(async move {
+                return ProcessorFuture::boxed(async move {
                     let result = match span {
-                        Some(span) => pending.instrument(span).await,
-                        None => pending.await,
+                        Some(span) => processed.instrument(span).await,
+                        None => processed.await,
                     };
                     drop(owned);
-                    this.record(&result, count);
+                    this.record(result.is_ok(), count);
                     result
-                })
+                });
             }
-        }
+        };
+        drop(guard);
+        self.record(ok, count);
+        processed
     }
 
-    fn record(&self, result: &Result<Exchange, CamelError>, count: bool) {
-        self.inner.counters.record(result.is_ok());
+    #[inline]
+    fn record(&self, ok: bool, count: bool) {
+        self.inner.counters.record(ok);
         if count {
-            self.inner.stats.record(result.is_ok());
+            self.inner.stats.record(ok);
         }
     }
 
