@@ -293,6 +293,12 @@ impl Worker {
             return Some(next);
         }
         // Stopping: queued records are not started; the broker keeps them.
+        self.forget(partition);
+        None
+    }
+
+    /// Forgets a partition's lane, storing the offset of its last success first.
+    fn forget(&self, partition: TopicPartition) {
         let unstored = self
             .lanes
             .lock()
@@ -301,7 +307,6 @@ impl Worker {
         if let Some(next) = unstored {
             self.store(&[(partition, next)]);
         }
-        None
     }
 
     /// Hands librdkafka the offsets of the records that succeeded since the last call (the
@@ -395,14 +400,7 @@ impl Worker {
                     // Most likely revoked meanwhile: the new owner starts at the committed
                     // offset, which is at or before the failed record.
                     tracing::debug!(%topic, partition = p, error = %e, "seek after a failure");
-                    let unstored = self
-                        .lanes
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .revoke(&partition);
-                    if let Some(next) = unstored {
-                        self.store(&[(partition, next)]);
-                    }
+                    self.forget(partition);
                 }
             }
         }
