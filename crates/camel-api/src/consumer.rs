@@ -236,7 +236,9 @@ impl ConsumerContext {
                 }
             });
         };
-        let span = count.then(|| {
+        // Only when a subscriber wants it: without one, a disabled span still goes through
+        // tracing's `log` compatibility (which sqlx switches on) for every exchange.
+        let span = (count && tracing::enabled!(tracing::Level::DEBUG)).then(|| {
             tracing::debug_span!("exchange", route_id = %inner.route_id, exchange_id = %exchange.id)
         });
         let entered = span.as_ref().map(tracing::Span::enter);

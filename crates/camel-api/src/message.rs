@@ -54,6 +54,13 @@ impl Headers {
         }
     }
 
+    /// Adds `name` without looking for an earlier value: for a caller that builds a fresh
+    /// set and knows the name is not in it yet (a consumer mapping a record's fixed
+    /// fields). A name added twice this way is held twice, and lookups see the first.
+    pub fn append(&mut self, name: &Arc<str>, value: Value) {
+        self.entries.push((name.clone(), value));
+    }
+
     /// Removes `name`, returning its value.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
         let at = self.entries.iter().position(|(n, _)| &**n == name)?;

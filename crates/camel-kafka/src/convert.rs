@@ -44,7 +44,7 @@ impl RecordNames {
     }
 }
 
-pub(crate) fn to_exchange(record: &impl Message, names: &RecordNames) -> Exchange {
+pub(crate) fn to_exchange(record: &impl Message, topic: &str, names: &RecordNames) -> Exchange {
     let body = match record.payload() {
         None => Body::Empty,
         Some(bytes) => match std::str::from_utf8(bytes) {
@@ -54,36 +54,43 @@ pub(crate) fn to_exchange(record: &impl Message, names: &RecordNames) -> Exchang
     };
     let mut exchange = Exchange::new(body);
     let h = &mut exchange.message.headers;
-    let record_headers = record.headers();
+    let record_headers = record.headers().filter(|hs| hs.count() > 0);
     h.reserve(6 + record_headers.map_or(0, |hs| hs.count()));
-    if let Some(record_headers) = record_headers {
-        for header in record_headers.iter() {
-            let value = match header.value {
-                None => Value::Null,
-                Some(v) => bytes_value(v),
-            };
-            h.insert(header.key, value);
+    // A record's own headers could use a `kafka.*` name: then ours replace them. Without
+    // any, the names below are new to the set and are added without a lookup.
+    let add: fn(&mut camel_api::Headers, &std::sync::Arc<str>, Value) = match record_headers {
+        Some(record_headers) => {
+            for header in record_headers.iter() {
+                let value = match header.value {
+                    None => Value::Null,
+                    Some(v) => bytes_value(v),
+                };
+                h.insert(header.key, value);
+            }
+            camel_api::Headers::set
         }
-    }
+        None => camel_api::Headers::append,
+    };
     // A record from another topic (a pattern subscription) names its own.
-    let topic = if *record.topic() == **names.topic.get() {
+    let topic = if topic == &**names.topic.get() {
         Value::Text(names.topic.get().clone())
     } else {
-        Value::from(record.topic())
+        Value::from(topic)
     };
-    h.set(names.topic_name.get(), topic);
-    h.set(
+    add(h, names.topic_name.get(), topic);
+    add(
+        h,
         names.partition.get(),
         Value::Int(i64::from(record.partition())),
     );
-    h.set(names.offset.get(), Value::Int(record.offset()));
+    add(h, names.offset.get(), Value::Int(record.offset()));
     if let Some(key) = record.key() {
-        h.set(names.key.get(), bytes_value(key));
+        add(h, names.key.get(), bytes_value(key));
     }
     if let Some(ms) = record.timestamp().to_millis() {
-        h.set(names.timestamp.get(), Value::Int(ms));
+        add(h, names.timestamp.get(), Value::Int(ms));
         // Camel's message timestamp (`${messageTimestamp}` in simple).
-        h.set(names.message_timestamp.get(), Value::Int(ms));
+        add(h, names.message_timestamp.get(), Value::Int(ms));
     }
     exchange
 }
@@ -198,7 +205,7 @@ mod tests {
             42,
             Some(hs),
         );
-        let ex = to_exchange(&record, &RecordNames::new("orders"));
+        let ex = to_exchange(&record, "orders", &RecordNames::new("orders"));
         assert_eq!(ex.message.body.as_text().as_deref(), Some("{\"a\":1}"));
         assert_eq!(ex.header(headers::KEY), Some(&Value::from("k1")));
         assert_eq!(ex.header(headers::PARTITION), Some(&Value::Int(3)));
@@ -214,6 +221,58 @@ mod tests {
         );
         assert_eq!(ex.header("trace"), Some(&Value::from("abc")));
         assert!(matches!(ex.header("raw"), Some(Value::Bytes(_))));
+    }
+
+    #[test]
+    fn a_record_without_headers_gets_each_kafka_header_once() {
+        let record = OwnedMessage::new(
+            Some(b"x".to_vec()),
+            Some(b"k".to_vec()),
+            "orders".into(),
+            Timestamp::CreateTime(5),
+            0,
+            9,
+            None,
+        );
+        let ex = to_exchange(&record, "orders", &RecordNames::new("orders"));
+        let names: Vec<&str> = ex.message.headers.iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                headers::TOPIC,
+                headers::PARTITION,
+                headers::OFFSET,
+                headers::KEY,
+                headers::TIMESTAMP,
+                headers::MESSAGE_TIMESTAMP
+            ]
+        );
+    }
+
+    #[test]
+    fn a_record_header_with_a_kafka_name_is_replaced_not_doubled() {
+        let hs = OwnedHeaders::new().insert(Header {
+            key: headers::KEY,
+            value: Some("forged"),
+        });
+        let record = OwnedMessage::new(
+            None,
+            Some(b"real".to_vec()),
+            "orders".into(),
+            Timestamp::NotAvailable,
+            0,
+            1,
+            Some(hs),
+        );
+        let ex = to_exchange(&record, "orders", &RecordNames::new("orders"));
+        assert_eq!(ex.header(headers::KEY), Some(&Value::from("real")));
+        let keys = ex
+            .message
+            .headers
+            .iter()
+            .filter(|(n, _)| *n == headers::KEY)
+            .count();
+        assert_eq!(keys, 1);
     }
 
     #[test]

@@ -100,22 +100,54 @@ fn group_config(brokers: &str, group: &str) -> ClientConfig {
     c
 }
 
-/// The baseline: one loop, store each record's offset + 1 after reading its body.
+/// The baseline: one loop, store each record's offset + 1 after reading its body. With
+/// `KAFKA_RAW_STORE=burst` it stores once per burst instead (what records librdkafka
+/// already holds, up to 256), as the route's consumer does.
 async fn raw_loop(brokers: &str, topic: &str, n: u64) -> Duration {
+    use futures::{FutureExt, StreamExt};
+    let burst = std::env::var("KAFKA_RAW_STORE").is_ok_and(|v| v == "burst");
     let consumer: StreamConsumer = group_config(brokers, &unique("raw"))
         .create()
         .expect("consumer");
     consumer.subscribe(&[topic]).expect("subscribe");
     let mut first = None;
     let mut bytes = 0usize;
-    for _ in 0..n {
-        let m = consumer.recv().await.expect("a record");
-        first.get_or_insert_with(Instant::now);
-        bytes += m.payload().map_or(0, <[u8]>::len);
-        let mut list = TopicPartitionList::new();
-        list.add_partition_offset(m.topic(), m.partition(), Offset::Offset(m.offset() + 1))
-            .expect("offset");
-        consumer.store_offsets(&list).expect("stored");
+    if !burst {
+        for _ in 0..n {
+            let m = consumer.recv().await.expect("a record");
+            first.get_or_insert_with(Instant::now);
+            bytes += m.payload().map_or(0, <[u8]>::len);
+            let mut list = TopicPartitionList::new();
+            list.add_partition_offset(m.topic(), m.partition(), Offset::Offset(m.offset() + 1))
+                .expect("offset");
+            consumer.store_offsets(&list).expect("stored");
+        }
+    } else {
+        let mut stream = consumer.stream();
+        let mut seen = 0;
+        let mut next: std::collections::HashMap<i32, i64> = std::collections::HashMap::new();
+        while seen < n {
+            let mut received = stream.next().await;
+            let mut taken = 0;
+            while let Some(m) = received {
+                let m = m.expect("a record");
+                first.get_or_insert_with(Instant::now);
+                bytes += m.payload().map_or(0, <[u8]>::len);
+                next.insert(m.partition(), m.offset() + 1);
+                seen += 1;
+                taken += 1;
+                if taken == 256 || seen == n {
+                    break;
+                }
+                received = stream.next().now_or_never().flatten();
+            }
+            let mut list = TopicPartitionList::new();
+            for (p, o) in next.drain() {
+                list.add_partition_offset(topic, p, Offset::Offset(o))
+                    .expect("offset");
+            }
+            consumer.store_offsets(&list).expect("stored");
+        }
     }
     assert!(bytes > 0);
     first.map(|f| f.elapsed()).unwrap_or_default()

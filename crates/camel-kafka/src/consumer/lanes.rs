@@ -63,10 +63,87 @@ struct Lane<R> {
 
 type LaneMap<R> = HashMap<TopicPartition, Lane<R>, foldhash::fast::RandomState>;
 
+/// Partitions above this are kept in the map rather than by index.
+const MAX_INDEXED_PARTITION: i32 = 1 << 16;
+
+/// Lanes by partition: those of the first topic seen (a consumer subscribes to one) by
+/// partition number, without hashing; any other topic's (a pattern subscription) in a map.
+#[derive(Debug)]
+struct LaneTable<R> {
+    topic: Option<Arc<str>>,
+    indexed: Vec<Option<Lane<R>>>,
+    others: LaneMap<R>,
+}
+
+impl<R> Default for LaneTable<R> {
+    fn default() -> Self {
+        LaneTable {
+            topic: None,
+            indexed: Vec::new(),
+            others: LaneMap::default(),
+        }
+    }
+}
+
+impl<R> LaneTable<R> {
+    /// The index of `partition` in `indexed`, when it belongs there.
+    fn index(&self, (topic, number): &TopicPartition) -> Option<usize> {
+        let main = self.topic.as_ref()?;
+        let same = Arc::ptr_eq(main, topic) || **main == **topic;
+        (same && (0..MAX_INDEXED_PARTITION).contains(number)).then_some(*number as usize)
+    }
+
+    fn get_mut(&mut self, partition: &TopicPartition) -> Option<&mut Lane<R>> {
+        match self.index(partition) {
+            Some(i) => self.indexed.get_mut(i)?.as_mut(),
+            None => self.others.get_mut(partition),
+        }
+    }
+
+    fn insert(&mut self, partition: &TopicPartition, lane: Lane<R>) {
+        if self.topic.is_none() {
+            self.topic = Some(partition.0.clone());
+        }
+        match self.index(partition) {
+            Some(i) => {
+                if self.indexed.len() <= i {
+                    self.indexed.resize_with(i + 1, || None);
+                }
+                self.indexed[i] = Some(lane);
+            }
+            None => {
+                self.others.insert(partition.clone(), lane);
+            }
+        }
+    }
+
+    fn remove(&mut self, partition: &TopicPartition) -> Option<Lane<R>> {
+        match self.index(partition) {
+            Some(i) => self.indexed.get_mut(i)?.take(),
+            None => self.others.remove(partition),
+        }
+    }
+
+    /// Every lane with its partition.
+    fn iter_mut(&mut self) -> impl Iterator<Item = (TopicPartition, &mut Lane<R>)> {
+        let topic = self.topic.clone();
+        let indexed = self
+            .indexed
+            .iter_mut()
+            .enumerate()
+            .filter_map(move |(i, lane)| {
+                let topic = topic.clone()?;
+                Some(((topic, i32::try_from(i).ok()?), lane.as_mut()?))
+            });
+        let others = self.others.iter_mut().map(|(p, lane)| (p.clone(), lane));
+        indexed.chain(others)
+    }
+}
+
 /// The lanes of one consumer.
 #[derive(Debug)]
 pub(crate) struct Lanes<R> {
-    lanes: LaneMap<R>,
+    lanes: LaneTable<R>,
     buffered: usize,
     next_epoch: u64,
     /// True when some lane holds an unstored offset.
@@ -76,7 +153,7 @@ pub(crate) struct Lanes<R> {
 impl<R> Default for Lanes<R> {
     fn default() -> Self {
         Lanes {
-            lanes: LaneMap::default(),
+            lanes: LaneTable::default(),
             buffered: 0,
             next_epoch: 1,
             dirty: false,
@@ -99,18 +176,21 @@ impl<R> Lanes<R> {
         offset: i64,
         record: R,
     ) -> Result<Option<Start<R>>, ()> {
-        let next_epoch = &mut self.next_epoch;
-        let lane = self.lanes.entry(partition.clone()).or_insert_with(|| {
-            let epoch = *next_epoch;
-            *next_epoch += 1;
-            Lane {
+        if self.lanes.get_mut(&partition).is_none() {
+            let epoch = self.next_epoch;
+            self.next_epoch += 1;
+            let lane = Lane {
                 epoch,
                 queue: VecDeque::new(),
                 running: None,
                 wait_for: None,
                 unstored: None,
-            }
-        });
+            };
+            self.lanes.insert(&partition, lane);
+        }
+        let Some(lane) = self.lanes.get_mut(&partition) else {
+            return Err(());
+        };
         match lane.wait_for {
             Some(wanted) if wanted != offset => return Err(()),
             Some(_) => lane.wait_for = None,
@@ -177,7 +257,7 @@ impl<R> Lanes<R> {
         }
         self.lanes
             .iter_mut()
-            .filter_map(|(partition, lane)| Some((partition.clone(), lane.unstored.take()?)))
+            .filter_map(|(partition, lane)| Some((partition, lane.unstored.take()?)))
             .collect()
     }
 
@@ -257,6 +337,39 @@ mod tests {
         assert_eq!(lanes.buffered(), 1);
         lanes.finish(&tp(0), 7, new.epoch, true);
         assert_eq!(stored(&mut lanes, 0), Some(8));
+    }
+
+    #[test]
+    fn partitions_of_another_topic_and_large_numbers_have_lanes_too() {
+        let mut lanes = Lanes::default();
+        let main = lanes.push(tp(0), 1, "a").unwrap().unwrap();
+        let other: TopicPartition = ("u".into(), 0);
+        let far = tp(MAX_INDEXED_PARTITION + 5);
+        let o = lanes.push(other.clone(), 7, "b").unwrap().unwrap();
+        let f = lanes.push(far.clone(), 3, "c").unwrap().unwrap();
+        assert!(
+            lanes.push(other.clone(), 8, "d").unwrap().is_none(),
+            "own lane, busy"
+        );
+        assert!(
+            lanes.push(tp(1), 2, "e").unwrap().is_some(),
+            "idle lane of the main topic"
+        );
+        lanes.finish(&tp(0), 1, main.epoch, true);
+        lanes.finish(&other, 7, o.epoch, true);
+        lanes.finish(&far, 3, f.epoch, true);
+        let mut taken = lanes.take_unstored();
+        taken.sort();
+        assert_eq!(
+            taken,
+            vec![(tp(0), 2), (far.clone(), 4), (other.clone(), 8)]
+        );
+        assert_eq!(lanes.revoke(&other), None);
+        assert_eq!(
+            lanes.buffered(),
+            1,
+            "revoking u dropped d; only e (t-1) is left"
+        );
     }
 
     #[test]

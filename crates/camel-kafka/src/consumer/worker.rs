@@ -182,15 +182,16 @@ impl Worker {
     /// Takes a record into its lane and runs it when the lane is idle. Returns false when
     /// the lanes are full (`max_poll_records`).
     fn arrived(&mut self, record: &BorrowedMessage<'_>, running: &mut Running) -> bool {
-        let topic = if record.topic() == &*self.topic {
+        let name = record.topic();
+        let topic = if name == &*self.topic {
             self.topic.clone()
         } else {
-            record.topic().into()
+            name.into()
         };
         let partition: TopicPartition = (topic, record.partition());
         let offset = record.offset();
         let pending = Pending {
-            exchange: to_exchange(record, &self.names),
+            exchange: to_exchange(record, name, &self.names),
             original: matches!(self.settings.on_failure, OnFailure::DeadLetterTopic(_))
                 .then(|| record.detach()),
         };
