@@ -191,8 +191,13 @@ impl ConsumerContext {
     /// paused (suspended or being swapped); fails once it is stopped.
     pub async fn send(&self, exchange: Exchange) -> Result<Exchange, CamelError> {
         use tracing::Instrument;
-        let span = tracing::debug_span!("exchange", route_id = %self.inner.route_id, exchange_id = %exchange.id);
-        let result = self.send_nested(exchange).instrument(span).await;
+        // As in `process_now`: no span unless a subscriber wants one.
+        let result = if tracing::enabled!(tracing::Level::DEBUG) {
+            let span = tracing::debug_span!("exchange", route_id = %self.inner.route_id, exchange_id = %exchange.id);
+            self.send_nested(exchange).instrument(span).await
+        } else {
+            self.send_nested(exchange).await
+        };
         self.inner.stats.record(result.is_ok());
         result
     }
