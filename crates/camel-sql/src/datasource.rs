@@ -8,13 +8,12 @@ use std::time::Duration;
 use camel_api::pools::{Pools, SharedPool};
 use camel_outbox::{Datasource as OutboxDatasource, RouteTransaction};
 use futures::future::BoxFuture;
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::PgPool;
-use sqlx::sqlite::SqlitePool;
-use sqlx::Connection;
+use sqlx::mysql::{MySql, MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgPool, Postgres};
+use sqlx::sqlite::{Sqlite, SqlitePool};
 
 use crate::error::SqlError;
-use crate::exec::{self, Outcome};
+use crate::exec::{self, On, Outcome};
 use crate::query::{Arg, Statement};
 
 /// A database pool the component can use, for registering as a context resource.
@@ -132,7 +131,6 @@ impl SharedDatabase {
         sets: &[Vec<Arg>],
     ) -> Result<Outcome, SqlError> {
         let ds = self.shown.as_str();
-        let db = |e| SqlError::database(ds, e);
         if let Some(current) = camel_api::transaction::current().filter(|t| t.key() == self.key) {
             if let Some(mine) = current
                 .as_any()
@@ -142,57 +140,23 @@ impl SharedDatabase {
                 let Some(tx) = guard.as_mut() else {
                     return Err(SqlError::TransactionEnded);
                 };
-                return exec::mysql::run(tx, stmt, sets, ds).await;
+                return exec::run::<MySql>(On::Connection(&mut **tx), stmt, sets, ds).await;
             }
         }
         if let Some(tx) = RouteTransaction::current().filter(|t| t.key() == self.key) {
             let mut guard = tx.lock().await;
             if let Some(conn) = guard.postgres() {
-                return exec::postgres::run(conn, stmt, sets, ds).await;
+                return exec::run::<Postgres>(On::Connection(conn), stmt, sets, ds).await;
             }
             if let Some(conn) = guard.sqlite() {
-                return exec::sqlite::run(conn, stmt, sets, ds).await;
+                return exec::run::<Sqlite>(On::Connection(conn), stmt, sets, ds).await;
             }
             return Err(SqlError::TransactionEnded);
         }
-        let atomic = sets.len() > 1;
         match self.pool().await? {
-            Database::Postgres(pool) => {
-                let mut conn = pool.acquire().await.map_err(db)?;
-                if atomic {
-                    let mut tx = conn.begin().await.map_err(db)?;
-                    let out = exec::postgres::run(&mut tx, stmt, sets, ds).await?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(out)
-                } else {
-                    exec::postgres::run(&mut conn, stmt, sets, ds).await
-                }
-            }
-            Database::Sqlite(pool) => {
-                let mut conn = pool.acquire().await.map_err(db)?;
-                if atomic {
-                    // The write lock at once: a deferred transaction that reads before it
-                    // writes gets SQLITE_BUSY ("database is locked") when another
-                    // connection wrote meanwhile, whatever the busy timeout.
-                    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(db)?;
-                    let out = exec::sqlite::run(&mut tx, stmt, sets, ds).await?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(out)
-                } else {
-                    exec::sqlite::run(&mut conn, stmt, sets, ds).await
-                }
-            }
-            Database::MySql(pool) => {
-                let mut conn = pool.acquire().await.map_err(db)?;
-                if atomic {
-                    let mut tx = conn.begin().await.map_err(db)?;
-                    let out = exec::mysql::run(&mut tx, stmt, sets, ds).await?;
-                    tx.commit().await.map_err(db)?;
-                    Ok(out)
-                } else {
-                    exec::mysql::run(&mut conn, stmt, sets, ds).await
-                }
-            }
+            Database::Postgres(pool) => exec::run(On::Pool(&pool), stmt, sets, ds).await,
+            Database::Sqlite(pool) => exec::run(On::Pool(&pool), stmt, sets, ds).await,
+            Database::MySql(pool) => exec::run(On::Pool(&pool), stmt, sets, ds).await,
         }
     }
 }

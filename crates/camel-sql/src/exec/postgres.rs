@@ -3,190 +3,131 @@
 //! Parameters of types the component has no Rust type for (timestamps, numeric, uuid…)
 //! are sent as text and cast by the database.
 
-use futures::TryStreamExt;
-use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
-use sqlx::query::Query;
+use serde_json::Value as Json;
+use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, Postgres};
 use sqlx::types::chrono::{NaiveDate, NaiveTime};
-use sqlx::{Column, Either, Executor, Row as _, Statement as _, TypeInfo, ValueRef};
+use sqlx::{Column, Either, Executor, Row as _, Statement as _, TypeInfo};
 
-use super::{as_bool, as_f64, as_i64, as_json, float, hex, Outcome, Row};
+use super::{
+    as_bool, as_f64, as_i64, as_json, display, float, hex, local, utc, Bound, Dialect, QueryOn,
+    Unreadable,
+};
 use crate::error::SqlError;
 use crate::query::{Arg, Statement};
 
+/// Parameter types bound as themselves; any other is sent as text and cast.
 const DIRECT: &[&str] = &[
     "BOOL", "INT2", "INT4", "INT8", "FLOAT4", "FLOAT8", "TEXT", "VARCHAR", "BPCHAR", "NAME",
     "JSON", "JSONB", "BYTEA", "UNKNOWN",
 ];
 
-pub(crate) async fn run(
-    conn: &mut PgConnection,
-    stmt: &Statement,
-    sets: &[Vec<Arg>],
-    ds: &str,
-) -> Result<Outcome, SqlError> {
-    let db = |e| SqlError::database(ds, e);
-    let plain = stmt.dollars(&[]);
-    let prepared = (&mut *conn).prepare(&plain).await.map_err(db)?;
-    let types: Vec<String> = match prepared.parameters() {
-        Some(Either::Left(types)) => types.iter().map(|t| t.name().to_string()).collect(),
-        _ => Vec::new(),
-    };
-    let cast: Vec<Option<String>> = types
-        .iter()
-        .map(|t| (!DIRECT.contains(&t.as_str())).then(|| t.clone()))
-        .collect();
-    let sql = if cast.iter().any(Option::is_some) {
-        stmt.dollars(&cast)
-    } else {
-        plain
-    };
-    let mut out = Outcome::default();
-    for args in sets {
-        let mut q = sqlx::query::<Postgres>(&sql);
-        for (i, arg) in args.iter().enumerate() {
-            let ty = match cast.get(i) {
-                Some(Some(_)) => "TEXT",
-                _ => types.get(i).map_or("TEXT", String::as_str),
-            };
-            q = bind(q, arg, ty, i)?;
-        }
-        let mut results = (&mut *conn).fetch_many(q);
-        while let Some(item) = results.try_next().await.map_err(db)? {
-            match item {
-                Either::Left(done) => out.affected += done.rows_affected(),
-                Either::Right(row) => out.rows.push(row_map(&row, ds)?),
-            }
-        }
-    }
-    Ok(out)
-}
+impl Dialect for Postgres {
+    /// The type each parameter is bound as, by position; past the end, text.
+    type Binding = Vec<String>;
 
-type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
-
-fn bind<'q>(q: PgQuery<'q>, arg: &Arg, ty: &str, i: usize) -> Result<PgQuery<'q>, SqlError> {
-    let bad = || SqlError::Bind {
-        index: i + 1,
-        value: arg.shown(),
-        expected: ty.to_string(),
-    };
-    let null = matches!(arg, Arg::Null);
-    Ok(match ty {
-        "BOOL" => q.bind(if null {
-            None
-        } else {
-            Some(as_bool(arg).ok_or_else(bad)?)
-        }),
-        "INT2" => q.bind(if null {
-            None
-        } else {
-            Some(
-                as_i64(arg)
-                    .and_then(|v| i16::try_from(v).ok())
-                    .ok_or_else(bad)?,
-            )
-        }),
-        "INT4" => q.bind(if null {
-            None
-        } else {
-            Some(
-                as_i64(arg)
-                    .and_then(|v| i32::try_from(v).ok())
-                    .ok_or_else(bad)?,
-            )
-        }),
-        "INT8" => q.bind(if null {
-            None
-        } else {
-            Some(as_i64(arg).ok_or_else(bad)?)
-        }),
-        "FLOAT4" => q.bind(if null {
-            None
-        } else {
-            Some(as_f64(arg).ok_or_else(bad)? as f32)
-        }),
-        "FLOAT8" => q.bind(if null {
-            None
-        } else {
-            Some(as_f64(arg).ok_or_else(bad)?)
-        }),
-        "JSON" | "JSONB" => q.bind(if null { None } else { Some(as_json(arg)) }),
-        "BYTEA" => q.bind(match arg {
-            Arg::Null => None,
-            Arg::Bytes(b) => Some(b.clone()),
-            other => Some(other.text().unwrap_or_default().into_bytes()),
-        }),
-        _ => q.bind(arg.text()),
-    })
-}
-
-fn row_map(row: &PgRow, ds: &str) -> Result<Row, SqlError> {
-    let db = |e| SqlError::database(ds, e);
-    let mut map = Row::new();
-    for (i, col) in row.columns().iter().enumerate() {
-        let name = col.name().to_string();
-        if row.try_get_raw(i).map_err(db)?.is_null() {
-            map.insert(name, serde_json::Value::Null);
-            continue;
-        }
-        let ty = col.type_info().name();
-        let value = match ty {
-            "BOOL" => row.try_get::<bool, _>(i).map_err(db)?.into(),
-            "INT2" => row.try_get::<i16, _>(i).map_err(db)?.into(),
-            "INT4" => row.try_get::<i32, _>(i).map_err(db)?.into(),
-            "INT8" => row.try_get::<i64, _>(i).map_err(db)?.into(),
-            "OID" => i64::from(
-                row.try_get::<sqlx::postgres::types::Oid, _>(i)
-                    .map_err(db)?
-                    .0,
-            )
-            .into(),
-            "FLOAT4" => float(f64::from(row.try_get::<f32, _>(i).map_err(db)?)),
-            "FLOAT8" => float(row.try_get::<f64, _>(i).map_err(db)?),
-            "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "CHAR" | "\"CHAR\"" | "UNKNOWN" => {
-                row.try_get::<String, _>(i).map_err(db)?.into()
-            }
-            "JSON" | "JSONB" => row.try_get::<serde_json::Value, _>(i).map_err(db)?,
-            "BYTEA" => hex(&row.try_get::<Vec<u8>, _>(i).map_err(db)?),
-            "UUID" => row
-                .try_get::<sqlx::types::Uuid, _>(i)
-                .map_err(db)?
-                .to_string()
-                .into(),
-            "TIMESTAMPTZ" => super::utc(row.try_get(i).map_err(db)?),
-            "TIMESTAMP" => super::local(row.try_get(i).map_err(db)?),
-            "DATE" => row
-                .try_get::<NaiveDate, _>(i)
-                .map_err(db)?
-                .to_string()
-                .into(),
-            "TIME" => row
-                .try_get::<NaiveTime, _>(i)
-                .map_err(db)?
-                .to_string()
-                .into(),
-            "NUMERIC" => {
-                let raw = row.try_get_raw(i).map_err(db)?;
-                let bytes = raw.as_bytes().map_err(|e| SqlError::Database {
-                    datasource: ds.to_string(),
-                    message: e.to_string(),
-                })?;
-                numeric_text(bytes)
-                    .map(serde_json::Value::String)
-                    .ok_or_else(|| SqlError::UnsupportedColumn {
-                        column: name.clone(),
-                        type_name: "NUMERIC (malformed)".into(),
-                    })?
-            }
-            other => {
-                return Err(SqlError::UnsupportedColumn {
-                    column: name,
-                    type_name: other.to_string(),
-                })
-            }
+    async fn prepare(
+        conn: &mut PgConnection,
+        stmt: &Statement,
+        ds: &str,
+    ) -> Result<(String, Vec<String>), SqlError> {
+        let plain = stmt.dollars(&[]);
+        let prepared = conn
+            .prepare(&plain)
+            .await
+            .map_err(|e| SqlError::database(ds, e))?;
+        let types: Vec<String> = match prepared.parameters() {
+            Some(Either::Left(types)) => types.iter().map(|t| t.name().to_string()).collect(),
+            _ => Vec::new(),
         };
-        map.insert(name, value);
+        let cast: Vec<Option<String>> = types
+            .iter()
+            .map(|t| (!DIRECT.contains(&t.as_str())).then(|| t.clone()))
+            .collect();
+        if !cast.iter().any(Option::is_some) {
+            return Ok((plain, types));
+        }
+        let sql = stmt.dollars(&cast);
+        let binding = types
+            .into_iter()
+            .zip(&cast)
+            .map(|(t, c)| if c.is_some() { "TEXT".to_string() } else { t })
+            .collect();
+        Ok((sql, binding))
     }
-    Ok(map)
+
+    fn bind<'q>(q: QueryOn<'q, Self>, arg: &Arg, types: &Vec<String>, i: usize) -> Bound<'q, Self> {
+        let ty = types.get(i).map_or("TEXT", String::as_str);
+        let null = matches!(arg, Arg::Null);
+        let refused = || SqlError::Bind {
+            index: i + 1,
+            value: arg.shown(),
+            expected: ty.to_string(),
+        };
+        let small = |v: i64| i16::try_from(v).ok();
+        let int = |v: i64| i32::try_from(v).ok();
+        Ok(match ty {
+            "BOOL" => q.bind(typed(null, as_bool(arg), refused)?),
+            "INT2" => q.bind(typed(null, as_i64(arg).and_then(small), refused)?),
+            "INT4" => q.bind(typed(null, as_i64(arg).and_then(int), refused)?),
+            "INT8" => q.bind(typed(null, as_i64(arg), refused)?),
+            "FLOAT4" => q.bind(typed(null, as_f64(arg).map(|v| v as f32), refused)?),
+            "FLOAT8" => q.bind(typed(null, as_f64(arg), refused)?),
+            "JSON" | "JSONB" => q.bind((!null).then(|| as_json(arg))),
+            "BYTEA" => q.bind(match arg {
+                Arg::Null => None,
+                Arg::Bytes(b) => Some(b.clone()),
+                other => Some(other.text().unwrap_or_default().into_bytes()),
+            }),
+            _ => q.bind(arg.text()),
+        })
+    }
+
+    fn affected(done: &PgQueryResult) -> u64 {
+        done.rows_affected()
+    }
+
+    fn value(row: &PgRow, i: usize) -> Result<Json, Unreadable> {
+        Ok(match row.column(i).type_info().name() {
+            "BOOL" => row.try_get::<bool, _>(i)?.into(),
+            "INT2" => row.try_get::<i16, _>(i)?.into(),
+            "INT4" => row.try_get::<i32, _>(i)?.into(),
+            "INT8" => row.try_get::<i64, _>(i)?.into(),
+            "OID" => i64::from(row.try_get::<sqlx::postgres::types::Oid, _>(i)?.0).into(),
+            "FLOAT4" => float(f64::from(row.try_get::<f32, _>(i)?)),
+            "FLOAT8" => float(row.try_get::<f64, _>(i)?),
+            "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "CHAR" | "\"CHAR\"" | "UNKNOWN" => {
+                row.try_get::<String, _>(i)?.into()
+            }
+            "JSON" | "JSONB" => row.try_get::<Json, _>(i)?,
+            "BYTEA" => hex(&row.try_get::<Vec<u8>, _>(i)?),
+            "UUID" => display::<_, sqlx::types::Uuid>(row, i)?,
+            "TIMESTAMPTZ" => utc(row.try_get(i)?),
+            "TIMESTAMP" => local(row.try_get(i)?),
+            "DATE" => display::<_, NaiveDate>(row, i)?,
+            "TIME" => display::<_, NaiveTime>(row, i)?,
+            "NUMERIC" => {
+                let raw = row.try_get_raw(i)?;
+                let bytes = raw.as_bytes().map_err(|e| Unreadable::Raw(e.to_string()))?;
+                numeric_text(bytes)
+                    .map(Json::String)
+                    .ok_or_else(|| Unreadable::Unsupported("NUMERIC (malformed)".into()))?
+            }
+            other => return Err(Unreadable::Unsupported(other.to_string())),
+        })
+    }
+}
+
+/// `None` (NULL of the parameter's type) for a NULL argument, else the argument
+/// converted to that type, or `refused` when it does not convert.
+fn typed<T>(
+    null: bool,
+    converted: Option<T>,
+    refused: impl FnOnce() -> SqlError,
+) -> Result<Option<T>, SqlError> {
+    if null {
+        return Ok(None);
+    }
+    converted.map(Some).ok_or_else(refused)
 }
 
 /// PostgreSQL's binary NUMERIC as exact decimal text: base-10000 digit groups, the
