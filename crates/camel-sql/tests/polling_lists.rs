@@ -82,28 +82,4 @@ async fn exercise(url: &str, name: &str) {
     client.stop().await;
 }
 
-#[tokio::test]
-async fn sqlite_file() {
-    let dir = tempfile::tempdir().unwrap();
-    exercise(
-        &format!("sqlite:{}", dir.path().join("l.db").display()),
-        "lite",
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn postgres() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
-        return;
-    };
-    exercise(&url, "pg").await;
-}
-
-#[tokio::test]
-async fn mysql() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_MYSQL_URL") else {
-        return;
-    };
-    exercise(&url, "my").await;
-}
+test_on!(exercise: sqlite_file, postgres, mysql);

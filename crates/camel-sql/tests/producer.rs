@@ -220,28 +220,7 @@ async fn exercise(url: &str, name: &str) {
     ctx.stop().await;
 }
 
-#[tokio::test]
-async fn sqlite_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("items.db").display());
-    exercise(&url, "lite").await;
-}
-
-#[tokio::test]
-async fn postgres() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
-        return;
-    };
-    exercise(&url, "pg").await;
-}
-
-#[tokio::test]
-async fn mysql() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_MYSQL_URL") else {
-        return;
-    };
-    exercise(&url, "my").await;
-}
+test_on!(exercise: sqlite_file, postgres, mysql);
 
 /// A failure to reach the database names it without the password (after the URL's
 /// `connect_timeout`: the pool is the outbox's, whose default wait is 30 s).

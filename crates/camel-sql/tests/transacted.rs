@@ -7,12 +7,16 @@ mod common;
 use std::sync::Arc;
 
 use camel_api::{BoxProcessor, CamelError, Exchange};
+use camel_core::CamelContext;
 use camel_outbox::admin::OutboxAdmin;
 use camel_outbox::{Datasource, OutboxComponent, OutboxConfig, OutboxError};
 use common::*;
 use serde_json::json;
 
-fn routes(url: &str, t: &str, outbox: &str) -> String {
+/// `direct:place`: in one `transacted` step, an insert into `t`, then `also` (a step's
+/// YAML), a count of `t`'s rows into the header `seen`, and a failure when the header
+/// `fail` is `yes`.
+fn routes(url: &str, t: &str, also: &str) -> String {
     format!(
         r#"{run}
 - route:
@@ -27,8 +31,7 @@ fn routes(url: &str, t: &str, outbox: &str) -> String {
                   uri: "sql:insert into {t} (id, note) values (:#id, :#note)"
                   parameters: {{ datasource: "{url}" }}
               - to:
-                  uri: outbox:{outbox}
-                  parameters: {{ datasource: "{url}", group_key: "${{header.id}}" }}
+{also}
               - to:
                   uri: "sql:select count(*) as n from {t}"
                   parameters: {{ datasource: "{url}", output_type: SelectOne, output_header: seen }}
@@ -39,6 +42,37 @@ fn routes(url: &str, t: &str, outbox: &str) -> String {
 "#,
         run = run_route(url)
     )
+}
+
+/// A context with `yaml`'s routes, the outbox component, and `boom`: a step that fails as
+/// a refused payment.
+async fn shop(yaml: &str) -> CamelContext {
+    context(yaml, |ctx| {
+        ctx.add_component(Arc::new(OutboxComponent::new()));
+        ctx.add_resource(
+            "boom",
+            Arc::new(BoxProcessor::sync(|_| {
+                Err(CamelError::processor("payment refused"))
+            })),
+        );
+    })
+    .await
+}
+
+/// An order for `direct:place`, failing after its statements when `fail`.
+fn order(id: i64, note: &str, fail: bool) -> Exchange {
+    Exchange::new(json!({ "note": note }))
+        .with_header("id", id)
+        .with_header("fail", if fail { "yes" } else { "no" })
+}
+
+/// Sends the order that fails and checks the failure is the refused payment.
+async fn refused(ctx: &CamelContext) {
+    let err = ctx
+        .request("direct:place", order(2, "refused", true))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("payment refused"), "{err}");
 }
 
 async fn pending(url: &str, outbox: &str) -> u64 {
@@ -55,16 +89,11 @@ async fn pending(url: &str, outbox: &str) -> u64 {
 async fn exercise(url: &str, name: &str) {
     let t = table(&format!("sql_tx_{name}"));
     let outbox = table(&format!("sqltx_{name}"));
-    let ctx = context(&routes(url, &t, &outbox), |ctx| {
-        ctx.add_component(Arc::new(OutboxComponent::new()));
-        ctx.add_resource(
-            "boom",
-            Arc::new(BoxProcessor::sync(|_| {
-                Err(CamelError::processor("payment refused"))
-            })),
-        );
-    })
-    .await;
+    let publish = format!(
+        r#"                  uri: outbox:{outbox}
+                  parameters: {{ datasource: "{url}", group_key: "${{header.id}}" }}"#
+    );
+    let ctx = shop(&routes(url, &t, &publish)).await;
     exec(&ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
     exec(
         &ctx,
@@ -73,10 +102,10 @@ async fn exercise(url: &str, name: &str) {
     .await;
     let before = pending(url, &outbox).await;
 
-    let ok = Exchange::new(json!({"note": "paid"}))
-        .with_header("id", 1i64)
-        .with_header("fail", "no");
-    let out = ctx.request("direct:place", ok).await.unwrap();
+    let out = ctx
+        .request("direct:place", order(1, "paid", false))
+        .await
+        .unwrap();
     assert_eq!(int_header(&out, camel_sql::headers::UPDATE_COUNT), 1);
     assert_eq!(
         out.header("seen").unwrap().as_i64(),
@@ -86,11 +115,7 @@ async fn exercise(url: &str, name: &str) {
     assert!(out.header(camel_outbox::headers::ID).is_some());
     assert_eq!(pending(url, &outbox).await, before + 1);
 
-    let bad = Exchange::new(json!({"note": "refused"}))
-        .with_header("id", 2i64)
-        .with_header("fail", "yes");
-    let err = ctx.request("direct:place", bad).await.unwrap_err();
-    assert!(err.to_string().contains("payment refused"), "{err}");
+    refused(&ctx).await;
     assert_eq!(
         pending(url, &outbox).await,
         before + 1,
@@ -110,66 +135,23 @@ async fn exercise(url: &str, name: &str) {
     ctx.stop().await;
 }
 
-#[tokio::test]
-async fn sqlite_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("shop.db").display());
-    exercise(&url, "lite").await;
-}
-
-#[tokio::test]
-async fn postgres() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
-        return;
-    };
-    exercise(&url, "pg").await;
-}
+test_on!(exercise: sqlite_file, postgres);
 
 /// On MySQL/MariaDB the transaction is `sql:`'s own (the outbox has no MySQL store): two
 /// inserts commit together, or both roll back when a later step fails.
 #[tokio::test]
 async fn mysql_sql_only() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_MYSQL_URL") else {
+    let Some(db) = TestDatabase::mysql() else {
         return;
     };
+    let url = &db.url;
     let t = table("sql_tx_my");
-    let yaml = format!(
-        r#"{run}
-- route:
-    id: place
-    from:
-      uri: direct:place
-      steps:
-        - transacted:
-            datasource: "{url}"
-            steps:
-              - to:
-                  uri: "sql:insert into {t} (id, note) values (:#id, :#note)"
-                  parameters: {{ datasource: "{url}" }}
-              - to:
-                  uri: "sql:insert into {t} (id, note) values (:#id + 1000, 'audit')"
-                  parameters: {{ datasource: "{url}" }}
-              - to:
-                  uri: "sql:select count(*) as n from {t}"
-                  parameters: {{ datasource: "{url}", output_type: SelectOne, output_header: seen }}
-              - filter:
-                  simple: "${{header.fail}} == 'yes'"
-                  steps:
-                    - process: {{ ref: boom }}
-"#,
-        run = run_route(&url)
+    let audit = format!(
+        r#"                  uri: "sql:insert into {t} (id, note) values (:#id + 1000, 'audit')"
+                  parameters: {{ datasource: "{url}" }}"#
     );
-    let ctx = context(&yaml, |ctx| {
-        // As the binary has it: the outbox too, which must leave MySQL to `sql:`.
-        ctx.add_component(Arc::new(OutboxComponent::new()));
-        ctx.add_resource(
-            "boom",
-            Arc::new(BoxProcessor::sync(|_| {
-                Err(CamelError::processor("payment refused"))
-            })),
-        );
-    })
-    .await;
+    // As the binary has it: the outbox too, which must leave MySQL to `sql:`.
+    let ctx = shop(&routes(url, &t, &audit)).await;
     exec(&ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
     exec(
         &ctx,
@@ -177,21 +159,17 @@ async fn mysql_sql_only() {
     )
     .await;
 
-    let ok = Exchange::new(json!({"note": "paid"}))
-        .with_header("id", 1i64)
-        .with_header("fail", "no");
-    let out = ctx.request("direct:place", ok).await.unwrap();
+    let out = ctx
+        .request("direct:place", order(1, "paid", false))
+        .await
+        .unwrap();
     assert_eq!(
         out.header("seen").unwrap().as_i64(),
         Some(2),
         "the select sees both inserts of its transaction"
     );
 
-    let bad = Exchange::new(json!({"note": "refused"}))
-        .with_header("id", 2i64)
-        .with_header("fail", "yes");
-    let err = ctx.request("direct:place", bad).await.unwrap_err();
-    assert!(err.to_string().contains("payment refused"), "{err}");
+    refused(&ctx).await;
     let rows = exec(&ctx, &format!("select id from {t} order by id")).await;
     assert_eq!(
         body(&rows),

@@ -53,6 +53,62 @@ pub fn sql_error(e: &CamelError) -> &SqlError {
     }
 }
 
+/// A database a test runs on, held for the test's length.
+pub struct TestDatabase {
+    pub url: String,
+    /// Short, for table names.
+    pub tag: &'static str,
+    /// The folder of a SQLite file, removed when dropped.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDatabase {
+    /// A SQLite file in a new temporary folder.
+    pub fn sqlite_file() -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
+        Some(TestDatabase {
+            url: format!("sqlite:{}", dir.path().join("test.db").display()),
+            tag: "lite",
+            _dir: Some(dir),
+        })
+    }
+
+    /// PostgreSQL at `CAMEL_TEST_PG_URL`; `None` (the test is skipped) when it is unset.
+    pub fn postgres() -> Option<Self> {
+        Self::server("CAMEL_TEST_PG_URL", "pg")
+    }
+
+    /// MySQL or MariaDB at `CAMEL_TEST_MYSQL_URL`; `None` (skipped) when it is unset.
+    pub fn mysql() -> Option<Self> {
+        Self::server("CAMEL_TEST_MYSQL_URL", "my")
+    }
+
+    fn server(var: &str, tag: &'static str) -> Option<Self> {
+        let url = camel_api::test_support::service_from_env(var)?;
+        Some(TestDatabase {
+            url,
+            tag,
+            _dir: None,
+        })
+    }
+}
+
+/// One `#[tokio::test]` per database named (`sqlite_file`, `postgres`, `mysql`: the
+/// constructors of [`TestDatabase`]), each running `exercise(url, tag)` on it.
+#[macro_export]
+macro_rules! test_on {
+    ($exercise:ident: $($database:ident),+ $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $database() {
+                if let Some(db) = $crate::common::TestDatabase::$database() {
+                    $exercise(&db.url, db.tag).await;
+                }
+            }
+        )+
+    };
+}
+
 /// A table name no other test run uses at the same time.
 pub fn table(base: &str) -> String {
     format!("{base}_{}", std::process::id())
