@@ -66,6 +66,13 @@ fn order(id: i64, note: &str, fail: bool) -> Exchange {
         .with_header("fail", if fail { "yes" } else { "no" })
 }
 
+/// Creates the table `t` afresh, with `options` after its columns.
+async fn orders_table(ctx: &CamelContext, t: &str, options: &str) {
+    exec(ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
+    let create = format!("CREATE TABLE {t} (id INTEGER PRIMARY KEY, note TEXT){options}");
+    exec(ctx, &create).await;
+}
+
 /// Sends the order that fails and checks the failure is the refused payment.
 async fn refused(ctx: &CamelContext) {
     let err = ctx
@@ -94,12 +101,7 @@ async fn exercise(url: &str, name: &str) {
                   parameters: {{ datasource: "{url}", group_key: "${{header.id}}" }}"#
     );
     let ctx = shop(&routes(url, &t, &publish)).await;
-    exec(&ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
-    exec(
-        &ctx,
-        &format!("CREATE TABLE {t} (id INTEGER PRIMARY KEY, note TEXT)"),
-    )
-    .await;
+    orders_table(&ctx, &t, "").await;
     let before = pending(url, &outbox).await;
 
     let out = ctx
@@ -152,12 +154,7 @@ async fn mysql_sql_only() {
     );
     // As the binary has it: the outbox too, which must leave MySQL to `sql:`.
     let ctx = shop(&routes(url, &t, &audit)).await;
-    exec(&ctx, &format!("DROP TABLE IF EXISTS {t}")).await;
-    exec(
-        &ctx,
-        &format!("CREATE TABLE {t} (id INTEGER PRIMARY KEY, note TEXT) ENGINE=InnoDB"),
-    )
-    .await;
+    orders_table(&ctx, &t, " ENGINE=InnoDB").await;
 
     let out = ctx
         .request("direct:place", order(1, "paid", false))
