@@ -176,7 +176,11 @@ impl Raw {
             )
         } else {
             let options: sqlx::sqlite::SqliteConnectOptions = url.parse()?;
-            let options = options.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+            // The settings the context's shared SQLite pool uses (WAL, synchronous=NORMAL):
+            // otherwise the insert case compares fsync policies, not code paths.
+            let options = options
+                .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sqlx::sqlite::SqliteSynchronous::Normal);
             Raw::Lite(
                 sqlx::sqlite::SqlitePoolOptions::new()
                     .max_connections(4)
