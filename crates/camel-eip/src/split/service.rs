@@ -72,6 +72,7 @@ struct Names {
     index: Arc<str>,
     size: Arc<str>,
     complete: Arc<str>,
+    correlation: Arc<str>,
 }
 
 /// Splits each exchange and sends every part to `S`.
@@ -88,6 +89,7 @@ impl<S> Split<S> {
             index: SPLIT_INDEX.into(),
             size: SPLIT_SIZE.into(),
             complete: SPLIT_COMPLETE.into(),
+            correlation: camel_api::names::CORRELATION_ID.into(),
         };
         Split {
             options: Arc::new((options, names)),
@@ -144,6 +146,7 @@ where
         index: 0,
         ahead: parts.next().await?,
         names,
+        parent: Value::from(ex.id.to_string()),
     };
     let mut results = Results::new(opts.strategy.clone());
     let deadline = opts.timeout.map(|t| Instant::now() + t);
@@ -172,6 +175,8 @@ struct Cutter<'a> {
     index: usize,
     ahead: Option<Body>,
     names: &'a Names,
+    /// The split exchange's id, each part's `CamelCorrelationId`.
+    parent: Value,
 }
 
 impl Cutter<'_> {
@@ -199,6 +204,7 @@ impl Cutter<'_> {
             None => {}
         }
         props.set(&self.names.complete, Value::Bool(last));
+        props.set(&self.names.correlation, self.parent.clone());
         Ok(Some((index, part)))
     }
 }

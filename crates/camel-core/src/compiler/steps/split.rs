@@ -48,6 +48,7 @@ pub(super) fn split(
         (true, Some(n)) => n,
     };
     let steps = cx.compile_steps(&config.steps, "/steps")?;
+    let steps = crate::compiler::errors::around_part(steps, &cx.path);
     let options = SplitOptions {
         expression,
         streaming: config.streaming,
