@@ -1,5 +1,6 @@
-//! Redelivery re-runs the failing step of one part of a `split`, or of one iteration of a
-//! `loop`, not the whole block (ADR 0092), in YAML and with the builder. With a dead letter
+//! Redelivery re-runs the failing step of one part of a `split`, one branch of a
+//! `multicast`, or one iteration of a `loop`, not the whole block (ADR 0092), in YAML and
+//! with the builder. With a dead letter
 //! channel a part that stays failed is dead-lettered and the split goes on; with the
 //! default handler the split fails, and is not redelivered again as a whole.
 
@@ -8,7 +9,7 @@ use std::sync::Arc;
 
 use camel_api::{error_kind as names, BoxProcessor, CamelError, Exchange, Value};
 use camel_components::MockComponent;
-use camel_core::builder::{Loop, RouteBuilder, Split, Tokenize};
+use camel_core::builder::{Loop, Multicast, RouteBuilder, Split, Tokenize};
 use camel_core::{CamelContext, RouteDefinition};
 use camel_eip::config::{DefaultErrorHandler, ErrorHandlerConfig, RedeliveryPolicyConfig};
 
@@ -344,5 +345,104 @@ async fn a_loop_iteration_redelivers_alone_with_the_builder() {
     assert_eq!(r.first.load(Ordering::SeqCst), 3);
     assert_eq!(r.failing.load(Ordering::SeqCst), 5);
     assert_eq!(r.mock.endpoint("out").received_count(), 3);
+    r.ctx.stop().await;
+}
+
+const MULTICAST: &str = r#"
+- route:
+    errorHandler:
+      deadLetterChannel:
+        deadLetterUri: mock:dead
+        redeliveryPolicy: {maximumRedeliveries: 3, redeliveryDelay: 100}
+    from:
+      uri: direct:in
+      steps:
+        - multicast:
+            steps:
+              - process: {ref: first}
+              - filter:
+                  simple: "${body} == 'b'"
+                  steps:
+                    - process: {ref: first}
+                    - process: {ref: flaky}
+              - to: mock:out
+        - to: mock:after
+"#;
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_step_in_a_multicast_branch_is_redelivered_alone() {
+    let r = run(load(MULTICAST), 2).await;
+    r.ctx
+        .request("direct:in", Exchange::new("b"))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.first.load(Ordering::SeqCst),
+        2,
+        "the first branch and the step before the failing one ran once"
+    );
+    assert_eq!(r.failing.load(Ordering::SeqCst), 3);
+    assert_eq!(r.mock.endpoint("out").received_count(), 1);
+    assert_eq!(r.mock.endpoint("dead").received_count(), 0);
+    assert_eq!(r.mock.endpoint("after").received_count(), 1);
+    r.ctx.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exhausted_multicast_branch_is_dead_lettered_and_the_others_go_on() {
+    let r = run(load(MULTICAST), usize::MAX).await;
+    let out = r
+        .ctx
+        .request("direct:in", Exchange::new("b"))
+        .await
+        .unwrap();
+    assert_eq!(r.first.load(Ordering::SeqCst), 2);
+    assert_eq!(r.failing.load(Ordering::SeqCst), 4);
+    assert_eq!(bodies(&r.mock, "dead"), ["b"]);
+    let dead = &r.mock.endpoint("dead").received()[0];
+    assert_eq!(
+        dead.property(names::FAILURE_ENDPOINT)
+            .map(|v| v.to_string()),
+        Some("steps[0].multicast.steps[1].filter.steps[1].process".into())
+    );
+    assert_eq!(
+        dead.property(camel_api::names::CORRELATION_ID)
+            .map(|v| v.to_string()),
+        Some(out.id.to_string())
+    );
+    assert_ne!(dead.id, out.id, "a branch is an exchange of its own");
+    assert_eq!(
+        r.mock.endpoint("out").received_count(),
+        1,
+        "the next branch ran"
+    );
+    assert_eq!(r.mock.endpoint("after").received_count(), 1);
+    assert!(
+        out.property(camel_api::names::CORRELATION_ID).is_none(),
+        "the branch's correlation id does not leak into the result"
+    );
+    r.ctx.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_the_default_handler_a_failed_branch_fails_the_multicast_once() {
+    let route = RouteBuilder::from("direct:in")
+        .error_handler(default_handler())
+        .multicast(Multicast::default(), |m| {
+            m.process_ref("first").process_ref("flaky").to("mock:out")
+        })
+        .to("mock:after")
+        .build();
+    let r = run(vec![route], usize::MAX).await;
+    let e = r
+        .ctx
+        .request("direct:in", Exchange::new("b"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not yet"), "{e}");
+    assert_eq!(r.first.load(Ordering::SeqCst), 1, "not redelivered whole");
+    assert_eq!(r.failing.load(Ordering::SeqCst), 4);
+    assert_eq!(r.mock.endpoint("out").received_count(), 0);
+    assert_eq!(r.mock.endpoint("after").received_count(), 0);
     r.ctx.stop().await;
 }

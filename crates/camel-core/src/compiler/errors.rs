@@ -229,22 +229,24 @@ pub(crate) fn compile_handled_list(
 
 /// Steps whose nested steps get their own redelivery (ADR 0091, 0092): re-running the
 /// failing nested step is what Camel does. `filter`, `choice` and `loop` run their steps
-/// on the exchange they were given (same id), in the same call; a `split` runs each part
-/// behind a part channel ([`around_part`]). Other blocks (`multicast`, `doTry`, the
-/// circuit breaker, …) are redelivered whole: `doTry` is its own handler, as in Camel.
+/// on the exchange they were given (same id), in the same call; a `split` runs each part,
+/// a `multicast` each branch, behind a part channel ([`around_part`]). Other blocks
+/// (`doTry`, the circuit breaker, …) are redelivered whole: `doTry` is its own handler,
+/// as in Camel.
 fn redelivers_inside(step: &str) -> bool {
     matches!(step, "filter" | "choice" | "loop") || makes_parts(step)
 }
 
-/// Blocks that run their steps on new exchanges, one per part, each behind a part
-/// channel.
+/// Blocks that run their steps on new exchanges, one per part or branch, each behind a
+/// part channel.
 fn makes_parts(step: &str) -> bool {
-    step == "split"
+    matches!(step, "split" | "multicast" | "scatter_gather")
 }
 
-/// The steps of one part of a `split`, behind a part channel when the split is compiled
-/// with redelivery at the failing step (ADR 0092): the channel handles what the part's
-/// steps gave up on, on the part's exchange. Unchanged otherwise.
+/// The steps of one part of a `split` (or one branch of a `multicast`), behind a part
+/// channel when the block is compiled with redelivery at the failing step (ADR 0092): the
+/// channel handles what the part's steps gave up on, on the part's exchange. Unchanged
+/// otherwise.
 pub(crate) fn around_part(steps: BoxProcessor, path: &str) -> BoxProcessor {
     match NESTED_REDELIVERY.with(|n| n.borrow().clone()) {
         Some(handler) => handler.wrap_as(steps, path, ChannelRole::Part),

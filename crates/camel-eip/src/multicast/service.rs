@@ -2,13 +2,17 @@
 
 use std::sync::Arc;
 
-use camel_api::{BoxProcessor, CamelError, Exchange, Process, ProcessorFuture};
+use camel_api::names::CORRELATION_ID;
+use camel_api::{BoxProcessor, CamelError, Exchange, ExchangeId, Process, ProcessorFuture, Value};
 use futures::future::join_all;
 
 use super::aggregate::aggregate;
 use super::config::MulticastConfig;
 
 /// Sends each exchange to every branch and aggregates the results.
+///
+/// Each branch gets a copy of the exchange with its own id and the property
+/// `CamelCorrelationId` naming the incoming exchange, as in Camel.
 ///
 /// Sequential: branches run in declaration order and the first failure ends the multicast
 /// with that error. Parallel: all branches run concurrently on the calling task (no task
@@ -18,6 +22,8 @@ use super::config::MulticastConfig;
 pub struct Multicast {
     branches: Arc<[BoxProcessor]>,
     config: MulticastConfig,
+    /// `CamelCorrelationId`, allocated once.
+    correlation: Arc<str>,
 }
 
 impl Multicast {
@@ -26,6 +32,7 @@ impl Multicast {
         Multicast {
             branches: branches.into(),
             config,
+            correlation: CORRELATION_ID.into(),
         }
     }
 
@@ -35,8 +42,15 @@ impl Multicast {
     }
 
     pub(super) async fn run(self, exchange: Exchange) -> Result<Exchange, CamelError> {
+        let parent = Value::from(exchange.id.to_string());
+        let copy = || {
+            let mut branch = exchange.clone();
+            branch.id = ExchangeId::next();
+            branch.properties.set(&self.correlation, parent.clone());
+            branch
+        };
         let results = if self.config.parallel {
-            let calls = self.branches.iter().map(|b| b.process(exchange.clone()));
+            let calls = self.branches.iter().map(|b| b.process(copy()));
             join_all(calls)
                 .await
                 .into_iter()
@@ -44,7 +58,7 @@ impl Multicast {
         } else {
             let mut results = Vec::with_capacity(self.branches.len());
             for branch in self.branches.iter() {
-                results.push(branch.process(exchange.clone()).await?);
+                results.push(branch.process(copy()).await?);
             }
             results
         };

@@ -24,7 +24,9 @@ fn branches(
 ) -> Result<Vec<BoxProcessor>, RouteError> {
     let mut branches = Vec::with_capacity(config.steps.len());
     for (i, step) in config.steps.iter().enumerate() {
-        branches.push(cx.compile_step(step, &format!("/steps/{i}"))?);
+        let branch = cx.compile_step(step, &format!("/steps/{i}"))?;
+        let path = format!("{}.steps[{i}]", cx.path);
+        branches.push(crate::compiler::errors::around_part(branch, &path));
     }
     Ok(branches)
 }
