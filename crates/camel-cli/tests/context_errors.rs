@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{camel, stderr};
+use support::{camel, spawn, stderr, wait_line};
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -125,4 +125,40 @@ fn two_files_with_a_top_level_error_handler_are_a_located_error() {
     assert!(!out.status.success(), "{log}");
     assert!(log.contains("b.yaml:2:"), "{log}");
     assert!(log.contains("a.yaml:1:"), "{log}");
+}
+
+#[test]
+fn watch_applies_an_edit_of_the_shared_file_to_the_routes_of_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared.yaml");
+    let clause = |word: &str| {
+        format!(
+            "- onException:\n    exception: [Exception]\n    handled: true\n    steps: [{{log: 'handled by {word}'}}]\n"
+        )
+    };
+    std::fs::write(&shared, clause("one")).unwrap();
+    let orders = dir.path().join("orders.yaml");
+    std::fs::write(
+        &orders,
+        "- route:\n    id: ticker\n    from:\n      uri: timer:t\n      parameters: {period: 50, delay: 0}\n      steps:\n        - throwException: {exceptionType: Boom, message: tick}\n",
+    )
+    .unwrap();
+    let (mut child, lines) = spawn(&[
+        "run",
+        shared.to_str().unwrap(),
+        orders.to_str().unwrap(),
+        "--watch",
+        "--max-seconds",
+        "60",
+    ]);
+    wait_line(&lines, "handled by one");
+    std::fs::write(&shared, clause("two")).unwrap();
+    let reloaded = wait_line(&lines, "routes reloaded");
+    assert!(
+        reloaded.contains("ticker"),
+        "the route of orders.yaml is swapped: {reloaded}"
+    );
+    wait_line(&lines, "handled by two");
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

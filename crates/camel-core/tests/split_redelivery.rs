@@ -446,3 +446,31 @@ async fn with_the_default_handler_a_failed_branch_fails_the_multicast_once() {
     assert_eq!(r.mock.endpoint("after").received_count(), 0);
     r.ctx.stop().await;
 }
+
+#[tokio::test]
+async fn without_an_active_handler_parts_and_branches_are_as_before() {
+    let text = r#"
+- route:
+    from:
+      uri: direct:in
+      steps:
+        - split:
+            tokenize: {token: ","}
+            steps: [{to: mock:part}]
+        - multicast:
+            steps: [{to: mock:branch}]
+"#;
+    let r = run(load(text), 0).await;
+    let out = r
+        .ctx
+        .request("direct:in", Exchange::new("a,b"))
+        .await
+        .unwrap();
+    for part in r.mock.endpoint("part").received() {
+        assert!(part.property(camel_api::names::CORRELATION_ID).is_none());
+    }
+    let branch = &r.mock.endpoint("branch").received()[0];
+    assert_eq!(branch.id, out.id, "a branch shares the exchange's id");
+    assert!(branch.property(camel_api::names::CORRELATION_ID).is_none());
+    r.ctx.stop().await;
+}

@@ -246,11 +246,12 @@ fn makes_parts(step: &str) -> bool {
 /// The steps of one part of a `split` (or one branch of a `multicast`), behind a part
 /// channel when the block is compiled with redelivery at the failing step (ADR 0092): the
 /// channel handles what the part's steps gave up on, on the part's exchange. Unchanged
-/// otherwise.
-pub(crate) fn around_part(steps: BoxProcessor, path: &str) -> BoxProcessor {
+/// otherwise. The flag says whether a channel was put: the block must then give its
+/// parts `CamelCorrelationId`.
+pub(crate) fn around_part(steps: BoxProcessor, path: &str) -> (BoxProcessor, bool) {
     match NESTED_REDELIVERY.with(|n| n.borrow().clone()) {
-        Some(handler) => handler.wrap_as(steps, path, ChannelRole::Part),
-        None => steps,
+        Some(handler) => (handler.wrap_as(steps, path, ChannelRole::Part), true),
+        None => (steps, false),
     }
 }
 

@@ -394,7 +394,9 @@ async fn split_behind(handler: &Arc<ErrorHandler>) -> (Result<Exchange, CamelErr
     );
     let part = handler.wrap_as(part, "steps[0].split", ChannelRole::Part);
     let tokens = camel_language::Tokenizer::new(",", false).unwrap();
-    let split = Split::new(SplitOptions::new(SplitExpression::Tokenize(tokens)), part);
+    let mut options = SplitOptions::new(SplitExpression::Tokenize(tokens));
+    options.correlate = true;
+    let split = Split::new(options, part);
     let split = handler.wrap_as(
         split.into_processor(),
         "steps[0].split",

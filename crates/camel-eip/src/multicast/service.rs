@@ -11,8 +11,9 @@ use super::config::MulticastConfig;
 
 /// Sends each exchange to every branch and aggregates the results.
 ///
-/// Each branch gets a copy of the exchange with its own id and the property
-/// `CamelCorrelationId` naming the incoming exchange, as in Camel.
+/// Each branch gets a copy of the exchange; with [`Multicast::with_branch_ids`], a copy
+/// with its own id and the property `CamelCorrelationId` naming the incoming exchange,
+/// as in Camel.
 ///
 /// Sequential: branches run in declaration order and the first failure ends the multicast
 /// with that error. Parallel: all branches run concurrently on the calling task (no task
@@ -22,8 +23,8 @@ use super::config::MulticastConfig;
 pub struct Multicast {
     branches: Arc<[BoxProcessor]>,
     config: MulticastConfig,
-    /// `CamelCorrelationId`, allocated once.
-    correlation: Arc<str>,
+    /// `CamelCorrelationId`, allocated once, when branches get their own ids.
+    correlation: Option<Arc<str>>,
 }
 
 impl Multicast {
@@ -32,8 +33,16 @@ impl Multicast {
         Multicast {
             branches: branches.into(),
             config,
-            correlation: CORRELATION_ID.into(),
+            correlation: None,
         }
+    }
+
+    /// Each branch gets its own exchange id and `CamelCorrelationId` (the incoming
+    /// exchange's id): how a branch's error channel names the multicast it belongs to
+    /// (ADR 0092). Off by default: it costs an id and a property per branch.
+    pub fn with_branch_ids(mut self) -> Self {
+        self.correlation = Some(CORRELATION_ID.into());
+        self
     }
 
     /// The multicast as a route step.
@@ -42,11 +51,16 @@ impl Multicast {
     }
 
     pub(super) async fn run(self, exchange: Exchange) -> Result<Exchange, CamelError> {
-        let parent = Value::from(exchange.id.to_string());
+        let parent = self
+            .correlation
+            .as_ref()
+            .map(|name| (name, Value::from(exchange.id.to_string())));
         let copy = || {
             let mut branch = exchange.clone();
-            branch.id = ExchangeId::next();
-            branch.properties.set(&self.correlation, parent.clone());
+            if let Some((name, parent)) = &parent {
+                branch.id = ExchangeId::next();
+                branch.properties.set(name, parent.clone());
+            }
             branch
         };
         let results = if self.config.parallel {

@@ -32,6 +32,10 @@ pub struct SplitOptions {
     pub strategy: Option<SharedStrategy>,
     /// The whole split's deadline; parts not finished by then are abandoned.
     pub timeout: Option<Duration>,
+    /// Give each part the property `CamelCorrelationId`, the incoming exchange's id: how
+    /// a part's error channel names the split it belongs to (ADR 0092). Off unless a
+    /// route's error handler handles the parts: it costs a property per part.
+    pub correlate: bool,
 }
 
 impl SplitOptions {
@@ -44,6 +48,7 @@ impl SplitOptions {
             stop_on_exception: false,
             strategy: None,
             timeout: None,
+            correlate: false,
         }
     }
 }
@@ -57,6 +62,7 @@ impl std::fmt::Debug for SplitOptions {
             .field("stop_on_exception", &self.stop_on_exception)
             .field("strategy", &self.strategy.is_some())
             .field("timeout", &self.timeout)
+            .field("correlate", &self.correlate)
             .finish()
     }
 }
@@ -146,7 +152,7 @@ where
         index: 0,
         ahead: parts.next().await?,
         names,
-        parent: Value::from(ex.id.to_string()),
+        parent: opts.correlate.then(|| Value::from(ex.id.to_string())),
     };
     let mut results = Results::new(opts.strategy.clone());
     let deadline = opts.timeout.map(|t| Instant::now() + t);
@@ -175,8 +181,8 @@ struct Cutter<'a> {
     index: usize,
     ahead: Option<Body>,
     names: &'a Names,
-    /// The split exchange's id, each part's `CamelCorrelationId`.
-    parent: Value,
+    /// The split exchange's id, each part's `CamelCorrelationId` (with `correlate`).
+    parent: Option<Value>,
 }
 
 impl Cutter<'_> {
@@ -204,7 +210,9 @@ impl Cutter<'_> {
             None => {}
         }
         props.set(&self.names.complete, Value::Bool(last));
-        props.set(&self.names.correlation, self.parent.clone());
+        if let Some(parent) = &self.parent {
+            props.set(&self.names.correlation, parent.clone());
+        }
         Ok(Some((index, part)))
     }
 }
