@@ -130,12 +130,12 @@ pub struct ErrorHandler {
     /// Written and taken on the failure path only; the block's channel always takes the
     /// entry (the block runs the same exchange, in the same call), so it cannot grow.
     exhausted_inside: std::sync::Mutex<std::collections::HashMap<camel_api::ExchangeId, Exhausted>>,
-    /// Exchanges (by id, as `CamelCorrelationId` writes it) a `split` part of which
-    /// failed after the part's channel handled it: the channel of the block that made
-    /// the parts takes the mark and lets the failure through (ADR 0092).
+    /// Exchanges (by id, as `CamelCorrelationId` writes it) a `split` part (a `multicast`
+    /// branch) of which failed after the part's channel handled it: the channel of the
+    /// block that made the parts takes the mark and lets the failure through (ADR 0092).
     /// Written and taken on the failure path only; a part's failure always fails the
-    /// block (a split fails with its first failed part), in the same call, so the block's
-    /// channel always takes the mark.
+    /// block (a split or multicast fails with its first failed part), in the same call,
+    /// so the block's channel always takes the mark.
     failed_parts: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 

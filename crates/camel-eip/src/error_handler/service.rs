@@ -28,9 +28,10 @@ pub struct ErrorChannel<S = BoxProcessor> {
 /// What a channel does with a failure. A step directly in the route does everything; a
 /// routing block (`filter`, `choice`, `loop`) leaves redelivery to channels around its
 /// own steps, so a failure inside it is redelivered at the failing step (as in Camel) and
-/// handled once, by the block's channel. A `split` handles each part on its own (ADR
-/// 0092): the part's channel handles what its steps gave up on, and a failure it did not
-/// absorb goes up marked, so no channel above redelivers or handles it again.
+/// handled once, by the block's channel. A `split` (and a `multicast`) handles each part
+/// on its own (ADR 0092): the part's channel handles what its steps gave up on, and a
+/// failure it did not absorb goes up marked, so no channel above redelivers or handles
+/// it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChannelRole {
@@ -41,13 +42,13 @@ pub enum ChannelRole {
     /// No redelivery (the steps inside redeliver); hand the failure to a clause or the
     /// handler's kind, unless a part's channel inside already did.
     HandleOnly,
-    /// Around the steps of one part of a `split`: as [`ChannelRole::HandleOnly`] for the
-    /// part's exchange; a failure it lets through is marked for the exchange the part was
-    /// made from (its `CamelCorrelationId`).
+    /// Around the steps of one part of a `split` (one branch of a `multicast`): as
+    /// [`ChannelRole::HandleOnly`] for the part's exchange; a failure it lets through is
+    /// marked for the exchange the part was made from (its `CamelCorrelationId`).
     Part,
-    /// Around a top-level `split`: as [`ChannelRole::Whole`] for the block's own failures
-    /// (its expression, its aggregation); a failure a part's channel already handled goes
-    /// up as it is.
+    /// Around a top-level `split`/`multicast`: as [`ChannelRole::Whole`] for the block's
+    /// own failures (a split's expression, its aggregation); a failure a part's channel
+    /// already handled goes up as it is.
     FanOut,
 }
 
