@@ -474,3 +474,17 @@ async fn without_an_active_handler_parts_and_branches_are_as_before() {
     assert!(branch.property(camel_api::names::CORRELATION_ID).is_none());
     r.ctx.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_scatter_gather_branch_is_redelivered_alone_too() {
+    let text = MULTICAST.replace("- multicast:", "- scatterGather:");
+    let r = run(load(&text), 2).await;
+    r.ctx
+        .request("direct:in", Exchange::new("b"))
+        .await
+        .unwrap();
+    assert_eq!(r.first.load(Ordering::SeqCst), 2);
+    assert_eq!(r.failing.load(Ordering::SeqCst), 3);
+    assert_eq!(r.mock.endpoint("out").received_count(), 1);
+    r.ctx.stop().await;
+}
