@@ -73,6 +73,9 @@ pub mod names {
     pub const TIMER_FIRED_TIME: &str = "CamelTimerFiredTime";
     /// Property set on an exchange whose `filter` predicate was false.
     pub const FILTER_MATCHED: &str = "CamelFilterMatched";
+    /// Property on the parts of a `split` (and the branches of a `multicast`): the id of
+    /// the exchange they were made from.
+    pub const CORRELATION_ID: &str = "CamelCorrelationId";
 }
 
 /// Support for tests that need a real service (PostgreSQL, NATS, an emulator).

@@ -56,7 +56,8 @@ pub(crate) struct RunArgs {
     properties: PropertyArgs,
 }
 
-/// Loads every file with the properties read now, collecting the errors of all of them.
+/// Loads every file with the properties read now, as one context, collecting the errors
+/// of all of them.
 fn load(
     files: &[PathBuf],
     properties: &PropertyArgs,
@@ -64,19 +65,8 @@ fn load(
     let properties = properties
         .load(files)
         .map_err(|e| vec![RouteError::new(camel_core::RouteErrorKind::InvalidValue(e))])?;
-    let mut routes = Vec::new();
-    let mut errors = Vec::new();
-    for f in files {
-        match camel_core::yaml::load_file_with(f, &properties) {
-            Ok(r) => routes.extend(r),
-            Err(e) => errors.extend(e.0),
-        }
-    }
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(errors)
-    }
+    // One context: the top-level error handling of any file applies to every route.
+    camel_core::yaml::load_files_with(files, &properties).map_err(|e| e.0)
 }
 
 fn report(errors: &[RouteError]) {
@@ -121,13 +111,7 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
             return ExitCode::FAILURE;
         }
     };
-    let mut routes = Vec::new();
-    let mut errors = Vec::new();
-    for f in files {
-        let (r, e) = camel_core::yaml::load_file_partial_with(f, &properties);
-        routes.extend(r);
-        errors.extend(e);
-    }
+    let (routes, mut errors) = camel_core::yaml::load_files_partial_with(files, &properties);
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(0);
     if let Err(e) = ctx.validate(&routes).await {

@@ -1,6 +1,7 @@
 //! Compiling a route's error handling (ADR 0052): its error handler (the route's or the
 //! context's), its `on_exception` clauses, and the channel around each top-level step
-//! (and around each step inside a top-level `filter`/`choice`, ADR 0091).
+//! (and around each step inside a top-level `filter`/`choice`/`loop`, ADR 0091, and
+//! `split`, ADR 0092).
 
 use std::sync::Arc;
 
@@ -216,6 +217,7 @@ pub(crate) fn compile_handled_list(
             lifecycles,
         )?;
         let role = match block {
+            Some(_) if makes_parts(&step.name) => ChannelRole::FanOut,
             Some(_) => ChannelRole::HandleOnly,
             None => ChannelRole::Whole,
         };
@@ -225,16 +227,38 @@ pub(crate) fn compile_handled_list(
     Ok(camel_eip::pipeline::pipeline(processors))
 }
 
-/// Steps whose nested steps get their own redelivery (ADR 0091): they run their steps on
-/// the exchange they were given, in the same task, so re-running the failing nested step
-/// is what Camel does. Other blocks (split, multicast, doTry, …) are redelivered whole.
+/// Steps whose nested steps get their own redelivery (ADR 0091, 0092): re-running the
+/// failing nested step is what Camel does. `filter`, `choice` and `loop` run their steps
+/// on the exchange they were given (same id), in the same call; a `split` runs each part,
+/// a `multicast` each branch, behind a part channel ([`around_part`]). Other blocks
+/// (`doTry`, the circuit breaker, …) are redelivered whole: `doTry` is its own handler,
+/// as in Camel.
 fn redelivers_inside(step: &str) -> bool {
-    matches!(step, "filter" | "choice")
+    matches!(step, "filter" | "choice" | "loop") || makes_parts(step)
+}
+
+/// Blocks that run their steps on new exchanges, one per part or branch, each behind a
+/// part channel.
+fn makes_parts(step: &str) -> bool {
+    matches!(step, "split" | "multicast" | "scatter_gather")
+}
+
+/// The steps of one part of a `split` (or one branch of a `multicast`), behind a part
+/// channel when the block is compiled with redelivery at the failing step (ADR 0092): the
+/// channel handles what the part's steps gave up on, on the part's exchange. Unchanged
+/// otherwise. The flag says whether a channel was put: the block must then give its
+/// parts `CamelCorrelationId`.
+pub(crate) fn around_part(steps: BoxProcessor, path: &str) -> (BoxProcessor, bool) {
+    match NESTED_REDELIVERY.with(|n| n.borrow().clone()) {
+        Some(handler) => (handler.wrap_as(steps, path, ChannelRole::Part), true),
+        None => (steps, false),
+    }
 }
 
 thread_local! {
     /// The handler whose redelivery channels go around the nested steps being compiled
-    /// (set while a top-level `filter`/`choice` compiles, cleared inside other blocks).
+    /// (set while a top-level `filter`/`choice`/`loop`/`split` compiles, cleared inside
+    /// other blocks).
     static NESTED_REDELIVERY: std::cell::RefCell<Option<Arc<ErrorHandler>>> =
         const { std::cell::RefCell::new(None) };
 }
@@ -253,7 +277,7 @@ impl NestedRedelivery {
 
     /// Entered by every step compiled at `depth`: a nested step inside a redelivering
     /// block gets a redelivery channel, and its own nested steps none (unless it is a
-    /// `filter`/`choice` itself, which passes the handler down instead).
+    /// redelivering block itself, which passes the handler down instead).
     pub(crate) fn enter(depth: usize, step: &str) -> Self {
         let current = NESTED_REDELIVERY.with(|n| n.borrow().clone());
         match current {
@@ -268,7 +292,7 @@ impl NestedRedelivery {
         }
     }
 
-    /// Compiling a top-level `filter`/`choice` behind `handler`.
+    /// Compiling a top-level redelivering block behind `handler`.
     fn block(handler: &Arc<ErrorHandler>) -> Self {
         NestedRedelivery {
             previous: Self::set(Some(handler.clone())),

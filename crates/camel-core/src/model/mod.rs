@@ -148,6 +148,20 @@ pub struct SourceMap {
     pub steps_pointer: String,
     /// JSON pointer of the route's own map.
     pub route_pointer: String,
+    /// The other sources the route's configuration came from: context-level error
+    /// handling written in another file or document of the same load (a top-level
+    /// `errorHandler`, a `routeConfiguration`), by tag. A pointer into one of them
+    /// starts with `@tag` (`@2/0/error_handler`); every other pointer is into this file.
+    pub elsewhere: Arc<HashMap<String, Positions>>,
+}
+
+/// A file's name and the positions of its nodes (JSON pointer → line, column).
+#[derive(Clone, Debug, Default)]
+pub struct Positions {
+    /// The file name.
+    pub file: Arc<str>,
+    /// JSON pointer of a node → its position (line, column).
+    pub positions: Arc<HashMap<String, (usize, usize)>>,
 }
 
 impl SourceMap {
@@ -155,24 +169,44 @@ impl SourceMap {
     /// Positions are indexed by snake_case keys, so a pointer spelled with a step's
     /// canonical name (`set_header`) finds a key written `setHeader`.
     pub fn locate(&self, pointer: &str) -> Option<Location> {
-        let normal = pointer
-            .split('/')
-            .map(to_snake_case)
-            .collect::<Vec<_>>()
-            .join("/");
-        let mut p = normal.as_str();
-        loop {
-            if let Some(&(line, column)) = self.positions.get(p) {
-                return Some(Location {
-                    file: self.file.clone(),
-                    line,
-                    column,
-                });
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => return None,
-            }
+        if let Some(tagged) = pointer.strip_prefix('@') {
+            let (tag, inner) = tagged.split_at(tagged.find('/').unwrap_or(tagged.len()));
+            return self.elsewhere.get(tag)?.locate(inner);
+        }
+        locate_in(&self.file, &self.positions, pointer)
+    }
+}
+
+impl Positions {
+    /// The location of the node at `pointer`, or of its nearest ancestor that has one.
+    pub fn locate(&self, pointer: &str) -> Option<Location> {
+        locate_in(&self.file, &self.positions, pointer)
+    }
+}
+
+/// The location of the node at `pointer` in `positions`, or of its nearest ancestor.
+fn locate_in(
+    file: &Arc<str>,
+    positions: &HashMap<String, (usize, usize)>,
+    pointer: &str,
+) -> Option<Location> {
+    let normal = pointer
+        .split('/')
+        .map(to_snake_case)
+        .collect::<Vec<_>>()
+        .join("/");
+    let mut p = normal.as_str();
+    loop {
+        if let Some(&(line, column)) = positions.get(p) {
+            return Some(Location {
+                file: file.clone(),
+                line,
+                column,
+            });
+        }
+        match p.rfind('/') {
+            Some(i) => p = &p[..i],
+            None => return None,
         }
     }
 }
@@ -332,6 +366,7 @@ impl PartialEq for RouteDefinition {
             && self.errors.context_on_exception == other.errors.context_on_exception
             && self.errors.on_completion == other.errors.on_completion
             && self.errors.context_on_completion == other.errors.context_on_completion
+            && self.errors.intercepts == other.errors.intercepts
     }
 }
 

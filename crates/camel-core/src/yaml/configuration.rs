@@ -1,5 +1,6 @@
-//! Error handling in a route file (ADR 0052): the top-level `- errorHandler:` and
-//! `- onException:` items, which apply to every route of the file, and the route-level
+//! Error handling in route files (ADR 0052): the top-level `- errorHandler:`,
+//! `- onException:`, `- onCompletion:` and `- routeConfiguration:` items, which apply to
+//! every route loaded with them (whichever file holds the route), and the route-level
 //! `error_handler:` / `on_exception:` keys.
 //!
 //! ```yaml
@@ -15,6 +16,9 @@
 //!     from: {uri: direct:a, steps: [{to: mock:out}]}
 //! ```
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use camel_eip::config::{ErrorHandlerConfig, OnCompletionConfig, OnException};
 use serde_json::Value as Json;
 
@@ -22,9 +26,10 @@ use super::loader::Reader;
 use super::normalise::normalise_config;
 use crate::compiler::decode::decode;
 use crate::error::RouteError;
-use crate::model::RouteDefinition;
+use crate::model::{Positions, RouteDefinition};
 
-/// The file's context-level error handling, applied to its routes once all are read.
+/// The context-level error handling of one route list (a document of a file), applied
+/// with that of every other list of the same load once all are read ([`ContextSet`]).
 #[derive(Debug, Default)]
 pub(super) struct ContextErrors {
     pub(super) handler: Option<(ErrorHandlerConfig, String)>,
@@ -36,30 +41,66 @@ pub(super) struct ContextErrors {
     pub(super) intercepts: crate::model::intercept::RouteIntercepts,
 }
 
-impl ContextErrors {
+/// One list's context-level items and the file they were read from.
+#[derive(Debug)]
+pub(super) struct ContextPart {
+    pub(super) source: Positions,
+    pub(super) errors: ContextErrors,
+}
+
+/// The context-level items of every file and document loaded together: Camel applies
+/// them to every route of the context, whichever file holds the route.
+#[derive(Debug, Default)]
+pub(super) struct ContextSet {
+    pub(super) parts: Vec<ContextPart>,
+}
+
+impl ContextSet {
     /// Gives every route what applies to it: its route configurations (those it names,
-    /// or those without an id), then the file's top-level items. A route's own error
-    /// handler wins over a configuration's, which wins over the file's. Returns an error
-    /// per route naming a configuration id that matches none.
+    /// or those without an id, from any part), then every part's top-level items. A
+    /// route's own error handler wins over a configuration's, which wins over the
+    /// top-level one. Returns an error per route naming a configuration id that matches
+    /// none, and one per top-level `errorHandler` after the first.
+    ///
+    /// Pointers into another part than the route's own file and document are tagged
+    /// (`@3/0/error_handler`, see [`crate::model::SourceMap::elsewhere`]) so that a
+    /// compile error in them is located in the file that holds them.
     pub(super) fn apply(&self, routes: &mut [RouteDefinition]) -> Vec<RouteError> {
-        let mut errors_out = Vec::new();
-        for route in routes {
-            let chosen: Vec<&ContextErrors> = match &route.errors.route_configuration_id {
-                None => self
+        let mut errors_out = self.second_handlers();
+        let elsewhere: Arc<HashMap<String, Positions>> = Arc::new(
+            self.parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i.to_string(), p.source.clone()))
+                .collect(),
+        );
+        let configurations: Vec<(Option<&str>, &ContextErrors, usize)> = self
+            .parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| {
+                p.errors
                     .configurations
                     .iter()
-                    .filter(|(id, _)| id.is_none())
-                    .map(|(_, c)| c)
+                    .map(move |(id, c)| (id.as_deref(), c, i))
+            })
+            .collect();
+        for route in routes {
+            let chosen: Vec<(&ContextErrors, usize)> = match &route.errors.route_configuration_id {
+                None => configurations
+                    .iter()
+                    .filter(|(id, _, _)| id.is_none())
+                    .map(|(_, c, i)| (*c, *i))
                     .collect(),
                 Some(ids) => {
                     let mut chosen = Vec::new();
                     for pattern in ids.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                         let before = chosen.len();
                         chosen.extend(
-                            self.configurations
+                            configurations
                                 .iter()
-                                .filter(|(id, _)| id.as_deref().is_some_and(|id| glob(pattern, id)))
-                                .map(|(_, c)| c),
+                                .filter(|(id, _, _)| id.is_some_and(|id| glob(pattern, id)))
+                                .map(|(_, c, i)| (*c, *i)),
                         );
                         if chosen.len() == before {
                             errors_out.push(missing_configuration(route, pattern));
@@ -68,31 +109,103 @@ impl ContextErrors {
                     chosen
                 }
             };
-            for part in chosen.into_iter().chain(std::iter::once(self)) {
-                part.give(route);
+            let top = self.parts.iter().enumerate().map(|(i, p)| (&p.errors, i));
+            let prefixes: Vec<String> = self
+                .parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| self.prefix(route, i, &p.source))
+                .collect();
+            for (part, i) in chosen.into_iter().chain(top) {
+                part.give(route, &prefixes[i]);
+            }
+            if let Some(source) = &mut route.source {
+                source.elsewhere = elsewhere.clone();
             }
         }
         errors_out
     }
 
-    /// Gives `route` this part's handler (unless it has one) and clauses.
-    fn give(&self, route: &mut RouteDefinition) {
+    /// What goes before a pointer of part `i` given to `route`: nothing for the route's
+    /// own file and document, the part's tag otherwise.
+    fn prefix(&self, route: &RouteDefinition, i: usize, source: &Positions) -> String {
+        let own = route
+            .source
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(&s.positions, &source.positions));
+        if own {
+            String::new()
+        } else {
+            format!("@{i}")
+        }
+    }
+
+    /// An error at each top-level `errorHandler` after the first: a context has one.
+    fn second_handlers(&self) -> Vec<RouteError> {
+        let mut first: Option<Option<crate::error::Location>> = None;
+        let mut errors = Vec::new();
+        for part in &self.parts {
+            let Some((_, pointer)) = &part.errors.handler else {
+                continue;
+            };
+            let here = part.source.locate(pointer);
+            match &first {
+                None => first = Some(here),
+                Some(at) => {
+                    let other = at
+                        .as_ref()
+                        .map_or_else(String::new, |l| format!(" (the first is at {l})"));
+                    errors.push(
+                        RouteError::new(crate::error::RouteErrorKind::InvalidValue(format!(
+                            "the route files loaded together hold at most one top-level \
+                             `errorHandler`{other}: give routes their own handler, or use \
+                             a `routeConfiguration` with an id"
+                        )))
+                        .at(here),
+                    );
+                }
+            }
+        }
+        errors
+    }
+}
+
+impl ContextErrors {
+    /// Gives `route` this part's handler (unless it has one), clauses, completions and
+    /// interceptors, their pointers behind `prefix`.
+    fn give(&self, route: &mut RouteDefinition, prefix: &str) {
+        let at = |pointer: &String| format!("{prefix}{pointer}");
         let errors = &mut route.errors;
         if errors.error_handler.is_none() && errors.context_error_handler.is_none() {
             if let Some((handler, pointer)) = &self.handler {
                 errors.context_error_handler = Some(handler.clone());
-                errors.pointers.error_handler = Some(pointer.clone());
+                errors.pointers.error_handler = Some(at(pointer));
             }
         }
         for (clause, pointer) in &self.clauses {
             errors.context_on_exception.push(clause.clone());
-            errors.pointers.on_exception.push(pointer.clone());
+            errors.pointers.on_exception.push(at(pointer));
         }
         for (completion, pointer) in &self.completions {
             errors.context_on_completion.push(completion.clone());
-            errors.pointers.on_completion.push(pointer.clone());
+            errors.pointers.on_completion.push(at(pointer));
         }
-        errors.intercepts.extend(&self.intercepts);
+        let mut intercepts = self.intercepts.clone();
+        for pointer in intercepts
+            .intercept
+            .iter_mut()
+            .map(|(_, p)| p)
+            .chain(intercepts.intercept_from.iter_mut().map(|(_, p)| p))
+            .chain(
+                intercepts
+                    .intercept_send_to_endpoint
+                    .iter_mut()
+                    .map(|(_, p)| p),
+            )
+        {
+            pointer.insert_str(0, prefix);
+        }
+        errors.intercepts.extend(&intercepts);
     }
 }
 

@@ -4,22 +4,16 @@ use std::sync::Arc;
 use camel_api::suggest::{nearest, to_snake_case};
 use serde_json::{Map, Value as Json};
 
-use super::configuration::ContextErrors;
+use super::configuration::{ContextErrors, ContextPart, ContextSet};
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
-use crate::model::{camel_dsl, BeanDefinition, RouteDefinition, SourceMap};
+use crate::model::{camel_dsl, BeanDefinition, Positions, RouteDefinition, SourceMap};
 use crate::properties::Properties;
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
-            file: path.display().to_string().into(),
-            line: 0,
-            column: 0,
-        }))
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| read_error(path, e))?;
     load_str(&text, &path.display().to_string())
 }
 
@@ -40,16 +34,7 @@ pub fn load_file_partial(path: impl AsRef<Path>) -> (Vec<RouteDefinition>, Vec<R
     let path = path.as_ref();
     match std::fs::read_to_string(path) {
         Ok(text) => load_str_partial(&text, &path.display().to_string()),
-        Err(e) => (
-            Vec::new(),
-            vec![
-                RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
-                    file: path.display().to_string().into(),
-                    line: 0,
-                    column: 0,
-                })),
-            ],
-        ),
+        Err(e) => (Vec::new(), vec![read_error(path, e)]),
     }
 }
 
@@ -95,16 +80,7 @@ pub fn load_file_partial_with(
     let path = path.as_ref();
     match std::fs::read_to_string(path) {
         Ok(text) => load_str_partial_with(&text, &path.display().to_string(), properties),
-        Err(e) => (
-            Vec::new(),
-            vec![
-                RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
-                    file: path.display().to_string().into(),
-                    line: 0,
-                    column: 0,
-                })),
-            ],
-        ),
+        Err(e) => (Vec::new(), vec![read_error(path, e)]),
     }
 }
 
@@ -116,6 +92,110 @@ pub fn load_str_partial_with(
     text: &str,
     file: &str,
     properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    load_texts_partial_with(&[(text, file)], properties)
+}
+
+/// Loads several route texts (`(text, file name)`) as the routes of one context: the
+/// top-level `errorHandler`, `onException`, `onCompletion`, `routeConfiguration` and
+/// interceptors of any of them apply to the routes of all of them, as in Camel, where
+/// they are context-wide. A route may name a `routeConfigurationId` written in another
+/// text; two top-level `errorHandler`s are an error.
+///
+/// ```
+/// use camel_core::properties::Properties;
+/// let shared = "- errorHandler: {deadLetterChannel: {deadLetterUri: 'log:dead'}}";
+/// let orders = "- route: {id: orders, from: {uri: 'direct:a', steps: [{to: 'log:x'}]}}";
+/// let routes = camel_core::yaml::load_texts_with(
+///     &[(shared, "shared.yaml"), (orders, "orders.yaml")],
+///     &Properties::new(),
+/// )
+/// .unwrap();
+/// assert!(routes[0].errors.context_error_handler.is_some());
+/// ```
+pub fn load_texts_with(
+    texts: &[(&str, &str)],
+    properties: &Properties,
+) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let (routes, errors) = load_texts_partial_with(texts, properties);
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
+}
+
+/// Like [`load_texts_with`], returning the routes that loaded beside every error (see
+/// [`load_str_partial`]).
+pub fn load_texts_partial_with(
+    texts: &[(&str, &str)],
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let mut set = ContextSet::default();
+    let mut routes = Vec::new();
+    let mut errors = Vec::new();
+    for (text, file) in texts {
+        let (r, e) = read_text(text, file, properties, &mut set);
+        routes.extend(r);
+        errors.extend(e);
+    }
+    errors.extend(set.apply(&mut routes));
+    (routes, errors)
+}
+
+/// Loads several route files as the routes of one context (see [`load_texts_with`]),
+/// resolving property placeholders with `properties`. What `camel run` does.
+pub fn load_files_with(
+    paths: &[impl AsRef<Path>],
+    properties: &Properties,
+) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    let (routes, errors) = load_files_partial_with(paths, properties);
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
+    }
+}
+
+/// Like [`load_files_with`], returning the routes that loaded beside every error (see
+/// [`load_str_partial`]). What `camel validate` does.
+pub fn load_files_partial_with(
+    paths: &[impl AsRef<Path>],
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let mut texts = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        match std::fs::read_to_string(path) {
+            Ok(text) => texts.push((text, path.display().to_string())),
+            Err(e) => errors.push(read_error(path, e)),
+        }
+    }
+    let texts: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(t, f)| (t.as_str(), f.as_str()))
+        .collect();
+    let (routes, more) = load_texts_partial_with(&texts, properties);
+    errors.extend(more);
+    (routes, errors)
+}
+
+fn read_error(path: &Path, e: std::io::Error) -> RouteError {
+    RouteError::new(RouteErrorKind::Read(Arc::new(e))).at(Some(Location {
+        file: path.display().to_string().into(),
+        line: 0,
+        column: 0,
+    }))
+}
+
+/// Reads one text: its routes and errors, its context-level items added to `set`
+/// (applied by the caller once every text is read).
+fn read_text(
+    text: &str,
+    file: &str,
+    properties: &Properties,
+    set: &mut ContextSet,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let file: Arc<str> = file.into();
     let docs = match node::parse_all(text) {
@@ -143,6 +223,7 @@ pub fn load_str_partial_with(
             partial: Default::default(),
             beans: Default::default(),
             rest_items: Default::default(),
+            context: Default::default(),
         };
         let mut unresolved = Vec::new();
         super::placeholders::resolve(&mut value, String::new(), properties, &mut unresolved);
@@ -163,6 +244,20 @@ pub fn load_str_partial_with(
         errors.extend(e);
         routes.extend(reader.partial.into_inner());
         beans.extend(reader.beans.into_inner());
+        let source = Positions {
+            file: reader.file.clone(),
+            positions: reader.positions.clone(),
+        };
+        set.parts.extend(
+            reader
+                .context
+                .into_inner()
+                .into_iter()
+                .map(|errors| ContextPart {
+                    source: source.clone(),
+                    errors,
+                }),
+        );
     }
     // The file's beans are built when its routes are added (ADR 0076), so a file with
     // beans and no route would build nothing: say so rather than drop them.
@@ -201,6 +296,8 @@ pub(super) struct Reader {
     beans: std::cell::RefCell<Vec<BeanDefinition>>,
     /// The `rest:` items of the list being read, expanded once it is read whole.
     pub(super) rest_items: std::cell::RefCell<super::rest::RestItems>,
+    /// The context-level items of each list read, for [`ContextSet::apply`].
+    context: std::cell::RefCell<Vec<ContextErrors>>,
 }
 
 impl Reader {
@@ -255,7 +352,7 @@ impl Reader {
         let mut routes = Vec::new();
         let mut errors = Vec::new();
         // Top-level error handling (`errorHandler`, `onException`, `onCompletion`,
-        // `routeConfiguration`) applies to the routes of this list.
+        // `routeConfiguration`, interceptors) applies to every route loaded with it.
         let mut context = ContextErrors::default();
         for (i, item) in items.into_iter().enumerate() {
             match self.item(item, &format!("{base}/{i}"), &mut context) {
@@ -267,7 +364,8 @@ impl Reader {
             Ok(r) => routes.extend(r),
             Err(e) => errors.extend(e),
         }
-        errors.extend(context.apply(&mut routes));
+        // Applied once every file of the load is read (`ContextSet::apply`).
+        self.context.borrow_mut().push(context);
         (routes, errors)
     }
 
@@ -488,6 +586,7 @@ impl Reader {
             positions: self.positions.clone(),
             steps_pointer: steps_pointer.to_string(),
             route_pointer: route_pointer.to_string(),
+            ..Default::default()
         }
     }
 

@@ -130,6 +130,13 @@ pub struct ErrorHandler {
     /// Written and taken on the failure path only; the block's channel always takes the
     /// entry (the block runs the same exchange, in the same call), so it cannot grow.
     exhausted_inside: std::sync::Mutex<std::collections::HashMap<camel_api::ExchangeId, Exhausted>>,
+    /// Exchanges (by id, as `CamelCorrelationId` writes it) a `split` part (a `multicast`
+    /// branch) of which failed after the part's channel handled it: the channel of the
+    /// block that made the parts takes the mark and lets the failure through (ADR 0092).
+    /// Written and taken on the failure path only; a part's failure always fails the
+    /// block (a split or multicast fails with its first failed part), in the same call,
+    /// so the block's channel always takes the mark.
+    failed_parts: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl ErrorHandler {
@@ -142,7 +149,31 @@ impl ErrorHandler {
             clauses: Vec::new(),
             stop: CancellationToken::new(),
             exhausted_inside: Default::default(),
+            failed_parts: Default::default(),
         }
+    }
+
+    /// Marks the exchange `part` was made from: one of its parts failed, and was handled.
+    fn mark_failed_part(&self, part: &Exchange) {
+        let Some(parent) = part
+            .property(camel_api::names::CORRELATION_ID)
+            .and_then(|v| v.as_str())
+        else {
+            return;
+        };
+        if let Ok(mut failed) = self.failed_parts.lock() {
+            failed.insert(parent.to_string());
+        }
+    }
+
+    /// Takes the mark of [`Self::mark_failed_part`] for `ex`: true when one of its parts
+    /// failed and was handled.
+    fn take_failed_part(&self, ex: &Exchange) -> bool {
+        let Ok(mut failed) = self.failed_parts.lock() else {
+            return false;
+        };
+        // No string is made for the common case: no split failed.
+        !failed.is_empty() && failed.remove(&ex.id.to_string())
     }
 
     /// Adds an `on_exception` clause.

@@ -26,9 +26,12 @@ pub struct ErrorChannel<S = BoxProcessor> {
 }
 
 /// What a channel does with a failure. A step directly in the route does everything; a
-/// routing block (`filter`, `choice`) leaves redelivery to channels around its own
-/// steps, so a failure inside it is redelivered at the failing step (as in Camel) and
-/// handled once, by the block's channel.
+/// routing block (`filter`, `choice`, `loop`) leaves redelivery to channels around its
+/// own steps, so a failure inside it is redelivered at the failing step (as in Camel) and
+/// handled once, by the block's channel. A `split` (and a `multicast`) handles each part
+/// on its own (ADR 0092): the part's channel handles what its steps gave up on, and a
+/// failure it did not absorb goes up marked, so no channel above redelivers or handles
+/// it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChannelRole {
@@ -37,8 +40,16 @@ pub enum ChannelRole {
     /// Redeliver only; an exhausted failure goes up unchanged, to the block's channel.
     RedeliverOnly,
     /// No redelivery (the steps inside redeliver); hand the failure to a clause or the
-    /// handler's kind.
+    /// handler's kind, unless a part's channel inside already did.
     HandleOnly,
+    /// Around the steps of one part of a `split` (one branch of a `multicast`): as
+    /// [`ChannelRole::HandleOnly`] for the part's exchange; a failure it lets through is
+    /// marked for the exchange the part was made from (its `CamelCorrelationId`).
+    Part,
+    /// Around a top-level `split`/`multicast`: as [`ChannelRole::Whole`] for the block's
+    /// own failures (a split's expression, its aggregation); a failure a part's channel
+    /// already handled goes up as it is.
+    FanOut,
 }
 
 impl<S> ErrorChannel<S> {
@@ -157,26 +168,39 @@ where
         .and_then(|c| c.policy.as_ref())
         .unwrap_or(&handler.policy);
     let mut attempt: u32 = 0;
+    let handles_inside = matches!(role, ChannelRole::HandleOnly | ChannelRole::Part);
     // What a redeliver-only channel inside this block gave up on, taken whatever happens
     // next so that no entry outlives its failure.
-    let inside = match role {
-        ChannelRole::HandleOnly => handler
+    let inside = match handles_inside {
+        true => handler
             .exhausted_inside
             .lock()
             .ok()
             .and_then(|mut inside| inside.remove(&saved.id)),
-        _ => None,
+        false => None,
     };
-    if role == ChannelRole::HandleOnly
-        && handler.stop.is_cancelled()
-        && matches!(error, CamelError::Stopping(_))
-    {
+    let holds_parts = matches!(
+        role,
+        ChannelRole::HandleOnly | ChannelRole::Part | ChannelRole::FanOut
+    );
+    if holds_parts && handler.take_failed_part(&saved) {
+        // A part's channel inside this block handled the failure already: it goes up as
+        // it is, neither redelivered nor handled again.
+        if role == ChannelRole::Part {
+            handler.mark_failed_part(&saved);
+        }
+        return Err(error);
+    }
+    if handles_inside && handler.stop.is_cancelled() && matches!(error, CamelError::Stopping(_)) {
         // A redelivery inside the block was cut short by the route's stop: the exchange
         // fails, as it would at the top level (never dead-lettered).
+        if role == ChannelRole::Part {
+            handler.mark_failed_part(&saved);
+        }
         return Err(error);
     }
     // A block's channel does not redeliver: the channels around its steps did.
-    let redelivers = role != ChannelRole::HandleOnly;
+    let redelivers = !handles_inside;
     loop {
         let next = attempt.saturating_add(1);
         if !redelivers || !policy.allows(next) || !retry_while(clause, &saved, &error) {
@@ -218,6 +242,7 @@ where
         }
         return Err(error);
     }
+    let part_of = (role == ChannelRole::Part).then(|| saved.clone());
     let mut step: Arc<str> = step.into();
     let mut failed = saved;
     if let Some((attempts, failing, at_step)) = inside {
@@ -230,10 +255,14 @@ where
         mark_redelivery(&mut failed, attempt, policy);
     }
     record_failure(&mut failed, handler, step, &error);
-    match clause {
+    let outcome = match clause {
         Some(clause) => run_clause(clause, failed, error).await,
         None => exhausted(handler, policy, step, failed, error).await,
+    };
+    if let (Some(part), Err(_)) = (&part_of, &outcome) {
+        handler.mark_failed_part(part);
     }
+    outcome
 }
 
 fn retry_while(clause: Option<&Clause>, saved: &Exchange, error: &CamelError) -> bool {

@@ -372,3 +372,64 @@ async fn in_place_steps_are_redelivered_and_dead_lettered_without_a_copy() {
         Some(&"steps[1]".into())
     );
 }
+
+/// A split of "a,b,c" behind `handler` as the compiler builds it (ADR 0092): the step
+/// redelivers alone, the part's channel handles, the split's channel lets a handled part's
+/// failure through. Returns the split's outcome and how many times `step` ran.
+async fn split_behind(handler: &Arc<ErrorHandler>) -> (Result<Exchange, CamelError>, usize) {
+    use crate::split::{Split, SplitExpression, SplitOptions};
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = calls.clone();
+    let step = BoxProcessor::sync(move |ex: Exchange| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match ex.message.body.as_text().as_deref() {
+            Some("b") => Err(CamelError::processor("boom")),
+            _ => Ok(ex),
+        }
+    });
+    let part = handler.wrap_as(
+        step,
+        "steps[0].split.steps[0].process",
+        ChannelRole::RedeliverOnly,
+    );
+    let part = handler.wrap_as(part, "steps[0].split", ChannelRole::Part);
+    let tokens = camel_language::Tokenizer::new(",", false).unwrap();
+    let mut options = SplitOptions::new(SplitExpression::Tokenize(tokens));
+    options.correlate = true;
+    let split = Split::new(options, part);
+    let split = handler.wrap_as(
+        split.into_processor(),
+        "steps[0].split",
+        ChannelRole::FanOut,
+    );
+    let out = split.process(Exchange::new("a,b,c")).await;
+    (out, calls.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+fn marks_left(handler: &ErrorHandler) -> usize {
+    handler.exhausted_inside.lock().unwrap().len() + handler.failed_parts.lock().unwrap().len()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_split_part_is_handled_once_and_leaves_no_mark() {
+    let policy = RedeliveryPolicy {
+        maximum_redeliveries: 2,
+        redelivery_delay: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let handler = Arc::new(ErrorHandler::new("r", HandlerKind::Default, policy.clone()));
+    let (out, calls) = split_behind(&handler).await;
+    assert!(out.is_err(), "the default handler fails the split");
+    assert_eq!(calls, 1 + 3 + 1, "b redelivered alone, the split not again");
+    assert_eq!(marks_left(&handler), 0);
+
+    let (dead, letters) = mailbox();
+    let handler = Arc::new(ErrorHandler::new("r", dead_letter(dead), policy));
+    let (out, calls) = split_behind(&handler).await;
+    assert!(out.is_ok(), "the part is dead-lettered, the split goes on");
+    assert_eq!(calls, 1 + 3 + 1);
+    let letters = letters.lock().unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].message.body, Body::from("b"));
+    assert_eq!(marks_left(&handler), 0);
+}

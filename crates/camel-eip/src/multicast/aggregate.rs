@@ -1,5 +1,6 @@
 //! Combining the branch results of a multicast into one exchange.
 
+use camel_api::names::CORRELATION_ID;
 use camel_api::{Body, Exchange};
 
 use super::config::AggregationStrategy;
@@ -27,9 +28,16 @@ pub(crate) fn aggregate(
 
 /// The branch's message and properties on a fresh exchange with the original id and
 /// pattern: a `stop` inside one branch ends that branch, not the route after the multicast.
+/// `CamelCorrelationId` stays the original's: the branch's names the original itself.
 fn unstopped(branch: Exchange, original: &Exchange) -> Exchange {
     let mut ex = Exchange::continuing(original, branch.message);
     ex.properties = branch.properties;
+    match original.property(CORRELATION_ID) {
+        Some(v) => ex.properties.insert(CORRELATION_ID, v.clone()),
+        None => {
+            ex.properties.remove(CORRELATION_ID);
+        }
+    }
     ex
 }
 

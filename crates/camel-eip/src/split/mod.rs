@@ -4,7 +4,9 @@
 //! The parts come from a [`SplitExpression`]: the body (a JSON array's elements, or its
 //! lines), a [`camel_language::Tokenizer`], or any expression's value. Each part is a copy
 //! of the incoming exchange (headers and properties, new id) with the part as its body and
-//! the properties `CamelSplitIndex` (from 0), `CamelSplitSize` and `CamelSplitComplete`.
+//! the properties `CamelSplitIndex` (from 0), `CamelSplitSize`, `CamelSplitComplete`
+//! and, with [`SplitOptions::correlate`], `CamelCorrelationId` (the incoming exchange's
+//! id).
 //!
 //! - **Streaming** takes parts one at a time from their source, so memory holds one part
 //!   (per running part) whatever the input's size. A file the `file` consumer hands over

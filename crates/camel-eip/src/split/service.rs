@@ -32,6 +32,10 @@ pub struct SplitOptions {
     pub strategy: Option<SharedStrategy>,
     /// The whole split's deadline; parts not finished by then are abandoned.
     pub timeout: Option<Duration>,
+    /// Give each part the property `CamelCorrelationId`, the incoming exchange's id: how
+    /// a part's error channel names the split it belongs to (ADR 0092). Off unless a
+    /// route's error handler handles the parts: it costs a property per part.
+    pub correlate: bool,
 }
 
 impl SplitOptions {
@@ -44,6 +48,7 @@ impl SplitOptions {
             stop_on_exception: false,
             strategy: None,
             timeout: None,
+            correlate: false,
         }
     }
 }
@@ -57,6 +62,7 @@ impl std::fmt::Debug for SplitOptions {
             .field("stop_on_exception", &self.stop_on_exception)
             .field("strategy", &self.strategy.is_some())
             .field("timeout", &self.timeout)
+            .field("correlate", &self.correlate)
             .finish()
     }
 }
@@ -72,6 +78,7 @@ struct Names {
     index: Arc<str>,
     size: Arc<str>,
     complete: Arc<str>,
+    correlation: Arc<str>,
 }
 
 /// Splits each exchange and sends every part to `S`.
@@ -88,6 +95,7 @@ impl<S> Split<S> {
             index: SPLIT_INDEX.into(),
             size: SPLIT_SIZE.into(),
             complete: SPLIT_COMPLETE.into(),
+            correlation: camel_api::names::CORRELATION_ID.into(),
         };
         Split {
             options: Arc::new((options, names)),
@@ -144,6 +152,7 @@ where
         index: 0,
         ahead: parts.next().await?,
         names,
+        parent: opts.correlate.then(|| Value::from(ex.id.to_string())),
     };
     let mut results = Results::new(opts.strategy.clone());
     let deadline = opts.timeout.map(|t| Instant::now() + t);
@@ -172,6 +181,8 @@ struct Cutter<'a> {
     index: usize,
     ahead: Option<Body>,
     names: &'a Names,
+    /// The split exchange's id, each part's `CamelCorrelationId` (with `correlate`).
+    parent: Option<Value>,
 }
 
 impl Cutter<'_> {
@@ -199,6 +210,9 @@ impl Cutter<'_> {
             None => {}
         }
         props.set(&self.names.complete, Value::Bool(last));
+        if let Some(parent) = &self.parent {
+            props.set(&self.names.correlation, parent.clone());
+        }
         Ok(Some((index, part)))
     }
 }

@@ -18,23 +18,36 @@ use camel_eip::multicast::Multicast;
 use crate::compiler::StepContext;
 use crate::error::RouteError;
 
-fn branches(
+/// The multicast over the compiled branches: each behind a part channel, with its own
+/// exchange id, when the route's error handler handles branches (ADR 0092).
+fn multicast_with(
     config: &MulticastStep,
+    options: camel_eip::multicast::MulticastConfig,
     cx: &mut StepContext<'_>,
-) -> Result<Vec<BoxProcessor>, RouteError> {
+) -> Result<BoxProcessor, RouteError> {
     let mut branches = Vec::with_capacity(config.steps.len());
+    let mut handled = false;
     for (i, step) in config.steps.iter().enumerate() {
-        branches.push(cx.compile_step(step, &format!("/steps/{i}"))?);
+        let branch = cx.compile_step(step, &format!("/steps/{i}"))?;
+        let path = format!("{}.steps[{i}]", cx.path);
+        let (branch, part) = crate::compiler::errors::around_part(branch, &path);
+        handled |= part;
+        branches.push(branch);
     }
-    Ok(branches)
+    let multicast = Multicast::new(branches, options);
+    let multicast = match handled {
+        true => multicast.with_branch_ids(),
+        false => multicast,
+    };
+    Ok(multicast.into_processor())
 }
 
 pub(super) fn multicast(
     config: MulticastStep,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let branches = branches(&config, cx)?;
-    Ok(Multicast::new(branches, config.options()).into_processor())
+    let options = config.options();
+    multicast_with(&config, options, cx)
 }
 
 /// A pure alias: lowers to `multicast` with `parallel: true`.
@@ -42,8 +55,7 @@ pub(super) fn scatter_gather(
     config: MulticastStep,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let branches = branches(&config, cx)?;
     let mut options = config.options();
     options.parallel = true;
-    Ok(Multicast::new(branches, options).into_processor())
+    multicast_with(&config, options, cx)
 }

@@ -48,6 +48,7 @@ pub(super) fn split(
         (true, Some(n)) => n,
     };
     let steps = cx.compile_steps(&config.steps, "/steps")?;
+    let (steps, correlate) = crate::compiler::errors::around_part(steps, &cx.path);
     let options = SplitOptions {
         expression,
         streaming: config.streaming,
@@ -55,6 +56,7 @@ pub(super) fn split(
         stop_on_exception: config.stop_on_exception,
         strategy,
         timeout: config.timeout.filter(|t| *t > 0).map(Duration::from_millis),
+        correlate,
     };
     Ok(Split::new(options, steps).into_processor())
 }
