@@ -10,60 +10,13 @@ use camel_core::builder::{simple, RouteBuilder};
 use camel_core::{CamelContext, RouteDefinition};
 use camel_eip::config::RedeliveryPolicyConfig;
 
-/// A step counting its calls.
-fn counter() -> (Arc<BoxProcessor>, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let p = BoxProcessor::sync(move |ex: Exchange| {
-        seen.fetch_add(1, Ordering::SeqCst);
-        Ok(ex)
-    });
-    (Arc::new(p), calls)
-}
+#[path = "support/redelivery.rs"]
+mod redelivery;
 
-/// A step failing its first `fails` calls, counting all of them.
-fn flaky(fails: usize) -> (Arc<BoxProcessor>, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let p = BoxProcessor::sync(move |ex: Exchange| {
-        if seen.fetch_add(1, Ordering::SeqCst) < fails {
-            Err(CamelError::processor("not yet"))
-        } else {
-            Ok(ex)
-        }
-    });
-    (Arc::new(p), calls)
-}
-
-struct Run {
-    ctx: CamelContext,
-    mock: MockComponent,
-    first: Arc<AtomicUsize>,
-    failing: Arc<AtomicUsize>,
-}
+use redelivery::{counter, load, Run};
 
 async fn run(routes: Vec<RouteDefinition>, fails: usize) -> Run {
-    let ctx = CamelContext::new();
-    let mock = MockComponent::new();
-    ctx.add_component(Arc::new(mock.clone()));
-    let (count, first) = counter();
-    let (fail, failing) = flaky(fails);
-    ctx.add_resource("first", count);
-    ctx.add_resource("flaky", fail);
-    ctx.add_routes(routes)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    ctx.start().await.unwrap();
-    Run {
-        ctx,
-        mock,
-        first,
-        failing,
-    }
-}
-
-fn load(text: &str) -> Vec<RouteDefinition> {
-    camel_core::yaml::load_str(text, "routes.yaml").unwrap_or_else(|e| panic!("{e}"))
+    redelivery::run(routes, fails, |_| true).await
 }
 
 const CHOICE: &str = r#"

@@ -4,25 +4,18 @@
 //! channel a part that stays failed is dead-lettered and the split goes on; with the
 //! default handler the split fails, and is not redelivered again as a whole.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use camel_api::{error_kind as names, BoxProcessor, CamelError, Exchange, Value};
+use camel_api::{error_kind as names, Exchange, Value};
 use camel_components::MockComponent;
 use camel_core::builder::{Loop, Multicast, RouteBuilder, Split, Tokenize};
-use camel_core::{CamelContext, RouteDefinition};
+use camel_core::RouteDefinition;
 use camel_eip::config::{DefaultErrorHandler, ErrorHandlerConfig, RedeliveryPolicyConfig};
 
-/// A step counting its calls.
-fn counter() -> (Arc<BoxProcessor>, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let p = BoxProcessor::sync(move |ex: Exchange| {
-        seen.fetch_add(1, Ordering::SeqCst);
-        Ok(ex)
-    });
-    (Arc::new(p), calls)
-}
+#[path = "support/redelivery.rs"]
+mod redelivery;
+
+use redelivery::{load, Run};
 
 /// True for the exchange that fails: the split part `b`, or loop iteration 1.
 fn chosen(ex: &Exchange) -> bool {
@@ -30,51 +23,8 @@ fn chosen(ex: &Exchange) -> bool {
         || ex.property("CamelLoopIndex") == Some(&Value::from(1u64))
 }
 
-/// A step failing the first `fails` times it sees the chosen exchange; counts all calls.
-fn flaky(fails: usize) -> (Arc<BoxProcessor>, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let failures = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let p = BoxProcessor::sync(move |ex: Exchange| {
-        seen.fetch_add(1, Ordering::SeqCst);
-        if chosen(&ex) && failures.fetch_add(1, Ordering::SeqCst) < fails {
-            Err(CamelError::processor("not yet"))
-        } else {
-            Ok(ex)
-        }
-    });
-    (Arc::new(p), calls)
-}
-
-struct Run {
-    ctx: CamelContext,
-    mock: MockComponent,
-    first: Arc<AtomicUsize>,
-    failing: Arc<AtomicUsize>,
-}
-
 async fn run(routes: Vec<RouteDefinition>, fails: usize) -> Run {
-    let ctx = CamelContext::new();
-    let mock = MockComponent::new();
-    ctx.add_component(Arc::new(mock.clone()));
-    let (count, first) = counter();
-    let (fail, failing) = flaky(fails);
-    ctx.add_resource("first", count);
-    ctx.add_resource("flaky", fail);
-    ctx.add_routes(routes)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    ctx.start().await.unwrap();
-    Run {
-        ctx,
-        mock,
-        first,
-        failing,
-    }
-}
-
-fn load(text: &str) -> Vec<RouteDefinition> {
-    camel_core::yaml::load_str(text, "routes.yaml").unwrap_or_else(|e| panic!("{e}"))
+    redelivery::run(routes, fails, chosen).await
 }
 
 fn bodies(mock: &MockComponent, name: &str) -> Vec<String> {
