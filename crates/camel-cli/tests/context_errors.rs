@@ -4,21 +4,7 @@
 
 mod support;
 
-use support::{camel, spawn, stderr, wait_line};
-
-fn files_in(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
+use support::{camel, file_names, spawn, stderr, wait_line};
 
 #[test]
 fn the_dead_letter_channel_of_one_file_catches_a_failure_in_another_files_route() {
@@ -96,8 +82,8 @@ fn the_dead_letter_channel_of_one_file_catches_a_failure_in_another_files_route(
     let out = camel(&["run", shared, orders, "--max-idle-seconds", "1"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
-    assert_eq!(files_in(&outbox), ["a.txt"], "{log}");
-    assert_eq!(files_in(&dead), ["b.txt"], "{log}");
+    assert_eq!(file_names(&outbox), ["a.txt"], "{log}");
+    assert_eq!(file_names(&dead), ["b.txt"], "{log}");
     assert_eq!(
         std::fs::read_to_string(dead.join("b.txt")).unwrap(),
         "bad b after 1: refused",

@@ -6,21 +6,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{camel, stderr};
-
-fn read_dir(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
+use support::{camel, file_names, stderr};
 
 #[test]
 fn bad_files_end_in_the_dead_letter_folder_after_redeliveries_and_good_ones_go_on() {
@@ -74,14 +60,14 @@ fn bad_files_end_in_the_dead_letter_folder_after_redeliveries_and_good_ones_go_o
     let out = camel(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "1"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
-    assert_eq!(read_dir(&outbox), ["a.txt", "c.txt"], "{log}");
-    assert_eq!(read_dir(&dead), ["b.txt"], "{log}");
+    assert_eq!(file_names(&outbox), ["a.txt", "c.txt"], "{log}");
+    assert_eq!(file_names(&dead), ["b.txt"], "{log}");
     assert_eq!(
         std::fs::read_to_string(dead.join("b.txt")).unwrap(),
         "bad b after 2: refused bad b"
     );
     // A handled failure counts as done: the file consumer moved every file away.
-    assert_eq!(read_dir(&inbox), Vec::<String>::new(), "{log}");
+    assert_eq!(file_names(&inbox), Vec::<String>::new(), "{log}");
     assert!(inbox.join(".camel").join("b.txt").exists(), "{log}");
 }
 
@@ -129,7 +115,7 @@ fn do_catch_by_java_class_name_and_on_exception_handled() {
     let out = camel(&["run", routes.to_str().unwrap(), "--max-idle-seconds", "1"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
-    assert_eq!(read_dir(&outbox), ["caught.txt", "handled.txt"], "{log}");
+    assert_eq!(file_names(&outbox), ["caught.txt", "handled.txt"], "{log}");
     assert_eq!(
         std::fs::read_to_string(outbox.join("caught.txt")).unwrap(),
         "caught IOException: disk"
