@@ -183,3 +183,49 @@ async fn an_in_place_step_failing_in_a_choice_is_redelivered_alone() {
     assert_eq!(mock.endpoint("dead").received_count(), 0);
     ctx.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn continued_goes_on_after_the_failing_nested_step_not_after_the_block() {
+    let text = r#"
+- route:
+    onException:
+      - onException:
+          exception: [java.lang.Exception]
+          redeliveryPolicy: {maximumRedeliveries: 1, redeliveryDelay: 10}
+          continued: {constant: true}
+    from:
+      uri: direct:in
+      steps:
+        - choice:
+            when:
+              - simple: "${body} == 'go'"
+                steps:
+                  - process: {ref: first}
+                  - process: {ref: flaky}
+                  - to: mock:out
+        - to: mock:after
+"#;
+    let r = run(load(text), usize::MAX).await;
+    let out = r
+        .ctx
+        .request("direct:in", Exchange::new("go"))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.failing.load(Ordering::SeqCst),
+        2,
+        "one try, one redelivery"
+    );
+    assert_eq!(r.first.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        r.mock.endpoint("out").received_count(),
+        1,
+        "the step after the failing one inside the choice ran"
+    );
+    assert_eq!(r.mock.endpoint("after").received_count(), 1);
+    assert_eq!(
+        out.property(names::ERROR_HANDLER_HANDLED),
+        Some(&false.into())
+    );
+    assert!(out.property(names::EXCEPTION_CAUGHT).is_some());
+}

@@ -438,3 +438,42 @@ async fn a_scatter_gather_branch_is_redelivered_alone_too() {
     assert_eq!(r.mock.endpoint("out").received_count(), 1);
     r.ctx.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn continued_inside_a_split_part_goes_on_with_the_parts_next_step() {
+    let text = r#"
+- route:
+    onException:
+      - onException:
+          exception: [java.lang.Exception]
+          redeliveryPolicy: {maximumRedeliveries: 2, redeliveryDelay: 10}
+          continued: {constant: true}
+    from:
+      uri: direct:in
+      steps:
+        - split:
+            tokenize: {token: ","}
+            steps:
+              - process: {ref: first}
+              - process: {ref: flaky}
+              - to: mock:out
+        - to: mock:after
+"#;
+    let r = run(load(text), usize::MAX).await;
+    r.ctx
+        .request("direct:in", Exchange::new("a,b,c"))
+        .await
+        .unwrap();
+    assert_eq!(r.first.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        r.failing.load(Ordering::SeqCst),
+        1 + 3 + 1,
+        "b: one try, two redeliveries"
+    );
+    assert_eq!(
+        bodies(&r.mock, "out"),
+        ["a", "b", "c"],
+        "part b went on after its failing step"
+    );
+    assert_eq!(r.mock.endpoint("after").received_count(), 1);
+}

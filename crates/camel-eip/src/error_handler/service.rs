@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service, ServiceExt};
 
-use super::{Clause, ErrorHandler, HandlerKind, LogLevel, RedeliveryPolicy};
+use super::{Clause, Decision, ErrorHandler, HandlerKind, LogLevel, RedeliveryPolicy};
 
 /// A step behind the route's error handler.
 #[derive(Debug, Clone)]
@@ -237,6 +237,16 @@ where
         }
     }
     if role == ChannelRole::RedeliverOnly {
+        // A clause that continues goes on after the failing step itself, as in Camel: it
+        // runs here and the block carries on with its next step.
+        if let Some(clause) = clause.filter(|c| continues(c, &probe)) {
+            let mut failed = saved;
+            if attempt > 0 {
+                mark_redelivery(&mut failed, attempt, policy);
+            }
+            record_failure(&mut failed, handler, step, &error);
+            return continue_after(clause, failed).await;
+        }
         if let Ok(mut inside) = handler.exhausted_inside.lock() {
             inside.insert(saved.id, (attempt, step.into(), saved));
         }
@@ -311,19 +321,25 @@ fn original(mut ex: Exchange, message: bool, body: bool) -> Exchange {
     ex
 }
 
+/// The clause's steps on the exchange its `use_original_*` options ask for.
+async fn clause_steps(clause: &Clause, failed: Exchange) -> Result<Exchange, CamelError> {
+    let ex = original(
+        failed,
+        clause.use_original_message,
+        clause.use_original_body,
+    );
+    match &clause.steps {
+        Some(steps) => steps.process(ex).await,
+        None => Ok(ex),
+    }
+}
+
 async fn run_clause(
     clause: &Clause,
     failed: Exchange,
     error: CamelError,
 ) -> Result<Exchange, CamelError> {
-    let mut ex = original(
-        failed,
-        clause.use_original_message,
-        clause.use_original_body,
-    );
-    if let Some(steps) = &clause.steps {
-        ex = steps.process(ex).await?;
-    }
+    let mut ex = clause_steps(clause, failed).await?;
     let handled = match &clause.handled {
         Some(d) => d.holds(&ex)?,
         None => false,
@@ -343,6 +359,21 @@ async fn run_clause(
         return Ok(ex);
     }
     Err(error)
+}
+
+/// True when `clause` continues (and does not handle) a failure of `failed`: its
+/// `continued` holds on the failed exchange, before the clause's steps run.
+fn continues(clause: &Clause, failed: &Exchange) -> bool {
+    let holds = |d: &Option<Decision>| d.as_ref().is_some_and(|d| d.holds(failed).unwrap_or(false));
+    holds(&clause.continued) && !holds(&clause.handled)
+}
+
+/// Runs a continuing clause's steps on `failed` and hands the exchange back to go on.
+async fn continue_after(clause: &Clause, failed: Exchange) -> Result<Exchange, CamelError> {
+    let mut ex = clause_steps(clause, failed).await?;
+    ex.properties.insert(names::ERROR_HANDLER_HANDLED, false);
+    ex.resume();
+    Ok(ex)
 }
 
 async fn exhausted(
