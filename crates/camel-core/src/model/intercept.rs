@@ -152,8 +152,9 @@ pub fn uri_matches(pattern: &str, uri: &str) -> bool {
     pattern.contains('*') && (glob(pattern, uri) || glob(pattern, without_query))
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, text: &str) -> bool {
+/// `*` matches any run of characters; everything else matches itself (also the
+/// `routeConfigurationId` patterns).
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == text,
         Some((head, rest)) => {

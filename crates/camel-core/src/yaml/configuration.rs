@@ -99,7 +99,9 @@ impl ContextSet {
                         chosen.extend(
                             configurations
                                 .iter()
-                                .filter(|(id, _, _)| id.is_some_and(|id| glob(pattern, id)))
+                                .filter(|(id, _, _)| {
+                                    id.is_some_and(|id| crate::model::intercept::glob(pattern, id))
+                                })
                                 .map(|(_, c, i)| (*c, *i)),
                         );
                         if chosen.len() == before {
@@ -219,21 +221,6 @@ fn missing_configuration(route: &RouteDefinition, pattern: &str) -> RouteError {
     )))
     .at(location)
     .in_route(route.id.as_deref())
-}
-
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, text: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == text,
-        Some((head, rest)) => {
-            let Some(tail) = text.strip_prefix(head) else {
-                return false;
-            };
-            (0..=tail.len())
-                .filter(|i| tail.is_char_boundary(*i))
-                .any(|i| glob(rest, &tail[i..]))
-        }
-    }
 }
 
 impl Reader {
