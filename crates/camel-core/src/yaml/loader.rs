@@ -20,12 +20,7 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteEr
 /// Loads the routes in `text`; `file` names the source in error messages. Every document
 /// of the file (`---`) is read, and every error of every route and item is reported.
 pub fn load_str(text: &str, file: &str) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let (routes, errors) = load_str_partial(text, file);
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(RouteErrors(errors))
-    }
+    whole(load_str_partial(text, file))
 }
 
 /// Like [`load_file`], but also returns the routes that loaded when others did not, so
@@ -50,12 +45,7 @@ pub fn load_file_with(
     path: impl AsRef<Path>,
     properties: &Properties,
 ) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let (routes, errors) = load_file_partial_with(path, properties);
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(RouteErrors(errors))
-    }
+    whole(load_file_partial_with(path, properties))
 }
 
 /// Like [`load_str`], resolving property placeholders with `properties`.
@@ -64,12 +54,7 @@ pub fn load_str_with(
     file: &str,
     properties: &Properties,
 ) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let (routes, errors) = load_str_partial_with(text, file, properties);
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(RouteErrors(errors))
-    }
+    whole(load_str_partial_with(text, file, properties))
 }
 
 /// Like [`load_file_partial`], resolving property placeholders with `properties`.
@@ -117,12 +102,7 @@ pub fn load_texts_with(
     texts: &[(&str, &str)],
     properties: &Properties,
 ) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let (routes, errors) = load_texts_partial_with(texts, properties);
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(RouteErrors(errors))
-    }
+    whole(load_texts_partial_with(texts, properties))
 }
 
 /// Like [`load_texts_with`], returning the routes that loaded beside every error (see
@@ -149,12 +129,7 @@ pub fn load_files_with(
     paths: &[impl AsRef<Path>],
     properties: &Properties,
 ) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let (routes, errors) = load_files_partial_with(paths, properties);
-    if errors.is_empty() {
-        Ok(routes)
-    } else {
-        Err(RouteErrors(errors))
-    }
+    whole(load_files_partial_with(paths, properties))
 }
 
 /// Like [`load_files_with`], returning the routes that loaded beside every error (see
@@ -632,5 +607,16 @@ impl Reader {
         value
             .as_bool()
             .ok_or_else(|| self.wrong_type(key, "true or false", pointer))
+    }
+}
+
+/// The routes when nothing went wrong, or every error.
+fn whole(
+    (routes, errors): (Vec<RouteDefinition>, Vec<RouteError>),
+) -> Result<Vec<RouteDefinition>, RouteErrors> {
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(RouteErrors(errors))
     }
 }
