@@ -51,6 +51,19 @@ impl Latencies {
     }
 }
 
+/// A name no other run uses: `prefix`, the process id and the clock's nanoseconds, joined
+/// by `separator` (topics, queues and streams of a bench run are made fresh each time).
+pub fn unique_name(prefix: &str, separator: char) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}{separator}{}{separator}{nanos}",
+        std::process::id()
+    )
+}
+
 /// Throughput in items per second.
 pub fn per_second(items: u64, elapsed: Duration) -> f64 {
     items as f64 / elapsed.as_secs_f64().max(1e-9)

@@ -15,14 +15,7 @@ use camel_bench::{count_from_env, median, per_second, result_line};
 use futures::StreamExt;
 
 fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-    )
+    camel_bench::unique_name(prefix, '_')
 }
 
 async fn fill(js: &jetstream::Context, subject: &str, n: u64) {

@@ -27,14 +27,7 @@ use tokio::sync::Notify;
 const PARTITIONS: i32 = 8;
 
 fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-    )
+    camel_bench::unique_name(prefix, '-')
 }
 
 async fn create_topic(brokers: &str, topic: &str) {

@@ -15,14 +15,7 @@ use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequest
 use camel_bench::{count_from_env, median, per_second, result_line};
 
 fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-    )
+    camel_bench::unique_name(prefix, '-')
 }
 
 fn client(endpoint: &str) -> aws_sdk_sqs::Client {
