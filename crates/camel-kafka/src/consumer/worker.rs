@@ -49,6 +49,8 @@ pub(super) struct Worker {
     /// Partitions stopped at a failed record: when to read it again, and its offset.
     blocked: HashMap<TopicPartition, (Instant, i64)>,
     paused: bool,
+    /// True while librdkafka reports errors (the route's health says so).
+    failing: bool,
     names: Arc<RecordNames>,
     /// The subscribed topic, shared by every lane key.
     topic: Arc<str>,
@@ -89,6 +91,7 @@ impl Worker {
             member,
             blocked: HashMap::new(),
             paused: false,
+            failing: false,
             names,
             topic,
         })
@@ -108,7 +111,6 @@ impl Worker {
         let stop = self.stop.clone();
         let mut stopped = pin!(stop.cancelled());
         let mut running = Running::new();
-        let mut failing = false;
         loop {
             self.store_successes();
             let full = self.buffered() >= self.settings.max_poll_records;
@@ -128,35 +130,15 @@ impl Worker {
                     self.read_failed_again();
                 }
                 received = records.next(), if !full => {
-                    let mut received = received;
+                    let mut next = received;
                     let mut taken = 0;
                     // What librdkafka already holds is taken without going round the loop.
-                    while let Some(result) = received {
-                        match result {
-                            Ok(record) => {
-                                if failing {
-                                    failing = false;
-                                    self.ctx.health().set_healthy();
-                                }
-                                let room = self.arrived(&record, &mut running);
-                                taken += 1;
-                                if !room || taken == BURST {
-                                    break;
-                                }
-                            }
-                            Err(e) => {
-                                let error = CamelError::external(
-                                    format!("reading `kafka:{}`", self.settings.common.topic), e);
-                                if !failing {
-                                    tracing::warn!(route_id = %self.ctx.route_id(), member = self.member,
-                                        %error, "kafka consumer error; librdkafka keeps retrying");
-                                }
-                                failing = true;
-                                self.ctx.health().set_failing(&error);
-                                break;
-                            }
+                    while let Some(result) = next {
+                        taken += 1;
+                        if !self.received(result, &mut running) || taken == BURST {
+                            break;
                         }
-                        received = records.next().now_or_never().flatten();
+                        next = records.next().now_or_never().flatten();
                     }
                 }
             }
@@ -177,6 +159,37 @@ impl Worker {
         .await
         .map_err(|e| CamelError::processor(format!("closing the kafka consumer: {e}")))?;
         Ok(())
+    }
+
+    /// A record or an error from librdkafka. Returns true when the consumer may take the
+    /// next one at once: a record arrived and the lanes have room.
+    fn received(
+        &mut self,
+        result: rdkafka::error::KafkaResult<BorrowedMessage<'_>>,
+        running: &mut Running,
+    ) -> bool {
+        match result {
+            Ok(record) => {
+                if self.failing {
+                    self.failing = false;
+                    self.ctx.health().set_healthy();
+                }
+                self.arrived(&record, running)
+            }
+            Err(e) => {
+                let error = CamelError::external(
+                    format!("reading `kafka:{}`", self.settings.common.topic),
+                    e,
+                );
+                if !self.failing {
+                    tracing::warn!(route_id = %self.ctx.route_id(), member = self.member,
+                        %error, "kafka consumer error; librdkafka keeps retrying");
+                }
+                self.failing = true;
+                self.ctx.health().set_failing(&error);
+                false
+            }
+        }
     }
 
     /// Takes a record into its lane and runs it when the lane is idle. Returns false when
