@@ -31,6 +31,7 @@ mod exchange;
 mod expression;
 mod gate;
 mod health;
+pub mod inbound;
 mod lifecycle;
 mod message;
 pub mod pools;
