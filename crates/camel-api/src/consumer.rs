@@ -59,6 +59,13 @@ impl ExchangeStats {
         }
     }
 
+    /// Records `n` exchanges that completed (were acknowledged) and were then lost by a
+    /// step that had taken them over, such as a resequencer cut off at a stop deadline:
+    /// they count as failed, not as completed a second time.
+    pub fn record_lost(&self, n: u64) {
+        self.failed.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Resolves once `n` exchanges have completed in total.
     pub async fn wait_for(&self, n: u64) {
         struct Waiting<'a>(&'a AtomicUsize);

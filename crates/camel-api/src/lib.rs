@@ -56,7 +56,7 @@ pub use expression::{
 };
 pub use gate::RouteGate;
 pub use health::ConsumerHealth;
-pub use lifecycle::{CarriedState, ShutdownReason, StepLifecycle};
+pub use lifecycle::{CarriedState, Drained, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
 pub use processor::{BoxProcessor, Process, ProcessorFuture};
 pub use redact::{is_secret_name, redact_url, shown_value};

@@ -17,6 +17,22 @@ pub enum ShutdownReason {
 /// State a step hands from its old instance to its replacement during a hot swap.
 pub type CarriedState = Box<dyn Any + Send>;
 
+/// What a shutdown bounded by a deadline could not finish.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Drained {
+    /// Exchanges the step had already accepted (its caller got an answer) and gave up on
+    /// at the deadline: neither delivered nor handed to a replacement.
+    pub lost: u64,
+}
+
+impl Drained {
+    /// A drain that gave up on `lost` accepted exchanges.
+    pub fn lost(lost: u64) -> Self {
+        Drained { lost }
+    }
+}
+
 /// A route step that owns background work (timers, queues, actor tasks).
 ///
 /// The route compiler collects every such step of a route, so the route controller can
@@ -32,6 +48,19 @@ pub trait StepLifecycle: Send + Sync + fmt::Debug + 'static {
 
     /// Drains and stops the background work. Must be idempotent.
     async fn shutdown(&self, reason: ShutdownReason) -> Result<(), CamelError>;
+
+    /// Like [`shutdown`](Self::shutdown), bounded by the stop's `deadline`: a step that
+    /// holds exchanges it already accepted drains what it can by then and reports what it
+    /// had to give up on, so the route counts it. The default calls `shutdown` and reports
+    /// nothing lost.
+    async fn shutdown_by(
+        &self,
+        reason: ShutdownReason,
+        deadline: tokio::time::Instant,
+    ) -> Result<Drained, CamelError> {
+        let _ = deadline;
+        self.shutdown(reason).await.map(|()| Drained::default())
+    }
 
     /// After `shutdown(HotSwap)`: state for the replacement step of the same name.
     fn take_state(&self) -> Option<CarriedState> {
