@@ -53,6 +53,9 @@ pub struct ShutdownReport {
     pub left_queued: Vec<(String, usize)>,
     /// Steps that failed to shut down cleanly.
     pub errors: Vec<String>,
+    /// Routes whose lifecycle steps gave up on exchanges they had acknowledged (a
+    /// resequencer cut off at the deadline), with how many; also counted as failed.
+    pub lost: Vec<(String, u64)>,
     /// How long the stop took.
     pub elapsed: Duration,
 }
@@ -400,6 +403,9 @@ impl CamelContext {
                 report.cut_off.push((rt.id().to_string(), outcome.cut_off));
             }
             report.errors.extend(outcome.errors);
+            if outcome.lost > 0 {
+                report.lost.push((rt.id().to_string(), outcome.lost));
+            }
         }
         for component in self.inner.registry.components() {
             report.left_queued.extend(component.left_at_stop());

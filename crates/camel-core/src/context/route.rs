@@ -28,7 +28,8 @@ pub enum RouteStatus {
     Suspended,
 }
 
-/// How long lifecycle steps may drain even after a stop deadline has passed.
+/// How long a lifecycle step that does not watch the stop deadline itself may go on
+/// draining after it: a last resort (see `shutdown_lifecycles`).
 const LIFECYCLE_DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 /// How often a running route's batched exchange counts reach its metrics, at the latest
@@ -85,6 +86,9 @@ struct RunningConsumer {
     /// What the consumer reports about its source; a consumer that ended with an error
     /// is failing too (the route is started but takes nothing in).
     health: Arc<camel_api::ConsumerHealth>,
+    /// The context's counts, where exchanges a step lost after acknowledging them are
+    /// recorded as failed.
+    stats: Arc<ExchangeStats>,
 }
 
 pub(crate) struct RouteRuntime {
@@ -106,6 +110,9 @@ pub struct StopOutcome {
     pub cut_off: usize,
     /// Failures of lifecycle shutdowns.
     pub errors: Vec<String>,
+    /// Exchanges a lifecycle step had acknowledged and gave up on at the deadline (a
+    /// resequencer whose continuation could not drain in time); counted as failed.
+    pub lost: u64,
 }
 
 impl RouteRuntime {
@@ -187,6 +194,7 @@ impl RouteRuntime {
             task,
             counters,
             health,
+            stats: stats.clone(),
         });
         self.status = RouteStatus::Started;
         let from = camel_api::redact_url(&self.definition.from.uri);
@@ -250,8 +258,9 @@ impl RouteRuntime {
         // Exchanges cut off here are counted when they end: the last holder of the counters
         // (their context) flushes on drop.
         consumer.counters.flush();
-        outcome.errors =
+        (outcome.errors, outcome.lost) =
             shutdown_lifecycles(&self.compiled.assembly.lifecycles, reason, deadline).await;
+        record_lost(self.id(), &consumer.stats, outcome.lost);
         let mut task = consumer.task;
         if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
             task.abort();
@@ -306,8 +315,11 @@ impl RouteRuntime {
                 outcome.cut_off = self.gate.inflight();
             }
             let old = &self.compiled.assembly.lifecycles;
-            outcome.errors =
+            (outcome.errors, outcome.lost) =
                 shutdown_lifecycles(old, swap_reason(&next.assembly.lifecycles), deadline).await;
+            if let Some(consumer) = &self.consumer {
+                record_lost(self.id(), &consumer.stats, outcome.lost);
+            }
             hand_over(old, &next.assembly.lifecycles);
             // If the new steps fail to start, the old ones are already drained: the route
             // stays paused and says so (nothing accepted is lost); the caller gets the error.
@@ -368,18 +380,33 @@ pub(crate) fn swap_reason(next: &[Arc<dyn StepLifecycle>]) -> impl Fn(&str) -> S
     }
 }
 
+/// Counts exchanges a lifecycle step lost after they were acknowledged as failed, in the
+/// context's counts and in `camel_route_failures_total{route}`.
+fn record_lost(route_id: &str, stats: &ExchangeStats, lost: u64) {
+    if lost > 0 {
+        stats.record_lost(lost);
+        metrics::counter!("camel_route_failures_total", "route" => route_id.to_string())
+            .increment(lost);
+    }
+}
+
+/// Shuts `lifecycles` down in order, each bounded by `deadline`; returns the failures and
+/// the number of acknowledged exchanges the steps reported lost.
 pub(crate) async fn shutdown_lifecycles(
     lifecycles: &[Arc<dyn StepLifecycle>],
     reason_for: impl Fn(&str) -> ShutdownReason,
     deadline: Instant,
-) -> Vec<String> {
-    // A drain that has begun is not cut off at the route's deadline (dropping it would
-    // drop what a step holds); each step bounds its own drain, this is a last resort.
-    let deadline = deadline.max(Instant::now() + LIFECYCLE_DRAIN_GRACE);
+) -> (Vec<String>, u64) {
+    // Each step bounds its own drain by `deadline` (and reports what it gave up on); a
+    // step that does not is cut off later, as a last resort (dropping a drain that has
+    // begun would drop what the step holds, uncounted).
+    let last_resort = deadline.max(Instant::now() + LIFECYCLE_DRAIN_GRACE);
     let mut errors = Vec::new();
+    let mut lost = 0;
     for l in lifecycles {
-        match tokio::time::timeout_at(deadline, l.shutdown(reason_for(l.name()))).await {
-            Ok(Ok(())) => {}
+        let drain = l.shutdown_by(reason_for(l.name()), deadline);
+        match tokio::time::timeout_at(last_resort, drain).await {
+            Ok(Ok(drained)) => lost += drained.lost,
             Ok(Err(e)) => errors.push(format!("{}: {e}", l.name())),
             Err(_) => errors.push(format!(
                 "{}: {}",
@@ -388,5 +415,5 @@ pub(crate) async fn shutdown_lifecycles(
             )),
         }
     }
-    errors
+    (errors, lost)
 }
