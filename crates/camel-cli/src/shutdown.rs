@@ -8,7 +8,7 @@
 //! | 0 | Stopped, and every exchange of the run completed. |
 //! | 1 | A startup or configuration error (a bad file, a port taken, a route that failed to start). |
 //! | 2 | A usage error (unknown flag, missing file argument). |
-//! | 3 | Stopped, but exchanges failed, were cut off at the deadline, or were left on a queue. |
+//! | 3 | Stopped, but exchanges failed, were cut off at the deadline, were left on a queue, or were acknowledged and then lost by a step that could not drain in time (a resequencer). |
 //! | 130, 143 | A second Ctrl-C (SIGINT) or SIGTERM ended the stop at once (128 + the signal). |
 
 use std::future::Future;
@@ -136,6 +136,11 @@ impl Outcome<'_> {
                 "warning: `{queue}` still held {n} exchange(s) at the stop; they are dropped"
             );
         }
+        for (route, n) in &self.report.lost {
+            eprintln!(
+                "warning: route `{route}` lost {n} acknowledged exchange(s) that could not be delivered before the shutdown deadline"
+            );
+        }
         for b in self.batchers {
             eprintln!(
                 "warning: sink `{}` was cut off at the shutdown deadline with {} entry(ies) queued and {} request(s) in flight",
@@ -151,6 +156,7 @@ impl Outcome<'_> {
         let lost = self.failed > 0
             || !self.report.cut_off.is_empty()
             || !self.report.left_queued.is_empty()
+            || !self.report.lost.is_empty()
             || !self.batchers.is_empty();
         if lost {
             ExitCode::from(INCOMPLETE)
