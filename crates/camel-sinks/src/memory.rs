@@ -21,8 +21,9 @@
 //! # }
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,6 +58,9 @@ pub struct MemoryLog {
     accepted: Mutex<Vec<Entry>>,
     started: Notify,
     gate: Option<Semaphore>,
+    /// Requests in flight per group, and the most ever seen for one group.
+    groups_in_flight: Mutex<HashMap<Arc<str>, usize>>,
+    most_in_flight_per_group: AtomicUsize,
 }
 
 impl fmt::Debug for MemoryLog {
@@ -97,10 +101,54 @@ impl MemoryLog {
         }
     }
 
+    /// The most requests carrying one group that were in flight at once (the spec
+    /// allows 1).
+    pub fn most_in_flight_per_group(&self) -> usize {
+        self.most_in_flight_per_group.load(Ordering::Acquire)
+    }
+
     /// Lets `n` held requests answer (for a codec made with [`MemoryCodec::gated`]).
     pub fn release(&self, n: usize) {
         if let Some(gate) = &self.gate {
             gate.add_permits(n);
+        }
+    }
+}
+
+/// The groups of one request in flight; counted down when the send ends in any way
+/// (answer, panic, timeout).
+struct GroupsInFlight<'a> {
+    log: &'a MemoryLog,
+    groups: Vec<Arc<str>>,
+}
+
+impl<'a> GroupsInFlight<'a> {
+    fn start(log: &'a MemoryLog, entries: &[Entry]) -> Self {
+        let mut groups: Vec<Arc<str>> = Vec::new();
+        for g in entries.iter().filter_map(|e| e.group.clone()) {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let mut in_flight = lock(&log.groups_in_flight);
+        for g in &groups {
+            let n = in_flight.entry(g.clone()).or_insert(0);
+            *n += 1;
+            log.most_in_flight_per_group
+                .fetch_max(*n, Ordering::AcqRel);
+        }
+        drop(in_flight);
+        GroupsInFlight { log, groups }
+    }
+}
+
+impl Drop for GroupsInFlight<'_> {
+    fn drop(&mut self) {
+        let mut in_flight = lock(&self.log.groups_in_flight);
+        for g in &self.groups {
+            if let Some(n) = in_flight.get_mut(g) {
+                *n -= 1;
+            }
         }
     }
 }
@@ -235,6 +283,7 @@ impl BatchCodec for MemoryCodec {
     fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
         Box::pin(async move {
             lock(&self.log.requests).push(entries.to_vec());
+            let _in_flight = GroupsInFlight::start(&self.log, entries);
             self.log.started.notify_waiters();
             if self.never_answer {
                 return futures::future::pending().await;

@@ -40,6 +40,10 @@ pub(crate) struct Shared {
     /// here rather than as a metric label: tenant names come from the data, and a label
     /// per tenant could grow without bound in the exporter.
     refused_by_tenant: Mutex<HashMap<Arc<str>, u64>>,
+    /// Holds the batcher between deciding it is idle and closing its intake, so a test
+    /// can put an entry in the channel in that window (as another thread can).
+    #[cfg(test)]
+    pub(crate) idle_gate: super::tests::IdleGate,
 }
 
 /// How many distinct tenants' refusals a batcher counts by name; refusals of further
@@ -66,6 +70,8 @@ impl Shared {
             finished: CancellationToken::new(),
             refused,
             refused_by_tenant: Mutex::new(HashMap::new()),
+            #[cfg(test)]
+            idle_gate: super::tests::IdleGate::default(),
         }
     }
 

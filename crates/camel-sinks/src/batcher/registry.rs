@@ -198,6 +198,12 @@ impl BatcherRegistry {
             .collect()
     }
 
+    /// The registered batcher of `key`, running or closing.
+    #[cfg(test)]
+    pub(crate) fn handle_of(&self, key: &BatcherKey) -> Option<Arc<BatcherHandle>> {
+        self.lock().get(key).cloned()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BatcherKey, Arc<BatcherHandle>>> {
         self.batchers.lock().unwrap_or_else(|p| p.into_inner())
     }

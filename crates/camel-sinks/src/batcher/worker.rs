@@ -67,6 +67,12 @@ pub(crate) struct Worker<C: BatchCodec> {
     last_activity: Instant,
     /// Intake is closed (idle or shut down): what is left goes out without lingering.
     closing: bool,
+    /// Intake was closed because the batcher was idle, with nothing queued or in flight.
+    /// A delivery may start the replacement from then on, so an entry that reached the
+    /// channel just before it closed is handed back (to go to the replacement) instead of
+    /// being sent from here: this batcher never sends again, and the replacement is the
+    /// only one that can hold a request of the entry's group.
+    retiring: bool,
     stop: CancellationToken,
     telemetry: Telemetry,
     registration: Registration,
@@ -106,6 +112,7 @@ impl<C: BatchCodec> Worker<C> {
             idle_timer: Box::pin(tokio::time::sleep(idle_timeout)),
             last_activity: Instant::now(),
             closing: false,
+            retiring: false,
             stop,
             registration,
         }
@@ -126,8 +133,14 @@ impl<C: BatchCodec> Worker<C> {
                     if received == 0 {
                         intake_open = false;
                     }
-                    for pending in inbox.drain(..) {
-                        self.admit(pending);
+                    if self.retiring {
+                        for pending in inbox.drain(..) {
+                            self.hand_back(pending);
+                        }
+                    } else {
+                        for pending in inbox.drain(..) {
+                            self.admit(pending);
+                        }
                     }
                 }
                 _ = &mut self.linger_timer, if self.linger_armed.is_some() => {
@@ -136,7 +149,10 @@ impl<C: BatchCodec> Worker<C> {
                 _ = &mut self.idle_timer, if idle && !self.closing => {
                     let idle_at = self.last_activity + self.config.idle_timeout;
                     if Instant::now() >= idle_at {
+                        #[cfg(test)]
+                        self.shared.idle_gate.hold().await;
                         tracing::debug!(sink = %self.shared.label, "batcher idle, stopping");
+                        self.retiring = true;
                         self.close();
                     } else {
                         self.idle_timer.as_mut().reset(idle_at);
@@ -162,6 +178,13 @@ impl<C: BatchCodec> Worker<C> {
     fn close(&mut self) {
         self.closing = true;
         self.rx.close();
+    }
+
+    /// Gives an entry that arrived after an idle stop back to its caller, who takes it to
+    /// the replacement: nothing of its group is queued or in flight here.
+    fn hand_back(&mut self, pending: Pending) {
+        self.shared.release([&pending]);
+        let _ = pending.reply.send(Answer::Requeue(pending.entry));
     }
 
     fn admit(&mut self, pending: Pending) {

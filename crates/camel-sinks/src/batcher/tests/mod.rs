@@ -6,10 +6,12 @@ mod failures;
 mod hot_group;
 mod telemetry;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::{CamelError, Exchange, RetryReason};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -17,6 +19,31 @@ use super::{BatchConfig, BatcherRegistry};
 use crate::memory::{MemoryCodec, MemoryLog, Verdict};
 use crate::testing::HeaderExpression;
 use crate::{SinkOptions, SinkProducer};
+
+/// Holds a batcher that has decided it is idle before it closes its intake, once armed:
+/// the window in which, on a multi-threaded runtime, another thread's delivery can still
+/// reach its channel.
+#[derive(Debug, Default)]
+pub(crate) struct IdleGate {
+    armed: AtomicBool,
+    /// Notified when the batcher is held.
+    pub(crate) reached: Notify,
+    /// Lets the held batcher go on.
+    pub(crate) resume: Notify,
+}
+
+impl IdleGate {
+    pub(crate) fn arm(&self) {
+        self.armed.store(true, Ordering::Release);
+    }
+
+    pub(crate) async fn hold(&self) {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.reached.notify_one();
+            self.resume.notified().await;
+        }
+    }
+}
 
 pub(crate) fn options() -> SinkOptions {
     SinkOptions {
@@ -368,4 +395,42 @@ async fn one_group_per_request_when_the_codec_asks() {
         c.await.unwrap().unwrap();
     }
     assert_eq!(r.log.requests(), vec![vec!["g1", "g2"], vec!["h1"]]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_entry_that_slips_into_an_idling_batcher_goes_to_the_replacement() {
+    // Every request takes 1 s, so a request of the retiring batcher would still be in
+    // flight when the replacement sends.
+    let codec = MemoryCodec::new("d").with_latency(|_| Duration::from_secs(1));
+    let r = rig(codec, config(10, 0));
+    r.send("g1", Some("g"), "t").await.unwrap().unwrap();
+    let retiring = r.registry.handle_of(r.producer.key()).unwrap();
+    retiring.shared.idle_gate.arm();
+    // 60 s later the batcher finds itself idle and is held before closing its intake.
+    retiring.shared.idle_gate.reached.notified().await;
+    let slipped = r.send("g2", Some("g"), "t");
+    settle().await;
+    assert_eq!(r.registry.stats()[0].queued, 1, "g2 is in the retiring batcher's channel");
+    retiring.shared.idle_gate.resume.notify_one();
+    settle().await;
+    // The retiring batcher's intake is closed: the next caller of the group starts (or
+    // finds) the replacement.
+    let next = r.send("g3", Some("g"), "t");
+    slipped.await.unwrap().unwrap();
+    next.await.unwrap().unwrap();
+    assert_eq!(
+        r.log.most_in_flight_per_group(),
+        1,
+        "two requests of one group in flight: {:?}",
+        r.log.requests()
+    );
+    let accepted: Vec<_> = r
+        .log
+        .accepted()
+        .iter()
+        .map(|e| e.idempotency_key.to_string())
+        .collect();
+    assert_eq!(accepted, ["g1", "g2", "g3"]);
+    assert!(retiring.shared.finished.is_cancelled());
+    assert_eq!(r.registry.len(), 1);
 }
