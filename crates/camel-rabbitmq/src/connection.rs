@@ -33,7 +33,7 @@ pub(crate) async fn open(o: &RabbitMqOptions) -> Result<(Connection, Channel), C
     Ok((connection, channel))
 }
 
-/// Declares the exchange (unless it is the default one).
+/// Declares the endpoint's exchange (unless it is the default one).
 pub(crate) async fn declare_exchange(
     channel: &Channel,
     o: &RabbitMqOptions,
@@ -41,7 +41,16 @@ pub(crate) async fn declare_exchange(
     if o.exchange.is_empty() {
         return Ok(());
     }
-    let kind = match o.exchange_type {
+    exchange(channel, &o.exchange, o.exchange_type, o.durable).await
+}
+
+async fn exchange(
+    channel: &Channel,
+    name: &str,
+    kind: ExchangeType,
+    durable: bool,
+) -> Result<(), CamelError> {
+    let kind = match kind {
         ExchangeType::Direct => ExchangeKind::Direct,
         ExchangeType::Fanout => ExchangeKind::Fanout,
         ExchangeType::Topic => ExchangeKind::Topic,
@@ -49,64 +58,79 @@ pub(crate) async fn declare_exchange(
     };
     channel
         .exchange_declare(
-            &o.exchange,
+            name,
             kind,
             ExchangeDeclareOptions {
-                durable: o.durable,
+                durable,
                 ..Default::default()
             },
             FieldTable::default(),
         )
         .await
-        .map_err(|e| CamelError::external(format!("declaring exchange `{}`", o.exchange), e))
+        .map_err(|e| CamelError::external(format!("declaring exchange `{name}`"), e))
 }
 
-/// Declares the exchange, the queue (with its dead-letter arguments) and the binding.
-pub(crate) async fn declare_queue(
+async fn queue(
     channel: &Channel,
-    o: &RabbitMqOptions,
+    name: &str,
+    durable: bool,
+    arguments: FieldTable,
 ) -> Result<(), CamelError> {
-    declare_exchange(channel, o).await?;
-    let mut arguments = FieldTable::default();
-    if let Some(dlx) = &o.dead_letter_exchange {
-        arguments.insert(
-            "x-dead-letter-exchange".into(),
-            AMQPValue::LongString(dlx.as_str().into()),
-        );
-    }
-    if let Some(key) = &o.dead_letter_routing_key {
-        arguments.insert(
-            "x-dead-letter-routing-key".into(),
-            AMQPValue::LongString(key.as_str().into()),
-        );
-    }
     channel
         .queue_declare(
-            &o.queue,
+            name,
             QueueDeclareOptions {
-                durable: o.durable,
+                durable,
                 ..Default::default()
             },
             arguments,
         )
         .await
-        .map_err(|e| CamelError::external(format!("declaring queue `{}`", o.queue), e))?;
+        .map(|_| ())
+        .map_err(|e| CamelError::external(format!("declaring queue `{name}`"), e))
+}
+
+async fn bind(channel: &Channel, name: &str, to: &str, key: &str) -> Result<(), CamelError> {
+    channel
+        .queue_bind(
+            name,
+            to,
+            key,
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .map_err(|e| CamelError::external(format!("binding queue `{name}` to exchange `{to}`"), e))
+}
+
+/// Declares the dead-letter exchange, its queue and their binding (so a dead-lettered
+/// message is kept, not dropped as unroutable), then the endpoint's exchange, its queue
+/// (with the dead-letter arguments) and their binding.
+pub(crate) async fn declare_queue(
+    channel: &Channel,
+    o: &RabbitMqOptions,
+) -> Result<(), CamelError> {
+    let mut arguments = FieldTable::default();
+    if let Some(dead) = &o.dead_letter {
+        exchange(channel, &dead.exchange, dead.exchange_type, o.durable).await?;
+        queue(channel, &dead.queue, o.durable, FieldTable::default()).await?;
+        let key = dead.routing_key.as_deref().unwrap_or_default();
+        bind(channel, &dead.queue, &dead.exchange, key).await?;
+        arguments.insert(
+            "x-dead-letter-exchange".into(),
+            AMQPValue::LongString(dead.exchange.as_str().into()),
+        );
+        if let Some(key) = &dead.routing_key {
+            arguments.insert(
+                "x-dead-letter-routing-key".into(),
+                AMQPValue::LongString(key.as_str().into()),
+            );
+        }
+    }
+    declare_exchange(channel, o).await?;
+    queue(channel, &o.queue, o.durable, arguments).await?;
     if !o.exchange.is_empty() {
-        channel
-            .queue_bind(
-                &o.queue,
-                &o.exchange,
-                &o.routing_key,
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(|e| {
-                CamelError::external(
-                    format!("binding queue `{}` to exchange `{}`", o.queue, o.exchange),
-                    e,
-                )
-            })?;
+        bind(channel, &o.queue, &o.exchange, &o.routing_key).await?;
     }
     Ok(())
 }

@@ -1,29 +1,20 @@
-//! The consumer: manual acknowledgements after the route, reject/requeue on failure.
+//! The consumer: one connection at a time, each delivery in its own task (bounded by
+//! `prefetch_count`), settled by [`crate::settle`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use camel_api::{Body, CamelError, Consumer, ConsumerContext, Exchange};
+use camel_api::{CamelError, Consumer, ConsumerContext};
 use futures::StreamExt;
-use lapin::message::Delivery;
-use lapin::options::{
-    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, BasicRejectOptions,
-};
-use lapin::types::{AMQPValue, FieldTable};
+use lapin::options::{BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
+use lapin::types::FieldTable;
 use tokio::task::JoinSet;
 
 use crate::connection::{declare_queue, open};
+use crate::log_budget::LogBudget;
 use crate::options::RabbitMqOptions;
-
-/// Header: the routing key the message was published with (Camel's name).
-pub const ROUTING_KEY_HEADER: &str = "CamelRabbitmqRoutingKey";
-/// Header: the exchange the message was published to (Camel's name).
-pub const EXCHANGE_NAME_HEADER: &str = "CamelRabbitmqExchangeName";
-/// Header: the delivery tag on this consumer's channel (Camel's name).
-pub const DELIVERY_TAG_HEADER: &str = "CamelRabbitmqDeliveryTag";
-/// Header: true when the broker delivered the message before (Camel's name).
-pub const REDELIVERED_HEADER: &str = "CamelRabbitmqRedeliveryTag";
+use crate::settle::handle;
 
 /// Longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -32,6 +23,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct RabbitMqConsumer {
     options: Arc<RabbitMqOptions>,
+    /// Shared by the delivery tasks, so that failures of many messages together stay
+    /// within one budget of warnings.
+    warnings: Arc<LogBudget>,
 }
 
 impl RabbitMqConsumer {
@@ -39,6 +33,7 @@ impl RabbitMqConsumer {
     pub fn new(options: RabbitMqOptions) -> Self {
         RabbitMqConsumer {
             options: Arc::new(options),
+            warnings: Arc::new(LogBudget::new()),
         }
     }
 
@@ -78,8 +73,8 @@ impl RabbitMqConsumer {
             };
             match next {
                 Some(Ok(delivery)) => {
-                    let (ctx, o) = (ctx.clone(), o.clone());
-                    running.spawn(async move { handle(&ctx, &o, delivery).await });
+                    let (ctx, o, budget) = (ctx.clone(), o.clone(), self.warnings.clone());
+                    running.spawn(async move { handle(&ctx, &o, &budget, delivery).await });
                 }
                 Some(Err(e)) => {
                     tracing::warn!(queue = %o.queue, error = %e, "RabbitMQ consumer failed");
@@ -125,56 +120,5 @@ impl Consumer for RabbitMqConsumer {
                 _ = tokio::time::sleep(backoff) => {}
             }
         }
-    }
-}
-
-fn to_exchange(delivery: &Delivery) -> Exchange {
-    let body = match std::str::from_utf8(&delivery.data) {
-        Ok(text) => Body::from(text),
-        Err(_) => Body::Bytes(delivery.data.clone().into()),
-    };
-    let mut exchange = Exchange::new(body)
-        .with_header(ROUTING_KEY_HEADER, delivery.routing_key.as_str())
-        .with_header(EXCHANGE_NAME_HEADER, delivery.exchange.as_str())
-        .with_header(DELIVERY_TAG_HEADER, delivery.delivery_tag)
-        .with_header(REDELIVERED_HEADER, delivery.redelivered);
-    if let Some(headers) = delivery.properties.headers() {
-        for (name, value) in headers.inner() {
-            let text = match value {
-                AMQPValue::LongString(s) => s.to_string(),
-                AMQPValue::ShortString(s) => s.to_string(),
-                AMQPValue::Boolean(b) => b.to_string(),
-                AMQPValue::LongLongInt(i) => i.to_string(),
-                AMQPValue::LongInt(i) => i.to_string(),
-                AMQPValue::ShortInt(i) => i.to_string(),
-                _ => continue,
-            };
-            exchange.message.headers.insert(name.as_str(), text);
-        }
-    }
-    exchange
-}
-
-/// Runs one delivery through the route and settles it with the broker.
-async fn handle(ctx: &ConsumerContext, o: &RabbitMqOptions, delivery: Delivery) {
-    let result = ctx.send(to_exchange(&delivery)).await;
-    if o.auto_ack {
-        return;
-    }
-    let settled = match result {
-        Ok(_) => delivery.ack(BasicAckOptions::default()).await,
-        // Stopping: give it back for another consumer.
-        Err(CamelError::Stopping(_)) => delivery.reject(BasicRejectOptions { requeue: true }).await,
-        Err(error) => {
-            tracing::debug!(queue = %o.queue, %error, requeue = o.requeue,
-                "route failed; rejecting the delivery");
-            delivery
-                .reject(BasicRejectOptions { requeue: o.requeue })
-                .await
-        }
-    };
-    if let Err(e) = settled {
-        tracing::warn!(queue = %o.queue, error = %e,
-            "settling a RabbitMQ delivery failed; the broker redelivers it");
     }
 }

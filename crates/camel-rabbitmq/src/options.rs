@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use camel_api::{CamelError, EndpointUri};
+use camel_api::{CamelError, EndpointUri, Parameters};
 
 /// Parameters `rabbitmq:` takes (snake_case; Camel's camelCase spelling is accepted).
 pub const RABBITMQ_PARAMETERS: &[&str] = &[
@@ -15,7 +15,11 @@ pub const RABBITMQ_PARAMETERS: &[&str] = &[
     "auto_ack",
     "requeue",
     "dead_letter_exchange",
+    "dead_letter_exchange_type",
+    "dead_letter_queue",
     "dead_letter_routing_key",
+    "maximum_retry_attempts",
+    "retry_delay",
     "auto_declare",
     "durable",
     "mandatory",
@@ -39,6 +43,24 @@ pub enum ExchangeType {
     Headers,
 }
 
+/// Where a message the consumer gives up on is dead-lettered, and what the consumer
+/// declares for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// The queue's `x-dead-letter-exchange`; declared with `exchange_type`.
+    pub exchange: String,
+    /// The dead-letter exchange's type (Camel's default: direct).
+    pub exchange_type: ExchangeType,
+    /// Declared and bound to the exchange, so a dead-lettered message is kept
+    /// (default: the consumer's queue name + `.dlq`).
+    pub queue: String,
+    /// The queue's `x-dead-letter-routing-key` and the dead-letter queue's binding key.
+    /// `None` (only for fanout and headers exchanges) keeps each message's own routing
+    /// key and binds with an empty key. A direct or topic exchange without an explicit
+    /// key uses the consumer's queue name, so that every dead letter matches the binding.
+    pub routing_key: Option<String>,
+}
+
 /// A `rabbitmq:` endpoint's options.
 #[derive(Debug, Clone)]
 pub struct RabbitMqOptions {
@@ -58,12 +80,17 @@ pub struct RabbitMqOptions {
     pub prefetch_count: u16,
     /// Acknowledge on delivery (at most once) instead of after the route.
     pub auto_ack: bool,
-    /// Requeue a failed delivery (true) or reject it to the dead-letter exchange (false).
+    /// What the consumer does with a message once its retries are used up: requeue it
+    /// (true) or reject it to the dead-letter exchange (false).
     pub requeue: bool,
-    /// Declared as the queue's `x-dead-letter-exchange`.
-    pub dead_letter_exchange: Option<String>,
-    /// Declared as the queue's `x-dead-letter-routing-key`.
-    pub dead_letter_routing_key: Option<String>,
+    /// The dead-letter exchange and queue, when `dead_letter_exchange` is set.
+    pub dead_letter: Option<DeadLetter>,
+    /// How many times the consumer runs a failed message through the route again before
+    /// it gives up on it (Camel's `maximumRetryAttempts`: retries after the first try).
+    pub maximum_retry_attempts: u32,
+    /// The wait before each retry, and before a requeue, so that a poison message comes
+    /// back at most once per delay instead of in a tight loop.
+    pub retry_delay: Duration,
     /// Declare the exchange, the queue and the binding on start.
     pub auto_declare: bool,
     /// Declared exchanges and queues survive a broker restart.
@@ -96,13 +123,7 @@ impl RabbitMqOptions {
             .or_else(|| p.take_str("queues"))
             .unwrap_or_else(|| exchange.clone());
         let routing_key = p.take_str("routing_key").unwrap_or_default();
-        let exchange_type =
-            match p.take_choice("exchange_type", &["direct", "fanout", "topic", "headers"])? {
-                Some("fanout") => ExchangeType::Fanout,
-                Some("topic") => ExchangeType::Topic,
-                Some("headers") => ExchangeType::Headers,
-                _ => ExchangeType::Direct,
-            };
+        let exchange_type = exchange_type(p, "exchange_type")?;
         let prefetch_count = p.take::<u16>("prefetch_count")?.unwrap_or(250);
         if prefetch_count == 0 {
             return Err(invalid(
@@ -110,13 +131,14 @@ impl RabbitMqOptions {
             ));
         }
         let auto_ack = p.take_bool("auto_ack")?.unwrap_or(false);
-        let dead_letter_exchange = p.take_str("dead_letter_exchange");
-        let dead_letter_routing_key = p.take_str("dead_letter_routing_key");
+        let dead_letter = dead_letter(p, &queue, &raw)?;
         // Without a dead-letter exchange a rejected message would be dropped, so the
         // default is to requeue it; with one, to dead-letter it.
-        let requeue = p
-            .take_bool("requeue")?
-            .unwrap_or(dead_letter_exchange.is_none());
+        let requeue = p.take_bool("requeue")?.unwrap_or(dead_letter.is_none());
+        let maximum_retry_attempts = p.take::<u32>("maximum_retry_attempts")?.unwrap_or(5);
+        let retry_delay = p
+            .take_duration("retry_delay")?
+            .unwrap_or(Duration::from_secs(1));
         let auto_declare = p.take_bool("auto_declare")?.unwrap_or(true);
         let durable = p.take_bool("durable")?.unwrap_or(true);
         let mandatory = p.take_bool("mandatory")?.unwrap_or(false);
@@ -142,8 +164,9 @@ impl RabbitMqOptions {
             prefetch_count,
             auto_ack,
             requeue,
-            dead_letter_exchange,
-            dead_letter_routing_key,
+            dead_letter,
+            maximum_retry_attempts,
+            retry_delay,
             auto_declare,
             durable,
             mandatory,
@@ -151,6 +174,63 @@ impl RabbitMqOptions {
             connect_timeout,
         })
     }
+}
+
+fn exchange_type(p: &mut Parameters, name: &str) -> Result<ExchangeType, CamelError> {
+    Ok(
+        match p.take_choice(name, &["direct", "fanout", "topic", "headers"])? {
+            Some("fanout") => ExchangeType::Fanout,
+            Some("topic") => ExchangeType::Topic,
+            Some("headers") => ExchangeType::Headers,
+            _ => ExchangeType::Direct,
+        },
+    )
+}
+
+/// Reads the `dead_letter_*` parameters of a consumer on `queue`.
+fn dead_letter(
+    p: &mut Parameters,
+    queue: &str,
+    raw: &str,
+) -> Result<Option<DeadLetter>, CamelError> {
+    let exchange = p.take_str("dead_letter_exchange");
+    let given_type = p.contains("dead_letter_exchange_type");
+    let exchange_type = exchange_type(p, "dead_letter_exchange_type")?;
+    let dead_queue = p.take_str("dead_letter_queue");
+    let routing_key = p.take_str("dead_letter_routing_key");
+    let Some(exchange) = exchange else {
+        if let Some(name) = [
+            ("dead_letter_exchange_type", given_type),
+            ("dead_letter_queue", dead_queue.is_some()),
+            ("dead_letter_routing_key", routing_key.is_some()),
+        ]
+        .iter()
+        .find_map(|(name, set)| set.then_some(*name))
+        {
+            return Err(CamelError::invalid_uri(
+                raw,
+                format!("{name} needs dead_letter_exchange (the exchange it belongs to)"),
+            ));
+        }
+        return Ok(None);
+    };
+    if exchange.trim().is_empty() {
+        return Err(CamelError::invalid_uri(
+            raw,
+            "dead_letter_exchange must name an exchange",
+        ));
+    }
+    let routing_key = match (routing_key, exchange_type) {
+        (Some(key), _) => Some(key),
+        (None, ExchangeType::Fanout | ExchangeType::Headers) => None,
+        (None, ExchangeType::Direct | ExchangeType::Topic) => Some(queue.to_string()),
+    };
+    Ok(Some(DeadLetter {
+        exchange,
+        exchange_type,
+        queue: dead_queue.unwrap_or_else(|| format!("{queue}.dlq")),
+        routing_key,
+    }))
 }
 
 #[cfg(test)]
@@ -175,7 +255,45 @@ mod tests {
     }
 
     #[test]
+    fn a_dead_letter_exchange_gets_a_queue_and_a_key_that_routes_to_it() {
+        let o = options("rabbitmq:orders?queue=billing&deadLetterExchange=dlx").unwrap();
+        let dead = o.dead_letter.unwrap();
+        assert_eq!(dead.exchange_type, ExchangeType::Direct, "Camel's default");
+        assert_eq!(dead.queue, "billing.dlq");
+        assert_eq!(dead.routing_key.as_deref(), Some("billing"));
+        let o = options(
+            "rabbitmq:orders?dead_letter_exchange=dlx&dead_letter_exchange_type=fanout&deadLetterQueue=parked",
+        )
+        .unwrap();
+        let dead = o.dead_letter.unwrap();
+        assert_eq!((dead.queue.as_str(), dead.routing_key), ("parked", None));
+        let o = options("rabbitmq:orders?dead_letter_exchange=dlx&dead_letter_routing_key=failed")
+            .unwrap();
+        assert_eq!(
+            o.dead_letter.unwrap().routing_key.as_deref(),
+            Some("failed")
+        );
+    }
+
+    #[test]
+    fn retries_default_to_five_a_second_apart() {
+        let o = options("rabbitmq:orders").unwrap();
+        assert_eq!(o.maximum_retry_attempts, 5);
+        assert_eq!(o.retry_delay, Duration::from_secs(1));
+        let o = options("rabbitmq:orders?maximumRetryAttempts=0&retryDelay=250").unwrap();
+        assert_eq!(o.maximum_retry_attempts, 0);
+        assert_eq!(o.retry_delay, Duration::from_millis(250));
+    }
+
+    #[test]
     fn bad_options_are_refused_with_the_reason() {
+        let e = options("rabbitmq:orders?dead_letter_queue=parked").unwrap_err();
+        assert!(e.to_string().contains("needs dead_letter_exchange"), "{e}");
+        let e = options("rabbitmq:orders?dead_letter_exchange=").unwrap_err();
+        assert!(e.to_string().contains("must name an exchange"), "{e}");
+        let e = options("rabbitmq:orders?dead_letter_exchange=d&dead_letter_exchange_type=x")
+            .unwrap_err();
+        assert!(e.to_string().contains("direct, fanout"), "{e}");
         let e = options("rabbitmq:orders?prefetch_count=0").unwrap_err();
         assert!(e.to_string().contains("prefetch_count"), "{e}");
         let e = options("rabbitmq:orders?exchange_type=round").unwrap_err();

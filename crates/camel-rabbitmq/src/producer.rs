@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use camel_api::inbound::admits_transport_header;
 use camel_api::{BoxProcessor, CamelError, Exchange};
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
 use lapin::publisher_confirm::Confirmation;
@@ -10,7 +11,7 @@ use lapin::{BasicProperties, Channel, Connection};
 use tokio::sync::Mutex;
 
 use crate::connection::{declare_exchange, open};
-use crate::consumer::ROUTING_KEY_HEADER;
+use crate::delivery::{RESERVED_PREFIXES, ROUTING_KEY_HEADER};
 use crate::options::RabbitMqOptions;
 
 /// Publishes each exchange and waits for the broker's confirm.
@@ -68,8 +69,9 @@ impl RabbitMqProducer {
             .map(|v| v.to_string())
             .unwrap_or_else(|| o.routing_key.clone());
         let mut headers = FieldTable::default();
+        // The route's control headers (`CamelSqlQuery`, …) and ours stay in the process.
         for (name, value) in exchange.message.headers.iter() {
-            if !name.starts_with("CamelRabbitmq") {
+            if admits_transport_header(name, RESERVED_PREFIXES) {
                 headers.insert(name.into(), AMQPValue::LongString(value.to_string().into()));
             }
         }

@@ -1,134 +1,19 @@
 //! The `rabbitmq:` component against the local RabbitMQ (`CAMEL_TEST_RABBITMQ_URL`):
-//! ack after success, requeue or dead-letter after a failure, `prefetch_count`
-//! backpressure, and publisher confirms.
+//! ack after success, requeue after a failure, `prefetch_count` backpressure, and
+//! publisher confirms. Headers, retries and dead letters: `failures.rs`.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use camel_api::test_support::{service_from_env, SlowRoute};
-use camel_api::{
-    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
-    ConsumerContext, EndpointUri, Exchange,
-};
-use camel_rabbitmq::{RabbitMqComponent, REDELIVERED_HEADER};
-use lapin::options::{BasicGetOptions, QueueDeclareOptions, QueueDeleteOptions};
-use lapin::types::FieldTable;
-use lapin::{Channel, Connection, ConnectionProperties};
+use camel_api::{BoxProcessor, CamelError, Exchange};
+use camel_rabbitmq::REDELIVERED_HEADER;
+use lapin::options::BasicGetOptions;
 use tokio::sync::Notify;
 
-struct NoContext;
-
-impl ComponentContext for NoContext {
-    fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
-        Err(CamelError::processor(format!("no producer for {uri} here")))
-    }
-    fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        None
-    }
-    fn route_id(&self) -> Option<&str> {
-        Some("rabbitmq-test")
-    }
-}
-
-fn unique(prefix: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{prefix}.{}x{nanos}", std::process::id())
-}
-
-async fn channel(url: &str) -> (Connection, Channel) {
-    let conn = Connection::connect(
-        url,
-        ConnectionProperties::default()
-            .with_executor(tokio_executor_trait::Tokio::current())
-            .with_reactor(tokio_reactor_trait::Tokio),
-    )
-    .await
-    .unwrap();
-    let ch = conn.create_channel().await.unwrap();
-    (conn, ch)
-}
-
-fn endpoint(uri: &str) -> Arc<dyn camel_api::Endpoint> {
-    RabbitMqComponent::new()
-        .endpoint(EndpointUri::parse(uri).unwrap(), &NoContext)
-        .unwrap()
-}
-
-/// Publishes `bodies` through the component's producer (with confirms).
-async fn produce(uri: &str, bodies: impl IntoIterator<Item = String>) {
-    let producer = endpoint(uri).producer().unwrap();
-    for body in bodies {
-        producer.process(Exchange::new(body)).await.unwrap();
-    }
-}
-
-fn start(uri: &str, pipeline: BoxProcessor) -> (ConsumerContext, tokio::task::JoinHandle<()>) {
-    let consumer = endpoint(uri).consumer().unwrap();
-    let ctx = ConsumerContext::for_pipeline("rabbitmq-test", pipeline);
-    let run_ctx = ctx.clone();
-    let handle = tokio::spawn(async move { consumer.run(run_ctx).await.unwrap() });
-    (ctx, handle)
-}
-
-async fn message_count(ch: &Channel, queue: &str) -> (u32, u32) {
-    let q = ch
-        .queue_declare(
-            queue,
-            QueueDeclareOptions {
-                passive: true,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .unwrap();
-    (q.message_count(), q.consumer_count())
-}
-
-async fn delete(ch: &Channel, queues: &[&str]) {
-    for q in queues {
-        let _ = ch.queue_delete(q, QueueDeleteOptions::default()).await;
-    }
-}
-
-#[derive(Default)]
-struct Seen(Mutex<Vec<(String, bool)>>, Notify);
-
-impl Seen {
-    fn record(&self, ex: &Exchange) -> String {
-        let body = ex.message.body.as_text().unwrap_or_default().to_string();
-        let redelivered = ex
-            .header(REDELIVERED_HEADER)
-            .is_some_and(|v| v.to_string() == "true");
-        self.0.lock().unwrap().push((body.clone(), redelivered));
-        self.1.notify_waiters();
-        body
-    }
-
-    async fn wait_for(&self, n: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-        loop {
-            let notified = self.1.notified();
-            if self.0.lock().unwrap().len() >= n {
-                return;
-            }
-            assert!(
-                tokio::time::timeout_at(deadline, notified).await.is_ok(),
-                "only {} of {n} deliveries arrived",
-                self.0.lock().unwrap().len()
-            );
-        }
-    }
-}
+use support::{channel, delete, endpoint, message_count, produce, start, unique, Seen};
 
 #[tokio::test]
 async fn a_failed_exchange_is_requeued_and_redelivered_then_acked() {
@@ -136,7 +21,10 @@ async fn a_failed_exchange_is_requeued_and_redelivered_then_acked() {
         return;
     };
     let exchange = unique("camel.rmq.requeue");
-    let uri = format!("rabbitmq:{exchange}?addresses={url}&routing_key=k&auto_declare=true");
+    // No retries in the consumer: the first failure goes straight back to the queue.
+    let uri = format!(
+        "rabbitmq:{exchange}?addresses={url}&routing_key=k&auto_declare=true&maximum_retry_attempts=0&retry_delay=20ms"
+    );
     let seen = Arc::new(Seen::default());
     let s = seen.clone();
     let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
@@ -322,85 +210,6 @@ async fn a_slow_route_never_holds_more_than_prefetch_count() {
     assert_eq!(most, 3, "the consumer should use its prefetch");
     let (_conn, ch) = channel(&url).await;
     delete(&ch, &[&exchange]).await;
-}
-
-#[tokio::test]
-async fn a_failure_goes_to_the_dead_letter_exchange_when_one_is_set() {
-    let Some(url) = service_from_env("CAMEL_TEST_RABBITMQ_URL") else {
-        return;
-    };
-    let exchange = unique("camel.rmq.dlx");
-    let dlx = format!("{exchange}.dead");
-    // The dead-letter exchange and its queue (a fanout, declared by a producer endpoint).
-    let dead_uri = format!("rabbitmq:{dlx}?addresses={url}&exchange_type=fanout");
-    let (ctx_dead, run_dead) = {
-        let seen = Arc::new(Seen::default());
-        let s = seen.clone();
-        let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
-            let s = s.clone();
-            async move {
-                s.record(&ex);
-                Ok(ex)
-            }
-        });
-        let started = start(&dead_uri, pipeline);
-        (started, seen)
-    };
-    // Its queue is bound once a mandatory publish is routed.
-    let probe = endpoint(&format!("{dead_uri}&mandatory=true"))
-        .producer()
-        .unwrap();
-    let mut bound = false;
-    for _ in 0..200 {
-        if probe.process(Exchange::new("probe")).await.is_ok() {
-            bound = true;
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert!(bound, "the dead-letter queue was never bound");
-    let uri = format!("rabbitmq:{exchange}?addresses={url}&dead_letter_exchange={dlx}");
-    let seen = Arc::new(Seen::default());
-    let s = seen.clone();
-    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
-        let s = s.clone();
-        async move {
-            if s.record(&ex) == "poison" {
-                return Err(CamelError::processor("poison"));
-            }
-            Ok(ex)
-        }
-    });
-    let (ctx, run) = start(&uri, pipeline);
-    let producer = endpoint(&format!("{uri}&mandatory=true"))
-        .producer()
-        .unwrap();
-    for body in ["good", "poison"] {
-        let mut ok = false;
-        for _ in 0..200 {
-            if producer.process(Exchange::new(body)).await.is_ok() {
-                ok = true;
-                break;
-            }
-            tokio::task::yield_now().await;
-        }
-        assert!(ok);
-    }
-    seen.wait_for(2).await;
-    run_dead.wait_for(2).await;
-    ctx.cancellation().cancel();
-    run.await.unwrap();
-    ctx_dead.0.cancellation().cancel();
-    ctx_dead.1.await.unwrap();
-    let dead = run_dead.0.lock().unwrap().clone();
-    assert_eq!(
-        dead,
-        vec![("probe".to_string(), false), ("poison".to_string(), false)]
-    );
-    // Delivered once: rejected without requeue.
-    assert_eq!(seen.0.lock().unwrap().len(), 2);
-    let (_conn, ch) = channel(&url).await;
-    delete(&ch, &[&exchange, &dlx]).await;
 }
 
 #[tokio::test]
