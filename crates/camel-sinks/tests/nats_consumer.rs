@@ -423,3 +423,111 @@ async fn bad_jetstream_options_are_refused_at_the_endpoint() {
         assert!(e.to_string().contains(needle), "{uri}: {e}");
     }
 }
+
+/// Headers a publisher puts on a message: the framework's control headers (which once
+/// replaced a route's SQL and redirected its `http:` calls), one of the consumer's own,
+/// a NATS protocol header, and one ordinary header.
+fn hostile_headers() -> async_nats::HeaderMap {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("CamelSqlQuery", "DELETE FROM orders");
+    headers.insert("CamelHttpUri", "http://127.0.0.1:9/admin/shutdown");
+    headers.insert("CamelHttpMethod", "DELETE");
+    headers.insert("camelfilename", "/etc/passwd");
+    headers.insert(DELIVERED_HEADER, "99");
+    headers.insert(SERVICE_ERROR_HEADER, "forged");
+    headers.insert("order-id", "42");
+    headers
+}
+
+/// A route that keeps every exchange it sees.
+fn recording() -> (Arc<Mutex<Vec<Exchange>>>, Arc<Notify>, BoxProcessor) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let arrived = Arc::new(Notify::new());
+    let (s, a) = (seen.clone(), arrived.clone());
+    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
+        let (s, a) = (s.clone(), a.clone());
+        async move {
+            s.lock().unwrap().push(ex.clone());
+            a.notify_waiters();
+            Ok(ex)
+        }
+    });
+    (seen, arrived, pipeline)
+}
+
+fn assert_only_admitted_headers(ex: &Exchange) {
+    for name in [
+        "CamelSqlQuery",
+        "CamelHttpUri",
+        "CamelHttpMethod",
+        "camelfilename",
+        SERVICE_ERROR_HEADER,
+    ] {
+        assert!(ex.header(name).is_none(), "{name} reached the exchange");
+    }
+    assert_eq!(
+        ex.header("order-id").map(|v| v.to_string()).as_deref(),
+        Some("42")
+    );
+}
+
+#[tokio::test]
+async fn control_headers_of_a_jetstream_message_do_not_reach_the_exchange() {
+    let Some(url) = service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let s = Stream::new(&url, "CAMEL_JS_HEADERS_").await;
+    s.js.publish_with_headers(s.subject.clone(), hostile_headers(), "b".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let (seen, arrived, pipeline) = recording();
+    let uri = format!("nats:{}?servers={url}&durable_name=headers", s.subject);
+    let (ctx, run) = start(&uri, pipeline);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().is_empty() {
+        let _ = tokio::time::timeout_at(deadline, arrived.notified()).await;
+        assert!(tokio::time::Instant::now() < deadline, "no delivery");
+    }
+    ctx.cancellation().cancel();
+    run.await.unwrap();
+    let ex = seen.lock().unwrap()[0].clone();
+    assert_only_admitted_headers(&ex);
+    // The consumer's own header is the server's count, not the forged one.
+    assert_eq!(
+        ex.header(DELIVERED_HEADER).map(|v| v.to_string()).as_deref(),
+        Some("1")
+    );
+    s.delete().await;
+}
+
+#[tokio::test]
+async fn control_headers_of_a_core_nats_message_do_not_reach_the_exchange() {
+    let Some(url) = service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let subject = format!("camel.headers.{}", unique("h").to_lowercase());
+    let (seen, arrived, pipeline) = recording();
+    let (ctx, run) = start(&format!("nats:{subject}?servers={url}"), pipeline);
+    let client = async_nats::connect(&url).await.unwrap();
+    // A core subscription has no backlog: publish until the subscriber is up.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().is_empty() {
+        client
+            .publish_with_headers(subject.clone(), hostile_headers(), "b".into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+        let _ = tokio::time::timeout(Duration::from_millis(50), arrived.notified()).await;
+        assert!(tokio::time::Instant::now() < deadline, "no delivery");
+    }
+    ctx.cancellation().cancel();
+    run.await.unwrap();
+    let ex = seen.lock().unwrap()[0].clone();
+    assert_only_admitted_headers(&ex);
+    assert_eq!(
+        ex.header("CamelNatsSubject").map(|v| v.to_string()),
+        Some(subject)
+    );
+}

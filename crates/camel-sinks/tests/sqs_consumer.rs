@@ -398,3 +398,64 @@ fn endpoints_build_without_credentials_and_check_their_options() {
         assert!(e.to_string().contains(needle), "{uri}: {e}");
     }
 }
+
+#[tokio::test]
+async fn control_header_attributes_do_not_reach_the_exchange() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    use aws_sdk_sqs::types::MessageAttributeValue;
+    let text = |v: &str| {
+        MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(v)
+            .build()
+            .unwrap()
+    };
+    let q = Queue::create(&endpoint, false).await;
+    q.client
+        .send_message()
+        .queue_url(&q.url)
+        .message_body("b")
+        .message_attributes("CamelSqlQuery", text("DELETE FROM orders"))
+        .message_attributes("CamelHttpUri", text("http://127.0.0.1:9/admin"))
+        .message_attributes("CamelHttpMethod", text("DELETE"))
+        .message_attributes(RECEIVE_COUNT_HEADER, text("99"))
+        .message_attributes("order-id", text("42"))
+        .send()
+        .await
+        .unwrap();
+    let seen: Arc<Mutex<Vec<Exchange>>> = Arc::default();
+    let arrived = Arc::new(Notify::new());
+    let (s, a) = (seen.clone(), arrived.clone());
+    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
+        let (s, a) = (s.clone(), a.clone());
+        async move {
+            s.lock().unwrap().push(ex.clone());
+            a.notify_waiters();
+            Ok(ex)
+        }
+    });
+    let (ctx, run) = start(&uri(&q, &endpoint, ""), pipeline);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while seen.lock().unwrap().is_empty() {
+        let _ = tokio::time::timeout(Duration::from_millis(100), arrived.notified()).await;
+        assert!(tokio::time::Instant::now() < deadline, "no delivery");
+    }
+    q.emptied().await;
+    ctx.cancellation().cancel();
+    run.await.unwrap();
+    let ex = seen.lock().unwrap()[0].clone();
+    for name in ["CamelSqlQuery", "CamelHttpUri", "CamelHttpMethod"] {
+        assert!(ex.header(name).is_none(), "{name} reached the exchange");
+    }
+    assert_eq!(
+        ex.header(RECEIVE_COUNT_HEADER).map(|v| v.to_string()).as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        ex.header("order-id").map(|v| v.to_string()).as_deref(),
+        Some("42")
+    );
+    q.delete().await;
+}

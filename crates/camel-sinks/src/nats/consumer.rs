@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use camel_api::inbound::{admits_transport_header, is_control_header};
 use camel_api::{
     Body, CamelError, Consumer, ConsumerContext, EndpointUri, Exchange, ExchangePattern,
 };
@@ -20,6 +21,14 @@ pub const SUBJECT_HEADER: &str = "CamelNatsSubject";
 
 /// Header of a request's answer when the route failed: the error text.
 pub const SERVICE_ERROR_HEADER: &str = "Nats-Service-Error";
+
+/// Prefixes of NATS headers that never become exchange headers, besides the framework's
+/// `Camel*` control headers (which include this consumer's own `CamelNats*`): the
+/// `Nats-` headers are NATS's own protocol headers (`Nats-Msg-Id`, `Nats-Expected-*`,
+/// `Nats-Rollup`, `Nats-TTL`, `Nats-Service-Error`), which the server, a JetStream
+/// publish or a requester obeys; what the consumer knows of the message it gives as
+/// `CamelNats*` headers instead.
+pub const RESERVED_HEADER_PREFIXES: &[&str] = &["Nats-"];
 
 /// A subscriber on one subject (wildcards allowed).
 #[derive(Debug)]
@@ -70,6 +79,10 @@ pub(crate) async fn connect(
         .map_err(|e| CamelError::external(format!("connecting to NATS for `{subject}`"), e))
 }
 
+/// The exchange of one message: its body, `CamelNatsSubject`, and the message's headers
+/// that [`admits_transport_header`] admits (first value of each); a `Camel*` or `Nats-*`
+/// header of the message is dropped, so a publisher cannot set a producer's control
+/// header (`CamelSqlQuery`, `CamelHttpUri`) or this consumer's own headers.
 pub(crate) fn to_exchange(message: &async_nats::Message) -> Exchange {
     let body = match std::str::from_utf8(&message.payload) {
         Ok(text) => Body::from(text),
@@ -78,6 +91,10 @@ pub(crate) fn to_exchange(message: &async_nats::Message) -> Exchange {
     let mut exchange = Exchange::new(body).with_header(SUBJECT_HEADER, message.subject.as_str());
     if let Some(headers) = &message.headers {
         for (name, values) in headers.iter() {
+            let name: &str = name.as_ref();
+            if !admits_transport_header(name, RESERVED_HEADER_PREFIXES) {
+                continue;
+            }
             if let Some(v) = values.first() {
                 exchange
                     .message
@@ -131,7 +148,7 @@ async fn answer(
         Ok(exchange) => {
             let mut headers = async_nats::HeaderMap::new();
             for (name, value) in exchange.message.headers.iter() {
-                if name.starts_with("Camel") {
+                if is_control_header(name) {
                     continue;
                 }
                 headers.insert(name.as_ref(), value.to_string().as_str());

@@ -20,6 +20,7 @@ use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, Message,
     MessageSystemAttributeName,
 };
+use camel_api::inbound::admits_transport_header;
 use camel_api::{CamelError, Consumer, ConsumerContext, Exchange, Parameters};
 use futures::future::join_all;
 
@@ -32,6 +33,11 @@ pub const RECEIPT_HANDLE_HEADER: &str = "CamelAwsSqsReceiptHandle";
 pub const RECEIVE_COUNT_HEADER: &str = "CamelAwsSqsApproximateReceiveCount";
 /// Header: the message's `MessageGroupId` (FIFO queues).
 pub const GROUP_ID_HEADER: &str = "CamelAwsSqsMessageGroupId";
+
+/// Prefixes of message attribute names that never become exchange headers, besides the
+/// framework's `Camel*` control headers (which include this consumer's own
+/// `CamelAwsSqs*`): `AWS.` and `Amazon.`, the namespace SQS keeps for itself.
+pub const RESERVED_ATTRIBUTE_PREFIXES: &[&str] = &["AWS.", "Amazon."];
 
 /// Consumer parameters of `sqs:` (Camel's `aws2-sqs` names in snake_case).
 pub const SQS_CONSUMER_PARAMETERS: &[&str] = &[
@@ -350,7 +356,11 @@ fn attribute(message: &Message, name: MessageSystemAttributeName) -> Option<&str
         .map(String::as_str)
 }
 
-fn to_exchange(message: &Message) -> Exchange {
+/// The exchange of one message: its body, the `CamelAwsSqs*` headers, and each `String`
+/// or `Number` message attribute that [`admits_transport_header`] admits (a `Camel*`
+/// attribute is dropped, so a publisher cannot set a producer's control header such as
+/// `CamelSqlQuery`, nor this consumer's own headers such as the receipt handle).
+pub(crate) fn to_exchange(message: &Message) -> Exchange {
     let mut exchange = Exchange::new(message.body.clone().unwrap_or_default());
     let headers = &mut exchange.message.headers;
     if let Some(id) = &message.message_id {
@@ -371,9 +381,52 @@ fn to_exchange(message: &Message) -> Exchange {
     }
     let attributes: HashMap<_, _> = message.message_attributes.clone().unwrap_or_default();
     for (name, value) in attributes {
+        if !admits_transport_header(&name, RESERVED_ATTRIBUTE_PREFIXES) {
+            continue;
+        }
         if let Some(text) = value.string_value {
             headers.insert(name, text);
         }
     }
     exchange
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_sqs::types::MessageAttributeValue;
+
+    fn attribute(value: &str) -> MessageAttributeValue {
+        MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(value)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn message_attributes_never_set_control_or_consumer_headers() {
+        let message = Message::builder()
+            .message_id("m-1")
+            .receipt_handle("real-handle")
+            .body("b")
+            .message_attributes("CamelSqlQuery", attribute("DROP TABLE orders"))
+            .message_attributes("camelhttpuri", attribute("http://127.0.0.1:1/admin"))
+            .message_attributes(RECEIPT_HANDLE_HEADER, attribute("forged"))
+            .message_attributes("AWS.TraceHeader", attribute("x"))
+            .message_attributes("order-id", attribute("42"))
+            .build();
+        let ex = to_exchange(&message);
+        assert!(ex.header("CamelSqlQuery").is_none());
+        assert!(ex.header("camelhttpuri").is_none());
+        assert!(ex.header("AWS.TraceHeader").is_none());
+        assert_eq!(
+            ex.header(RECEIPT_HANDLE_HEADER).map(|v| v.to_string()).as_deref(),
+            Some("real-handle")
+        );
+        assert_eq!(
+            ex.header("order-id").map(|v| v.to_string()).as_deref(),
+            Some("42")
+        );
+    }
 }

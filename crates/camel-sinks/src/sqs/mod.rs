@@ -29,5 +29,5 @@ pub use codec::{SqsCodec, SqsCredentials, MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEA
 pub use component::{Aws2SqsComponent, SqsComponent, SQS_PARAMETERS};
 pub use consumer::{
     SqsConsumer, SqsConsumerOptions, GROUP_ID_HEADER, RECEIPT_HANDLE_HEADER, RECEIVE_COUNT_HEADER,
-    SQS_CONSUMER_PARAMETERS,
+    RESERVED_ATTRIBUTE_PREFIXES, SQS_CONSUMER_PARAMETERS,
 };
