@@ -38,11 +38,8 @@ pub(crate) struct RunArgs {
     /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
     #[arg(long)]
     metrics_addr: Option<std::net::SocketAddr>,
-    /// Serve the admin API at http://ADDR: /health, /metrics, and /routes to list, start,
-    /// stop, suspend, resume, replace (hot swap) and remove routes. It has no
-    /// authentication: bind it to 127.0.0.1 (port 0 picks a free port; the log says which).
-    #[arg(long, conflicts_with = "metrics_addr")]
-    admin_addr: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    admin: crate::admin::AdminArgs,
     /// Seconds a batching sink's per-destination series (`camel_sink_batch_*`) may stay
     /// unchanged before `/metrics` drops them (a destination's batcher stops after its
     /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
@@ -284,7 +281,7 @@ async fn start(
     args: &RunArgs,
     routes: Vec<RouteDefinition>,
     stamps: Stamps,
-    admin: Option<(std::net::SocketAddr, crate::metrics::Exporter)>,
+    admin: Option<(crate::admin::AdminConfig, crate::metrics::Exporter)>,
     admin_stop: &tokio_util::sync::CancellationToken,
     admin_changes: &tokio_util::task::TaskTracker,
 ) -> Result<Running, ExitCode> {
@@ -301,9 +298,10 @@ async fn start(
         return Err(ExitCode::from(STARTUP_ERROR));
     }
     let mut admin_server = None;
-    if let Some((addr, handle)) = admin {
+    if let Some((config, handle)) = admin {
+        let addr = config.addr;
         let serving = crate::admin::serve(
-            addr,
+            &config,
             ctx.clone(),
             handle,
             admin_stop.clone(),
@@ -337,6 +335,15 @@ async fn start(
 }
 
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    // The admin flags are checked before anything starts: a public bind without a token
+    // is refused here (ADR 0102).
+    let admin = match args.admin.config() {
+        Ok(admin) => admin,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(STARTUP_ERROR);
+        }
+    };
     let mut signals = ShutdownSignals::install();
     // Read on the blocking pool, with the signals heeded meanwhile: a route file that is
     // a pipe (`camel run <(generate)`) or on a hung file system blocks the read, and a
@@ -364,7 +371,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     };
     let sink_expiry =
         (args.sink_metrics_expiry > 0).then(|| Duration::from_secs(args.sink_metrics_expiry));
-    let exporter = if args.metrics_addr.is_some() || args.admin_addr.is_some() {
+    let exporter = if args.metrics_addr.is_some() || admin.is_some() {
         match crate::metrics::Exporter::install(sink_expiry) {
             Ok(exporter) => Some(exporter),
             Err(e) => {
@@ -384,7 +391,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
-    let admin_metrics = args.admin_addr.zip(exporter);
+    let admin_metrics = admin.zip(exporter);
     let ctx = context(args.port);
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     let admin_stop = tokio_util::sync::CancellationToken::new();

@@ -5,7 +5,7 @@ mod support;
 
 use std::process::Command;
 
-use support::admin_api::{send, Camel, LIMIT};
+use support::admin_api::{admin_client, admin_client_builder, send, Camel, LIMIT};
 
 fn route(id: &str, message: &str) -> String {
     format!(
@@ -20,7 +20,7 @@ async fn health_metrics_and_route_control_over_http() {
     std::fs::write(&file, route("ticks", "first tick")).unwrap();
     let mut camel = Camel::start(&file);
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     camel.wait_for("first tick").await;
 
     let (code, health) = send(http.get(format!("{base}/health"))).await;
@@ -217,19 +217,19 @@ async fn a_long_stop_of_one_route_blocks_neither_reads_nor_other_routes() {
     let mut camel = Camel::start(&file);
     let base = camel.base_url().await;
     camel.wait_for("slow exchange started").await;
-    let quick = reqwest::Client::builder()
+    let quick = admin_client_builder()
         .timeout(std::time::Duration::from_millis(100))
         .build()
         .unwrap();
     // The changes may take their time, but not the drain's 10 s.
-    let changes = reqwest::Client::builder()
+    let changes = admin_client_builder()
         .timeout(std::time::Duration::from_secs(5))
         .build()
         .unwrap();
     prompt_listing(&quick, &base).await; // connects before the clock matters
 
     // The client gives up long before the stop's drain ends.
-    let impatient = reqwest::Client::builder()
+    let impatient = admin_client_builder()
         .timeout(std::time::Duration::from_millis(300))
         .build()
         .unwrap();
@@ -275,7 +275,7 @@ async fn a_long_stop_of_one_route_blocks_neither_reads_nor_other_routes() {
 
     // The stop still runs to its end.
     camel.wait_for("route stopped route_id=slow").await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let (code, one) = send(http.get(format!("{base}/routes/slow"))).await;
     assert_eq!(code, 200);
     assert_eq!(one["status"], "Stopped");
@@ -311,7 +311,7 @@ async fn deep_key_paths_are_refused_while_the_api_keeps_answering() {
     .unwrap();
     let mut camel = Camel::start(&file);
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let body = deep_path_document();
     let put = |name: &str| {
         http.put(format!("{base}/routes/{name}"))
@@ -352,7 +352,7 @@ async fn watch_applies_only_what_changed_in_the_file() {
     .unwrap();
     let mut camel = Camel::start_with(&file, std::path::Path::new("."), &["--watch"]);
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     // The admin API swaps `a` and adds `c`.
     let put = |id: &str, word: &str| {
         http.put(format!("{base}/routes/{id}"))
@@ -390,7 +390,7 @@ async fn a_put_racing_deletes_adds_swaps_or_answers_409() {
     std::fs::write(&file, timer_route("base", "base")).unwrap();
     let mut camel = Camel::start(&file);
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let mut puts = std::collections::BTreeMap::new();
     for _ in 0..40 {
         let put = http
@@ -430,7 +430,7 @@ async fn pubsub_paused_ordering_keys_are_listed_and_resumed_over_http() {
     std::fs::write(&file, yaml).unwrap();
     let mut camel = Camel::start(&file);
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let paused = format!("{base}/sinks/pubsub/projects/camel-admin/topics/{topic}/paused");
 
     let deadline = tokio::time::Instant::now() + LIMIT;

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::admin_api::{send, Camel};
+use support::admin_api::{admin_client, send, Camel};
 
 const MARK: &str = "M4RKER";
 
@@ -130,7 +130,7 @@ async fn admin_api_shows_no_credential() {
     std::fs::write(&file, routes("", "delay=3600000")).unwrap();
     let mut camel = Camel::start_in(&file, dir.path());
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
 
     let (code, list) = send(http.get(format!("{base}/routes"))).await;
     assert_eq!(code, 200, "{list}");

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::admin_api::{send, Camel};
+use support::admin_api::{admin_client, send, Camel};
 
 /// Each file with the line and column its one error must name, and a word of its message.
 const CASES: &[(&str, &str, &str, &str)] = &[
@@ -82,7 +82,7 @@ async fn admin_put_refuses_a_forging_route_id() {
     .unwrap();
     let mut camel = Camel::start_in(&file, dir.path());
     let base = camel.base_url().await;
-    let http = reqwest::Client::new();
+    let http = admin_client();
     // A forging id in the path is refused before it is shown anywhere.
     let body = "- route:\n    id: \"x\\nINFO forged\"\n    from: {uri: direct:x}\n";
     let (code, r) = send(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use camel_outbox::{Datasource, NewMessage, Outbox, OutboxConfig};
 use serde_json::Value;
-use support::admin_api::{send, Camel, LIMIT};
+use support::admin_api::{admin_client, send, Camel, LIMIT};
 use support::{camel, text};
 
 fn write_routes(dir: &std::path::Path, yaml: &str) -> std::path::PathBuf {
@@ -19,7 +19,7 @@ fn write_routes(dir: &std::path::Path, yaml: &str) -> std::path::PathBuf {
 
 /// Polls `GET /health` until `cond` holds on (code, body); panics after [`LIMIT`].
 async fn health_until(base: &str, what: &str, cond: impl Fn(u16, &Value) -> bool) -> Value {
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let deadline = Instant::now() + LIMIT;
     loop {
         let (code, body) = send(http.get(format!("{base}/health"))).await;
@@ -128,7 +128,7 @@ async fn a_password_in_an_outbox_uri_is_neither_logged_nor_listed() {
         started.contains("postgres://***@127.0.0.1:1/db"),
         "{started}"
     );
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let (_, listed) = send(http.get(format!("{base}/routes"))).await;
     let listed = listed.to_string();
     assert!(listed.contains("postgres://***@127.0.0.1:1/db"), "{listed}");
@@ -173,7 +173,7 @@ async fn a_group_key_that_evaluates_to_nothing_warns_once_and_is_counted() {
     for _ in 0..3 {
         camel.wait_for("stored as #").await;
     }
-    let http = reqwest::Client::new();
+    let http = admin_client();
     let metrics = http
         .get(format!("{base}/metrics"))
         .send()

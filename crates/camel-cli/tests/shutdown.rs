@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+use support::admin_api::TOKEN;
 use support::{camel, spawn, text, wait_line};
 
 fn routes(dir: &Path, yaml: &str) -> PathBuf {
@@ -62,7 +63,7 @@ fn http(addr: &str, method: &str, path: &str) -> String {
         .unwrap();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: camel\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut answer = String::new();
@@ -223,7 +224,7 @@ fn a_second_sigterm_during_an_admin_route_stop_exits_at_once() {
     let mut stop = TcpStream::connect(&addr).unwrap();
     write!(
         stop,
-        "POST /routes/slow/stop HTTP/1.1\r\nHost: camel\r\nContent-Length: 0\r\n\r\n"
+        "POST /routes/slow/stop HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 0\r\n\r\n"
     )
     .unwrap();
     // While the stop drains, the listing shows it under way.

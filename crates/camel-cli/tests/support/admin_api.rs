@@ -10,6 +10,32 @@ use tokio::sync::mpsc;
 
 pub const LIMIT: Duration = Duration::from_secs(20);
 
+/// The admin token of the binaries these tests start (in `CAMEL_ADMIN_TOKEN`).
+pub const TOKEN: &str = "test-admin-token-0123456789";
+
+/// The headers an operator's client sends: the token, and YAML as the body type.
+pub fn admin_headers() -> reqwest::header::HeaderMap {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let bearer = format!("Bearer {TOKEN}");
+    headers.insert(reqwest::header::AUTHORIZATION, bearer.parse().unwrap());
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        "application/yaml".parse().unwrap(),
+    );
+    headers
+}
+
+/// A client that sends [`admin_headers`] with every request (a request's own headers
+/// win).
+pub fn admin_client() -> reqwest::Client {
+    admin_client_builder().build().unwrap()
+}
+
+/// [`admin_client`]'s builder, for a timeout.
+pub fn admin_client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().default_headers(admin_headers())
+}
+
 /// The running binary and the lines of its log.
 pub struct Camel {
     pub child: Child,
@@ -29,14 +55,28 @@ impl Camel {
 
     /// Like `start_in`, with more arguments for `camel run`.
     pub fn start_with(routes: &std::path::Path, dir: &Path, more: &[&str]) -> Camel {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_camel"))
-            .args([
-                "run",
-                routes.to_str().unwrap(),
-                "--admin-addr",
-                "127.0.0.1:0",
-            ])
-            .args(more)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+        cmd.args([
+            "run",
+            routes.to_str().unwrap(),
+            "--admin-addr",
+            "127.0.0.1:0",
+        ])
+        .args(more)
+        .env("CAMEL_ADMIN_TOKEN", TOKEN);
+        Self::launch(cmd, dir)
+    }
+
+    /// `camel run ARGS` exactly as given: no admin address added, and no token unless
+    /// the arguments name one.
+    pub fn start_args(args: &[&str], dir: &Path) -> Camel {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+        cmd.arg("run").args(args).env_remove("CAMEL_ADMIN_TOKEN");
+        Self::launch(cmd, dir)
+    }
+
+    fn launch(mut cmd: Command, dir: &Path) -> Camel {
+        let mut child = cmd
             .current_dir(dir)
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())

@@ -13,6 +13,8 @@ fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
     cmd.args(args)
         .env("RUST_LOG", "info")
+        // The token `--admin-addr` runs take (admin_api::TOKEN).
+        .env("CAMEL_ADMIN_TOKEN", admin_api::TOKEN)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     cmd
 }
