@@ -34,6 +34,7 @@ mod health;
 pub mod inbound;
 mod lifecycle;
 mod message;
+pub mod nesting;
 pub mod pools;
 mod processor;
 mod redact;

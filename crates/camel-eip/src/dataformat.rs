@@ -300,6 +300,8 @@ fn csv_marshal(f: &CsvFormat, value: &Value) -> Result<Body, CamelError> {
 
 // ---- XML ----
 
+use camel_api::nesting::{TooDeep, MAX_NESTING_DEPTH};
+
 /// An element being read: its attributes and children so far, and its text.
 struct Frame {
     name: String,
@@ -373,6 +375,12 @@ pub fn xml_unmarshal(text: &str) -> Result<Value, CamelError> {
             Event::Start(e) => {
                 if root.is_some() {
                     return Err(at(&reader, "a second root element".into()));
+                }
+                // The stack is a loop's, but the value it builds is a tree that serde
+                // drops and writes recursively: bound it like every other parsed body.
+                if stack.len() == MAX_NESTING_DEPTH {
+                    let too_deep = TooDeep::at(reader.buffer_position() as usize);
+                    return Err(CamelError::conversion("xml", too_deep));
                 }
                 stack.push(Frame::open(&e).map_err(|m| at(&reader, m))?);
                 None
@@ -730,6 +738,15 @@ mod tests {
             back,
             json!({"id": "7", "item": ["a", "b<c"], "note": "", "x": {"": "t", "y": "true"}})
         );
+    }
+
+    #[test]
+    fn xml_nested_deeper_than_the_limit_is_an_error() {
+        let deep = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
+        let err = xml_unmarshal(&deep).unwrap_err().to_string();
+        assert!(err.contains("deeper than 128"), "{err}");
+        let ok = format!("{}x{}", "<a>".repeat(128), "</a>".repeat(128));
+        assert!(xml_unmarshal(&ok).is_ok());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! body is parsed as JSON first; an empty body is `null`. One output yields that value,
 //! several yield a JSON array of them (at most [`MAX_OUTPUTS`]), none yields null. As a
 //! predicate, a filter holds when its first output is neither `null` nor `false` (as in
-//! jq's `select`).
+//! jq's `select`). A body nested deeper than
+//! [`MAX_NESTING_DEPTH`](camel_api::nesting::MAX_NESTING_DEPTH) levels is an error, not
+//! a stack overflow.
 //!
 //! ```
 //! use camel_api::{Body, Exchange, Value};
@@ -20,6 +22,7 @@
 
 use std::sync::Arc;
 
+use camel_api::nesting::check_json_nesting;
 use camel_api::{
     Body, BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
     Predicate, Value,
@@ -122,16 +125,20 @@ impl JqExpression {
     }
 
     fn input(&self, body: &Body) -> Result<Val, CamelError> {
-        let parsed = match body {
+        let json;
+        let bytes: &[u8] = match body {
             Body::Empty => return Ok(Val::Null),
             Body::Json(j) => {
-                let bytes = serde_json::to_vec(&**j).map_err(|e| self.failure(e.to_string()))?;
-                jaq_json::read::parse_single(&bytes)
+                json = serde_json::to_vec(&**j).map_err(|e| self.failure(e.to_string()))?;
+                &json
             }
-            Body::Text(s) => jaq_json::read::parse_single(s.as_bytes()),
-            Body::Bytes(b) => jaq_json::read::parse_single(b),
+            Body::Text(s) => s.as_bytes(),
+            Body::Bytes(b) => b,
         };
-        parsed.map_err(|e| self.failure(format!("the body is not JSON: {e}")))
+        // jaq's reader recurses once per level: a deep body would overflow the stack.
+        check_json_nesting(bytes).map_err(|e| self.failure(e.to_string()))?;
+        jaq_json::read::parse_single(bytes)
+            .map_err(|e| self.failure(format!("the body is not JSON: {e}")))
     }
 
     /// Runs the filter, giving each output to `each` until it returns false.
@@ -239,6 +246,23 @@ mod tests {
 
     fn eval(text: &str, ex: &Exchange) -> serde_json::Value {
         jq(text).unwrap().evaluate(ex).unwrap().to_json()
+    }
+
+    #[test]
+    fn a_body_nested_3000_deep_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}{}", "[".repeat(3000), "]".repeat(3000));
+        for body in [
+            Body::from(deep.clone()),
+            Body::Bytes(deep.into_bytes().into()),
+        ] {
+            let err = jq(".").unwrap().evaluate(&Exchange::new(body)).unwrap_err();
+            assert!(err.to_string().contains("deeper than 128"), "{err}");
+        }
+        let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(jq(".")
+            .unwrap()
+            .evaluate(&Exchange::new(Body::from(ok)))
+            .is_ok());
     }
 
     #[test]
