@@ -322,6 +322,11 @@ async fn to_d_resolves_per_exchange_and_a_fixed_bad_uri_fails_to_compile() {
       uri: direct:params
       steps:
         - toD: {uri: "mock:${header.dest}", parameters: {log: "false"}}
+- route:
+    from:
+      uri: direct:whole
+      steps:
+        - toD: "${header.uri}"
 "##,
     ))
     .await;
@@ -336,10 +341,20 @@ async fn to_d_resolves_per_exchange_and_a_fixed_bad_uri_fails_to_compile() {
         .await
         .unwrap();
     assert_eq!(mock.endpoint("p").received_count(), 1);
+    // A value spliced into the template cannot add an option: it is encoded, so the
+    // mock is named by the whole text.
+    ctx.request(
+        "direct:in",
+        Exchange::new("x").with_header("dest", "a?nosuchoption=1"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(mock.endpoint("a%3Fnosuchoption%3D1").received_count(), 1);
+    // A URI that is one function is the message's on purpose, and checked as one.
     let err = ctx
         .request(
-            "direct:in",
-            Exchange::new("x").with_header("dest", "a?nosuchoption=1"),
+            "direct:whole",
+            Exchange::new("x").with_header("uri", "mock:a?nosuchoption=1"),
         )
         .await
         .unwrap_err();

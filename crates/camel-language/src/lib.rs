@@ -49,7 +49,7 @@ pub use header::{header, HeaderLanguage};
 pub use jq::{jq, JqLanguage, MAX_OUTPUTS as JQ_MAX_OUTPUTS};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;
-pub use simple::{simple, simple_predicate, SimpleLanguage};
+pub use simple::{simple, simple_predicate, simple_uri, SimpleLanguage};
 pub use tokenize::{tokenizer, Scanner, TokenizeLanguage, Tokenizer};
 
 /// The user guide to the languages (`docs/languages.md`), with its examples run as tests.

@@ -195,6 +195,23 @@ impl<'a> StepContext<'a> {
         self.expression(&ExpressionDefinition::new(language, text), relative)
     }
 
+    /// Compiles the `simple` template of a URI resolved per exchange, located at
+    /// `relative`: the values it splices in are percent-encoded
+    /// ([`camel_language::simple_uri`]) unless `raw` (the step's `raw_values`) says to
+    /// splice them as they are.
+    pub fn uri_template(
+        &self,
+        text: &str,
+        raw: bool,
+        relative: &str,
+    ) -> Result<BoxExpression, RouteError> {
+        if raw {
+            return self.expression_text("simple", text, relative);
+        }
+        camel_api::compiling_route(self.route_id, || camel_language::simple_uri(text))
+            .map_err(|x| self.error_at(relative, RouteErrorKind::Expression(x)))
+    }
+
     /// Resolves an endpoint (collecting its lifecycle, if any).
     pub fn endpoint(
         &mut self,

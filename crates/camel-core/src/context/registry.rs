@@ -274,6 +274,28 @@ impl Registry {
         def: &EndpointDefinition,
         route_id: Option<&str>,
     ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
+        self.endpoint_with(def, route_id, Options::Compiled)
+    }
+
+    /// Resolves a URI computed while a route runs (`to_d`, a recipient list, …). Part of
+    /// it may come from the message, so the endpoint's options are taken as literal
+    /// text: an option that is an expression for a route file's endpoint (`file_name`,
+    /// a group key, …) is not compiled here, and a value such as `${env.SECRET}` stays
+    /// that text instead of being evaluated.
+    pub(crate) fn runtime_endpoint(
+        &self,
+        def: &EndpointDefinition,
+        route_id: Option<&str>,
+    ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
+        self.endpoint_with(def, route_id, Options::Literal)
+    }
+
+    fn endpoint_with(
+        &self,
+        def: &EndpointDefinition,
+        route_id: Option<&str>,
+        options: Options,
+    ) -> Result<Arc<dyn Endpoint>, RouteErrorKind> {
         let def = &crate::model::endpoint_path::camel_form(def);
         let parameters = def.parameter_strings();
         unresolved_placeholder(&def.uri, &parameters)?;
@@ -310,6 +332,7 @@ impl Registry {
         let cx = EndpointContext {
             registry: self,
             route_id,
+            options,
         };
         component
             .endpoint(uri, &cx)
@@ -378,6 +401,7 @@ impl Registry {
         let cx = EndpointContext {
             registry: self,
             route_id,
+            options: Options::Compiled,
         };
         for scheme in self.component_schemes() {
             let Some(component) = self.component(&scheme) else {
@@ -391,10 +415,20 @@ impl Registry {
     }
 }
 
+/// How the expressions an endpoint's options hold are compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Options {
+    /// In the language they name: the URI is the route author's.
+    Compiled,
+    /// As constants: the URI was computed from an exchange while the route ran.
+    Literal,
+}
+
 /// The [`ComponentContext`] handed to components while a route compiles.
 struct EndpointContext<'a> {
     registry: &'a Registry,
     route_id: Option<&'a str>,
+    options: Options,
 }
 
 impl EndpointContext<'_> {
@@ -410,12 +444,19 @@ impl EndpointContext<'_> {
 
 impl ComponentContext for EndpointContext<'_> {
     fn expression(&self, language: &str, text: &str) -> Result<BoxExpression, CamelError> {
+        if self.options == Options::Literal {
+            return Ok(camel_language::constant(text));
+        }
         Ok(self
             .language(language)?
             .expression(text, &Default::default())?)
     }
 
     fn predicate(&self, language: &str, text: &str) -> Result<BoxPredicate, CamelError> {
+        let language = match self.options {
+            Options::Compiled => language,
+            Options::Literal => "constant",
+        };
         Ok(self
             .language(language)?
             .predicate(text, &Default::default())?)
@@ -424,7 +465,7 @@ impl ComponentContext for EndpointContext<'_> {
     fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
         let endpoint = self
             .registry
-            .endpoint(&EndpointDefinition::new(uri), self.route_id)
+            .endpoint_with(&EndpointDefinition::new(uri), self.route_id, self.options)
             .map_err(|kind| match kind {
                 RouteErrorKind::Endpoint(e) | RouteErrorKind::UnknownComponent(e) => e,
                 other => CamelError::invalid_uri(uri.to_string(), other),

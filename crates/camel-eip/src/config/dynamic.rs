@@ -212,6 +212,15 @@ pub struct ToD {
         skip_serializing_if = "is_false"
     )]
     pub ignore_invalid_endpoint: bool,
+    /// Splice the template's values into the URI as they are, instead of percent-encoded
+    /// (our own option, not Camel's: a value can then add segments and options).
+    #[serde(
+        default,
+        alias = "rawValues",
+        deserialize_with = "flag",
+        skip_serializing_if = "is_false"
+    )]
+    pub raw_values: bool,
 }
 
 impl StepConfig for ToD {

@@ -104,6 +104,24 @@ impl Template {
     }
 }
 
+/// A piece of a template as a renderer that treats function output apart from the
+/// literal text sees it (the URI templates of `to_d` encode the one, not the other).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PieceRef<'a> {
+    Text(&'a str),
+    Function(&'a Function),
+}
+
+impl Template {
+    /// The pieces in order.
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = PieceRef<'_>> {
+        self.pieces.iter().map(|p| match p {
+            Piece::Text(t) => PieceRef::Text(t),
+            Piece::Function(f) => PieceRef::Function(f),
+        })
+    }
+}
+
 /// Accumulates template pieces, merging adjacent text.
 #[derive(Debug, Default)]
 pub(crate) struct TemplateBuilder {
@@ -239,7 +257,7 @@ pub(crate) fn whole_match_regex(pattern: &str) -> Result<Regex, String> {
 
 /// `regex parse error:\n    a(b\n     ^\nerror: unclosed group` becomes
 /// `unclosed group (at column 2 of the pattern)`.
-fn one_line(e: &regex::Error, with_column: bool) -> String {
+pub(crate) fn one_line(e: &regex::Error, with_column: bool) -> String {
     let text = e.to_string();
     let lines: Vec<&str> = text.lines().collect();
     let Some(reason) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
@@ -310,11 +328,15 @@ impl Condition {
                     } => {
                         let source = operand.value(exchange)?;
                         let source = compare::text(&source).unwrap_or_default();
-                        let regex = whole_match_regex(&source).map_err(|e| ExpressionError {
-                            language: "simple".into(),
-                            expression: expression.to_string(),
-                            column: *column,
-                            message: format!("invalid regex `{source}`: {e}"),
+                        let regex = super::dynamic_regex::whole_match(&source).map_err(|e| {
+                            ExpressionError {
+                                language: "simple".into(),
+                                expression: expression.to_string(),
+                                column: *column,
+                                // The pattern came from the message: quoted, so a newline
+                                // in it cannot start a forged log line.
+                                message: format!("invalid regex {source:?}: {e}"),
+                            }
                         })?;
                         regex.is_match(&text)
                     }

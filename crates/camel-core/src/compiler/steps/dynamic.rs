@@ -38,7 +38,7 @@ impl EndpointResolver for RegistryResolver {
             .upgrade()
             .ok_or_else(|| CamelError::Stopping("the route's context is gone".into()))?;
         registry
-            .endpoint(&EndpointDefinition::new(uri), Some(&self.route_id))
+            .runtime_endpoint(&EndpointDefinition::new(uri), Some(&self.route_id))
             .map_err(|kind| match kind {
                 RouteErrorKind::Endpoint(e) | RouteErrorKind::UnknownComponent(e) => e,
                 other => CamelError::invalid_uri(uri.to_string(), other),
@@ -180,7 +180,7 @@ pub(super) fn dynamic_router(
 
 pub(super) fn to_d(config: ToD, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
     let template = config.template();
-    let uri = cx.expression_text("simple", &template, "/uri")?;
+    let uri = cx.uri_template(&template, config.raw_values, "/uri")?;
     if !config.ignore_invalid_endpoint {
         check_fixed_uri(cx, &template, "/uri")?;
     }

@@ -34,7 +34,7 @@ pub(super) fn wire_tap(
     let uri = if config.dynamic_uri == Some(false) {
         camel_language::constant(&template)
     } else {
-        cx.expression_text("simple", &template, "/uri")?
+        cx.uri_template(&template, false, "/uri")?
     };
     if !config.ignore_invalid_endpoint {
         check_fixed_uri(cx, &template, "/uri")?;
