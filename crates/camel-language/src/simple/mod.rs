@@ -25,9 +25,11 @@
 
 mod ast;
 mod compare;
+mod dynamic_regex;
 mod function;
 mod lexer;
 mod parser;
+mod uri;
 
 use std::fmt;
 use std::sync::Arc;
@@ -40,6 +42,7 @@ use camel_api::{
 use crate::options::reject_options;
 use ast::Node;
 use parser::Mode;
+pub use uri::simple_uri;
 
 const LANGUAGE: &str = "simple";
 
