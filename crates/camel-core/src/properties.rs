@@ -11,8 +11,9 @@
 //! ```
 //!
 //! A property's value may itself hold placeholders (Camel resolves them too); a chain
-//! deeper than [`MAX_DEPTH`] or a cycle is an error. Values are never part of an error
-//! message, and `Debug` hides the values of secret-looking keys (`password`, `token`, …).
+//! deeper than [`MAX_DEPTH`], a cycle, or a result longer than [`MAX_RESOLVED_LEN`] is an
+//! error. Values are never part of an error message, and `Debug` hides the values of
+//! secret-looking keys (`password`, `token`, …).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,6 +22,11 @@ use std::path::Path;
 /// How many property values may nest placeholders inside each other before resolution
 /// stops: a cycle (`a={{b}}`, `b={{a}}`) would otherwise never end.
 pub const MAX_DEPTH: usize = 16;
+
+/// The longest text one resolution may produce. Values that each name another several
+/// times multiply (1.5 KB of them once expanded to 1 GB); past this bound resolution
+/// stops with [`PropertyError::TooLarge`] instead of taking the machine's memory.
+pub const MAX_RESOLVED_LEN: usize = 1 << 20;
 
 /// Why a placeholder could not be resolved, or a properties file not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +60,15 @@ pub enum PropertyError {
     )]
     TooDeep {
         /// The key whose value could not be resolved.
+        key: String,
+    },
+    /// Resolving the placeholders would produce more than [`MAX_RESOLVED_LEN`] bytes.
+    #[error(
+        "property placeholders expand to more than {MAX_RESOLVED_LEN} bytes (at property \
+         `{key}`): values that repeat other properties multiply"
+    )]
+    TooLarge {
+        /// The key being expanded when the bound was passed (empty at the top level).
         key: String,
     },
     /// A properties file could not be read or parsed.
@@ -202,9 +217,19 @@ impl Properties {
             };
             let inner = &rest[inner_start..inner_start + len];
             out.push_str(&self.placeholder(inner, depth)?);
+            if out.len() > MAX_RESOLVED_LEN {
+                return Err(PropertyError::TooLarge {
+                    key: from.unwrap_or_default().to_string(),
+                });
+            }
             rest = &rest[inner_start + len + 2..];
         }
         out.push_str(rest);
+        if out.len() > MAX_RESOLVED_LEN {
+            return Err(PropertyError::TooLarge {
+                key: from.unwrap_or_default().to_string(),
+            });
+        }
         Ok(out)
     }
 
@@ -340,6 +365,21 @@ mod tests {
             cycle.resolve("{{a}}").unwrap_err(),
             PropertyError::TooDeep { .. }
         ));
+    }
+
+    #[test]
+    fn values_that_multiply_stop_at_the_bound() {
+        // Each level names the one below ten times: 10^9 copies of the last if resolved.
+        let mut props = Properties::new();
+        props.set("p0", "x".repeat(100));
+        for level in 1..=9 {
+            props.set(format!("p{level}"), format!("{{{{p{}}}}}", level - 1).repeat(10));
+        }
+        let err = props.resolve("{{p9}}").unwrap_err();
+        assert!(matches!(err, PropertyError::TooLarge { .. }), "{err}");
+        // A large but legitimate value still resolves.
+        props.set("big", "y".repeat(MAX_RESOLVED_LEN / 2));
+        assert_eq!(props.resolve("{{big}}").unwrap().len(), MAX_RESOLVED_LEN / 2);
     }
 
     #[test]
