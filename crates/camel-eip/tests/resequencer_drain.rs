@@ -130,7 +130,7 @@ async fn drain_is_prompt_idle_and_with_1000_held() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_stuck_continuation_fails_the_stop_at_its_deadline_instead_of_hanging() {
+async fn a_stuck_continuation_is_cut_off_at_the_stop_deadline_and_its_exchanges_counted() {
     let stuck = camel_api::BoxProcessor::from_fn(|_| std::future::pending());
     let r = build(&stream_config(Some(1), 10, 1000), stuck, None);
     r.lifecycle.start().await.unwrap();
@@ -138,16 +138,44 @@ async fn a_stuck_continuation_fails_the_stop_at_its_deadline_instead_of_hanging(
         r.processor.process(ex(n)).await.unwrap();
     }
     let t = tokio::time::Instant::now();
+    let deadline = t + Duration::from_secs(7);
+    let drained = r
+        .lifecycle
+        .shutdown_by(ShutdownReason::RouteStop, deadline)
+        .await
+        .unwrap();
+    assert_eq!(
+        t.elapsed(),
+        Duration::from_secs(7),
+        "the stop's own deadline"
+    );
+    assert_eq!(
+        drained.lost, 3,
+        "the one in the continuation and the two behind it"
+    );
+    assert_eq!(r.stats.lost(), 3);
+    // Still idempotent afterwards.
+    let again = r
+        .lifecycle
+        .shutdown_by(ShutdownReason::RouteStop, deadline)
+        .await
+        .unwrap();
+    assert_eq!(again.lost, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_without_a_deadline_reports_a_loss_as_an_error() {
+    let stuck = camel_api::BoxProcessor::from_fn(|_| std::future::pending());
+    let r = build(&stream_config(Some(1), 10, 1000), stuck, None);
+    r.lifecycle.start().await.unwrap();
+    r.processor.process(ex(1)).await.unwrap();
+    let t = tokio::time::Instant::now();
     let err = r
         .lifecycle
         .shutdown(ShutdownReason::RouteStop)
         .await
         .unwrap_err();
     assert!(matches!(err, CamelError::Timeout(_)), "{err}");
-    assert_eq!(t.elapsed(), Duration::from_secs(5), "one drain deadline");
-    // Still idempotent afterwards.
-    r.lifecycle
-        .shutdown(ShutdownReason::RouteStop)
-        .await
-        .unwrap();
+    assert!(err.to_string().contains("1 acknowledged"), "{err}");
+    assert_eq!(t.elapsed(), Duration::from_secs(30));
 }

@@ -158,6 +158,13 @@ impl Resequence {
         self
     }
 
+    /// Most released exchanges waiting for the continuation before callers wait
+    /// (default 256).
+    pub fn continuation_backlog(mut self, n: usize) -> Self {
+        self.0.continuation_backlog = n;
+        self
+    }
+
     /// Where dropped exchanges and failed continuations go.
     pub fn dead_letter_uri(mut self, uri: impl Into<String>) -> Self {
         self.0.dead_letter_uri = Some(uri.into());

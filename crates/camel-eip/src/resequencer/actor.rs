@@ -1,10 +1,12 @@
 //! The actor: the only task that touches a policy's state.
 //!
 //! It reads accepted exchanges from the input channel, wakes at the policy's deadline,
-//! and forwards what the policy releases to the post-driver. On stop it closes the input
-//! channel (callers still waiting for room are refused, so they know their exchange was
-//! not accepted), takes what is already buffered, and hands the policy and the only
-//! post-driver sender back to the lifecycle, which flushes and then drops that sender.
+//! and forwards what the policy releases to the post-driver, waiting while the
+//! continuation's backlog is full (then it reads no input, the input channel fills and
+//! callers wait). On stop it closes the input channel (callers still waiting for room are
+//! refused, so they know their exchange was not accepted), takes what is already
+//! buffered, and hands the policy, the releases not yet sent and the only post-driver
+//! sender back to the lifecycle, which flushes, sends the rest and drops that sender.
 
 use std::future::pending;
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
+use super::backlog::BacklogSender;
 use super::error::ResequenceError;
 use super::policy::{Release, ResequencePolicy};
 use super::shared::Shared;
@@ -64,24 +67,30 @@ fn take<P: ResequencePolicy>(
     }
 }
 
-/// What the actor returns when it stops: the policy and the post-driver sender it owned.
+/// What the actor returns when it stops: the policy, the post-driver sender it owned, and
+/// the releases it had not sent yet (in order; they go before anything the flush adds).
 pub(crate) struct ActorParts<P> {
     pub(crate) policy: P,
-    pub(crate) post_tx: mpsc::Sender<Vec<Release>>,
+    pub(crate) post_tx: BacklogSender,
+    pub(crate) unsent: Vec<Release>,
 }
 
 /// Runs until `stop` fires (or every intake handle is gone), then drains the input.
 pub(crate) async fn run_actor<P: ResequencePolicy>(
     mut policy: P,
     mut input: mpsc::Receiver<Input<P::Key>>,
-    post_tx: mpsc::Sender<Vec<Release>>,
+    post_tx: BacklogSender,
     stop: CancellationToken,
     first: Vec<Release>,
     shared: Arc<Shared>,
 ) -> ActorParts<P> {
     let mut out = first;
     let mut buf = Vec::with_capacity(INTAKE_BATCH);
-    let mut driver_open = forward(&post_tx, &mut out, &shared).await;
+    let mut driver_open = match forward(&post_tx, &mut out, &stop, &shared).await {
+        Forwarded::Sent => true,
+        Forwarded::Stopped => return drain_input(policy, input, post_tx, out, &shared).await,
+        Forwarded::DriverGone => false,
+    };
     let timer = sleep_until(Instant::now());
     tokio::pin!(timer);
     let mut armed: Option<Instant> = None;
@@ -97,7 +106,10 @@ pub(crate) async fn run_actor<P: ResequencePolicy>(
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            n = input.recv_many(&mut buf, INTAKE_BATCH), if intake_open => {
+            // No more than the backlog has room for (at least one, to notice a closed
+            // channel): what the actor holds between intake and backlog stays small, so
+            // acknowledged-and-undelivered stays within the configured bounds.
+            n = input.recv_many(&mut buf, post_tx.room().clamp(1, INTAKE_BATCH)), if intake_open => {
                 // Zero means every intake handle is gone: keep serving the timer.
                 intake_open = n > 0;
                 let now = Instant::now();
@@ -110,37 +122,66 @@ pub(crate) async fn run_actor<P: ResequencePolicy>(
                 policy.on_deadline(Instant::now(), &mut out);
             }
         }
-        driver_open = forward(&post_tx, &mut out, &shared).await;
         shared.set_held(policy.held());
+        match forward(&post_tx, &mut out, &stop, &shared).await {
+            Forwarded::Sent => {}
+            Forwarded::Stopped => break,
+            Forwarded::DriverGone => driver_open = false,
+        }
     }
+    drain_input(policy, input, post_tx, out, &shared).await
+}
+
+/// After a stop: closes the input and takes what it still buffers into the policy.
+async fn drain_input<P: ResequencePolicy>(
+    mut policy: P,
+    mut input: mpsc::Receiver<Input<P::Key>>,
+    post_tx: BacklogSender,
+    mut unsent: Vec<Release>,
+    shared: &Shared,
+) -> ActorParts<P> {
     input.close();
     // After `close` no new sender gets in, and `recv` still waits for one that already
     // holds a permit, so nothing acknowledged is left behind.
     while let Some(item) = input.recv().await {
-        take(&mut policy, item, Instant::now(), &mut out, &shared);
+        take(&mut policy, item, Instant::now(), &mut unsent, shared);
     }
-    forward(&post_tx, &mut out, &shared).await;
     shared.set_held(policy.held());
-    ActorParts { policy, post_tx }
+    ActorParts {
+        policy,
+        post_tx,
+        unsent,
+    }
 }
 
-/// Sends `out` to the post-driver; false when the post-driver is gone (a broken
-/// invariant: it lives until the actor's sender is dropped).
-pub(crate) async fn forward(
-    post_tx: &mpsc::Sender<Vec<Release>>,
+enum Forwarded {
+    Sent,
+    /// The stop came while waiting for room; what was not sent is still in `out`.
+    Stopped,
+    /// A broken invariant: the post-driver lives until the actor's sender is dropped.
+    DriverGone,
+}
+
+/// Sends `out` to the post-driver as the backlog has room, or until `stop`.
+async fn forward(
+    post_tx: &BacklogSender,
     out: &mut Vec<Release>,
+    stop: &CancellationToken,
     shared: &Shared,
-) -> bool {
+) -> Forwarded {
     if out.is_empty() {
-        return true;
+        return Forwarded::Sent;
     }
-    // The next wake-up's buffer starts at this one's size: bursts stay free of regrowth,
-    // a trickle stays small.
-    let size = out.len();
-    let batch = std::mem::replace(out, Vec::with_capacity(size));
-    if let Err(e) = post_tx.send(batch).await {
-        warn!(route_id = %shared.route_id, lost = e.0.len(), "resequencer post-driver is gone");
-        return false;
+    tokio::select! {
+        biased;
+        sent = post_tx.send(out) => match sent {
+            Ok(()) => Forwarded::Sent,
+            Err(gone) => {
+                warn!(route_id = %shared.route_id, lost = gone.0, "resequencer post-driver is gone");
+                out.clear();
+                Forwarded::DriverGone
+            }
+        },
+        () = stop.cancelled() => Forwarded::Stopped,
     }
-    true
 }

@@ -10,7 +10,7 @@ use super::batch::BatchPolicy;
 use super::config::{CapacityPolicy, GapPolicy, ResequenceConfig, ResequenceMode};
 use super::error::ResequenceError;
 use super::key::{BatchKeying, Keying, StreamKeying};
-use super::lifecycle::Lifecycle;
+use super::lifecycle::{Lifecycle, LifecycleParts};
 use super::policy::ResequencePolicy;
 use super::post_driver::Outlets;
 use super::service::Intake;
@@ -143,14 +143,14 @@ impl Parts<'_> {
             shared: self.shared.clone(),
         };
         let stats = self.shared.stats.clone();
-        let lifecycle = Lifecycle::new(
-            policy,
-            rx,
-            self.outlets,
-            self.shared,
-            self.config.on_swap,
-            self.config.mode.signature(),
-        );
+        let parts = LifecycleParts {
+            outlets: self.outlets,
+            shared: self.shared,
+            on_swap: self.config.on_swap,
+            signature: self.config.mode.signature(),
+            backlog: self.config.continuation_backlog,
+        };
+        let lifecycle = Lifecycle::new(policy, rx, parts);
         Resequencer {
             processor: BoxProcessor::new(intake).named("resequence"),
             lifecycle: Arc::new(lifecycle),
@@ -171,6 +171,9 @@ fn validate(config: &ResequenceConfig, has_dead_letter: bool) -> Result<(), Rese
     let bad = |why: &str| Err(ResequenceError::Config(why.into()));
     if config.channel_capacity == 0 || config.channel_capacity > MAX_CHANNEL_CAPACITY {
         return bad("channel_capacity must be between 1 and 16777216");
+    }
+    if config.continuation_backlog == 0 || config.continuation_backlog > MAX_CHANNEL_CAPACITY {
+        return bad("continuation_backlog must be between 1 and 16777216");
     }
     if config.dead_letter_uri.is_some() && !has_dead_letter {
         return bad("dead_letter_uri is set but no dead-letter processor was supplied");

@@ -25,6 +25,13 @@ pub struct ResequenceConfig {
     /// Bound of the input channel between the route and the resequencer's actor. A full
     /// channel makes the caller wait, so backpressure reaches the consumer. Default 1024.
     pub channel_capacity: usize,
+    /// Most released exchanges waiting for the continuation (the post-driver's backlog).
+    /// When it is full the actor stops taking exchanges from the input channel, the
+    /// channel fills, and callers wait: so at most `channel_capacity` + what the policy
+    /// holds + `continuation_backlog` exchanges are acknowledged and not yet delivered,
+    /// which bounds both the memory and how long a stop needs to deliver them all.
+    /// Default 256.
+    pub continuation_backlog: usize,
     /// Silences the warning for request-reply exchanges, whose reply cannot cross the
     /// continuation boundary. Default false.
     pub allow_inout: bool,
@@ -225,6 +232,7 @@ impl ResequenceConfig {
         ResequenceConfig {
             mode,
             channel_capacity: default_channel_capacity(),
+            continuation_backlog: default_continuation_backlog(),
             allow_inout: false,
             dead_letter_uri: None,
             on_swap: OnSwap::default(),
@@ -265,6 +273,9 @@ fn default_batch_size() -> usize {
 fn default_channel_capacity() -> usize {
     1024
 }
+fn default_continuation_backlog() -> usize {
+    256
+}
 
 /// The serialised shape: `stream` and `batch` side by side, exactly one present.
 #[derive(Serialize, Deserialize)]
@@ -286,6 +297,11 @@ struct RawResequenceConfig {
     batch: Option<BatchConfig>,
     #[serde(default = "default_channel_capacity", alias = "channelCapacity")]
     channel_capacity: usize,
+    #[serde(
+        default = "default_continuation_backlog",
+        alias = "continuationBacklog"
+    )]
+    continuation_backlog: usize,
     #[serde(default, alias = "allowInOut", alias = "allowInout")]
     allow_inout: bool,
     #[serde(
@@ -313,6 +329,7 @@ impl TryFrom<RawResequenceConfig> for ResequenceConfig {
         Ok(ResequenceConfig {
             mode,
             channel_capacity: raw.channel_capacity,
+            continuation_backlog: raw.continuation_backlog,
             allow_inout: raw.allow_inout,
             dead_letter_uri: raw.dead_letter_uri,
             on_swap: raw.on_swap,
@@ -330,6 +347,7 @@ impl From<ResequenceConfig> for RawResequenceConfig {
             stream,
             batch,
             channel_capacity: c.channel_capacity,
+            continuation_backlog: c.continuation_backlog,
             allow_inout: c.allow_inout,
             dead_letter_uri: c.dead_letter_uri,
             on_swap: c.on_swap,
@@ -355,6 +373,7 @@ mod tests {
         assert_eq!((b.size, b.timeout_ms), (5, 20));
         assert!(b.allow_duplicates && b.ignore_invalid && cfg.allow_inout);
         assert_eq!(cfg.channel_capacity, 1024);
+        assert_eq!(cfg.continuation_backlog, 256);
     }
 
     #[test]

@@ -49,6 +49,7 @@
 //! `docs/resequencer.md` and ADR 0030.
 
 mod actor;
+mod backlog;
 mod batch;
 mod build;
 mod config;

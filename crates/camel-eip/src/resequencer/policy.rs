@@ -73,6 +73,15 @@ pub enum Release {
     },
 }
 
+impl Release {
+    /// The exchange released, delivered or not.
+    pub fn exchange(&self) -> &Exchange {
+        match self {
+            Release::Deliver(exchange) | Release::Drop { exchange, .. } => exchange,
+        }
+    }
+}
+
 /// A reordering policy: stream or batch.
 ///
 /// Every method runs on the actor task; `Key` is computed by the service before the

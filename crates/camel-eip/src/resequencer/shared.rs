@@ -26,6 +26,7 @@ pub struct ResequencerStats {
     dead_lettered: AtomicU64,
     rejected_old: AtomicU64,
     held: AtomicU64,
+    lost: AtomicU64,
     inout_warnings_logged: AtomicU64,
 }
 
@@ -55,6 +56,9 @@ getters!(
     rejected_old,
     /// Exchanges held by the policy right now.
     held,
+    /// Acknowledged exchanges given up on because a stop (or a swap) reached its deadline
+    /// before the continuation could take them.
+    lost,
     /// InOut warnings actually logged (after rate limiting).
     inout_warnings_logged
 );
@@ -69,6 +73,7 @@ pub(crate) struct Shared {
     pub(crate) inout_warnings: Counter,
     pub(crate) post_ack_failures: Counter,
     pub(crate) rejected_old: Counter,
+    pub(crate) lost: Counter,
 }
 
 /// When each route last logged the InOut warning. Keyed by route rather than held per
@@ -94,9 +99,10 @@ impl Shared {
             ),
             rejected_old: metrics::counter!(
                 "camel_resequencer_rejected_total",
-                "route" => route,
+                "route" => route.clone(),
                 "reason" => "old"
             ),
+            lost: metrics::counter!("camel_resequencer_lost_total", "route" => route),
         }
     }
 
@@ -125,6 +131,12 @@ impl Shared {
             "reason" => reason.as_str()
         )
         .increment(1);
+    }
+
+    /// Counts acknowledged exchanges given up on at a deadline.
+    pub(crate) fn lost(&self, n: u64) {
+        self.stats.lost.fetch_add(n, Ordering::Relaxed);
+        self.lost.increment(n);
     }
 
     /// Counts a call the actor refused.
