@@ -157,7 +157,7 @@ async fn a_second_relay_on_one_sqlite_file_refuses_to_start() {
     let out = text(&second);
     assert!(!second.status.success(), "{out}");
     assert!(out.contains("another relay is already running"), "{out}");
-    assert!(out.contains("relay-lock"), "names the lock file: {out}");
+    assert!(out.contains("outbox.db`"), "names the database file: {out}");
 }
 
 #[tokio::test]

@@ -36,17 +36,21 @@ pub enum OutboxError {
         /// Pending messages at the time of the check.
         pending: u64,
     },
-    /// Another relay already relays this outbox of this SQLite file.
+    /// Another relay already relays this outbox of this SQLite file, or (in another
+    /// process) an outbox of the same file.
     #[error(
-        "another relay is already running for outbox table `{table}` on this SQLite file \
-         (it holds `{lock_file}`); SQLite outboxes are relayed by one process: stop the other \
-         `camel run`, or use PostgreSQL to relay from several processes"
+        "another relay is already running on SQLite file `{database}` ({holder}), so outbox \
+         table `{table}` is not relayed here. The outboxes of a SQLite file are relayed by one \
+         process, which holds a lock on the database file itself: stop the other `camel run` \
+         or route, or use PostgreSQL to relay from several processes"
     )]
     RelayRunning {
         /// The outbox table.
         table: String,
-        /// The lock file the other relay holds.
-        lock_file: String,
+        /// The database file, resolved (symlinks followed).
+        database: String,
+        /// Who holds it: another route of this process, or another process.
+        holder: String,
     },
     /// A running relay drains the outbox with another partition count.
     #[error(

@@ -65,10 +65,14 @@ pub(crate) async fn retry_dead(
     };
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     let parts: Vec<i32> = rows.iter().map(|r| place(r.0, r.1.as_deref())).collect();
+    // Order key 0, as on SQLite: a revived row sits below every worker's reading
+    // position, where the re-read that the admin change triggers (every held group from
+    // its first row, and a sweep of the rest) finds it, rather than far ahead of the
+    // position, where the scans skip it for as long as its group is held.
     let moved = sqlx::query(&format!(
         "INSERT INTO {table} (id, partition_no, group_key, headers, payload, kind, attempts,
-                              retry_at, created_at)
-         SELECT d.id, u.p, d.group_key, d.headers, d.payload, d.kind, 0, NULL, d.created_at
+                              retry_at, created_at, tx_order)
+         SELECT d.id, u.p, d.group_key, d.headers, d.payload, d.kind, 0, NULL, d.created_at, 0
          FROM {dead} d JOIN unnest($1::bigint[], $2::int[]) AS u(id, p) ON d.id = u.id"
     ))
     .bind(&ids)

@@ -130,7 +130,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
                     // What is held back may be gone (discarded) or back (revived): re-read
                     // every held group and message now, not at its retry time. A head
                     // still in backoff is held again until its stored retry time.
-                    self.sched.fire_due(i64::MAX);
+                    self.sched.on_admin_change();
                     scan_needed = true;
                     sweep.get_or_insert_with(Position::default);
                 }
@@ -299,7 +299,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
     async fn dispatch(&mut self) -> Result<()> {
         let mut done = Vec::new();
         loop {
-            while let Some(m) = self.sched.next_dispatch() {
+            while let Some(m) = self.sched.next_dispatch(now_ms()) {
                 let key = (m.id, m.attempts);
                 match start_delivery(&self.handler, m) {
                     Started::Done(result) => done.push((key, result)),

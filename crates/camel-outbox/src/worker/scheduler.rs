@@ -271,8 +271,9 @@ impl Scheduler {
         self.fetches.pop_front()
     }
 
-    /// Hands out the next message, or `None` when nothing may go out now.
-    pub(crate) fn next_dispatch(&mut self) -> Option<StoredMessage> {
+    /// Hands out the next message, or `None` when nothing may go out now (`now`: the
+    /// clock in ms, against which a queued row's retry time is checked).
+    pub(crate) fn next_dispatch(&mut self, now: i64) -> Option<StoredMessage> {
         if self.inflight.len() >= self.max_inflight {
             return None;
         }
@@ -290,8 +291,20 @@ impl Scheduler {
             if g.in_flight.is_some() || g.blocked {
                 continue;
             }
+            let due = match g.queue.front() {
+                None => {
+                    self.settle(&key);
+                    continue;
+                }
+                Some(m) => m.retry_at_ms.filter(|at| *at > now).map(|at| (m.id, at)),
+            };
+            // Only a revived message (`retry_dead`, which keeps its lower id) can stand in
+            // front of a row that failed: that row, now the head, waits for its time.
+            if let Some((id, at)) = due {
+                self.block(&key, id, at);
+                continue;
+            }
             let Some(m) = g.queue.pop_front() else {
-                self.settle(&key);
                 continue;
             };
             g.in_flight = Some(m.id);
@@ -373,6 +386,25 @@ impl Scheduler {
     /// The earliest retry time held, if any.
     pub(crate) fn next_due(&self) -> Option<i64> {
         self.timers.first().map(|t| t.0)
+    }
+
+    /// An admin change happened (`discard`, `retry_dead`): releases everything held, to
+    /// be read again now, and reads every held or overflowing group again from its first
+    /// row. A revived message keeps its old id, below the group's overflow mark (the
+    /// head held in backoff, say), where neither a scan nor a catch-up read from the mark
+    /// would ever find it. A head still in backoff is held again when it is read.
+    pub(crate) fn on_admin_change(&mut self) {
+        for g in self.groups.values_mut() {
+            if g.overflow_from.is_some() {
+                g.overflow_from = Some(i64::MIN);
+            }
+        }
+        for f in &mut self.fetches {
+            if let Fetch::Group { from, .. } = f {
+                *from = i64::MIN;
+            }
+        }
+        self.fire_due(i64::MAX);
     }
 
     /// Releases every group and message whose retry time is ≤ `now`.

@@ -15,7 +15,7 @@ fn row(id: i64, group: Option<&str>) -> StoredMessage {
 }
 
 fn drain(s: &mut Scheduler) -> Vec<i64> {
-    std::iter::from_fn(|| s.next_dispatch())
+    std::iter::from_fn(|| s.next_dispatch(0))
         .map(|m| m.id)
         .collect()
 }
@@ -173,4 +173,49 @@ fn discarded_head_lets_the_group_go_on() {
     s.on_gone(1);
     assert_eq!(drain(&mut s), vec![2]);
     assert!(s.take_deletes().is_empty());
+}
+
+#[test]
+fn a_row_revived_below_a_held_head_is_read_again_and_goes_out_before_it() {
+    let mut s = Scheduler::new(Ordering::Group, 64, 100);
+    s.accept(vec![row(2, Some("g"))], 0);
+    assert_eq!(drain(&mut s), vec![2]);
+    let retry_at = 1_000_000;
+    s.on_failure(2, retry_at);
+    // `retry_dead` puts row 1 back under its old id, below the held head: the admin
+    // change reads the group again from its first row, not from the head.
+    s.on_admin_change();
+    let fetch = s.next_fetch().expect("the held group is read again");
+    assert_eq!(
+        fetch,
+        Fetch::Group {
+            key: "g".into(),
+            filter: Some("g".into()),
+            from: i64::MIN
+        }
+    );
+    let mut held = row(2, Some("g"));
+    held.attempts = 1;
+    held.retry_at_ms = Some(retry_at);
+    s.on_fetched(&fetch, vec![row(1, Some("g")), held], true, 10);
+    let mut at_10 = || {
+        std::iter::from_fn(|| s.next_dispatch(10))
+            .map(|m| m.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at_10(), vec![1], "the revived row goes out at once");
+    s.on_success(1);
+    let mut at_10 = || {
+        std::iter::from_fn(|| s.next_dispatch(10))
+            .map(|m| m.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        at_10(),
+        Vec::<i64>::new(),
+        "the head waits for its retry time"
+    );
+    assert_eq!(s.next_due(), Some(retry_at));
+    s.fire_due(retry_at);
+    assert!(matches!(s.next_fetch(), Some(Fetch::Group { from: 2, .. })));
 }
