@@ -41,10 +41,48 @@ pub(crate) fn init() {
         .with(cap(&rust_log))
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_writer(|| OneLine(std::io::stderr()))
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
         )
         .init();
+}
+
+/// A writer that keeps each log event on one line. Messages and fields often carry
+/// request data (a path, a header, a body): a raw newline in one would let its sender
+/// write a whole log line of their choosing. The fmt layer hands over each event in one
+/// write, ending in its own newline; every other `\n` or `\r` is written escaped.
+struct OneLine<W>(W);
+
+impl<W: std::io::Write> std::io::Write for OneLine<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(&one_line(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// `buf` with the line breaks inside it escaped; a final `\n` stays.
+fn one_line(buf: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let (body, end) = match buf.split_last() {
+        Some((b'\n', body)) => (body, &b"\n"[..]),
+        _ => (buf, &b""[..]),
+    };
+    if !body.iter().any(|b| matches!(b, b'\n' | b'\r')) {
+        return std::borrow::Cow::Borrowed(buf);
+    }
+    let mut out = Vec::with_capacity(buf.len() + 8);
+    for &b in body {
+        match b {
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b => out.push(b),
+        }
+    }
+    out.extend_from_slice(end);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The cap for a `RUST_LOG` value: every capped crate at INFO, except the targets the
@@ -75,6 +113,17 @@ fn named_targets(rust_log: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use tracing::Level;
+
+    #[test]
+    fn an_event_stays_on_one_line() {
+        assert_eq!(
+            &*one_line(b"INFO route: a\nINFO forged\r\n"),
+            b"INFO route: a\\nINFO forged\\r\n"
+        );
+        assert_eq!(&*one_line(b"plain line\n"), b"plain line\n");
+        assert_eq!(&*one_line(b"no end\nx"), b"no end\\nx");
+        assert_eq!(&*one_line(b""), b"");
+    }
 
     fn enabled(rust_log: &str, target: &str, level: Level) -> bool {
         cap(rust_log).would_enable(target, &level)

@@ -1,0 +1,207 @@
+//! Through the binary: message data that used to take control (issue 24, items 1, 5 and
+//! 6). A deeply nested body fails its own exchange instead of overflowing the stack and
+//! aborting the process; a value spliced into a `toD` URI cannot add a segment, climb
+//! out of the folder, or be evaluated as an expression; placeholders cannot multiply
+//! without bound; and a newline in logged data cannot forge a log line.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{camel, file_names, text};
+
+fn run_with_env(routes: &Path, max_messages: &str, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+    cmd.args([
+        "run",
+        routes.to_str().unwrap(),
+        "--max-messages",
+        max_messages,
+    ])
+    .env("RUST_LOG", "info")
+    .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the camel binary runs")
+}
+
+/// A route that reads `in/`, applies `steps` (YAML, indented for the list) and writes
+/// each result to `out/`.
+fn file_route(dir: &Path, steps: &str) -> std::path::PathBuf {
+    let routes = dir.join("routes.yaml");
+    let yaml = format!(
+        "- route:\n    id: hostile\n    from:\n      uri: 'file:{dir}/in'\n      \
+         parameters: {{initial_delay: 0, delay: 20}}\n      steps:\n{steps}",
+        dir = dir.display()
+    );
+    std::fs::write(&routes, yaml).unwrap();
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    routes
+}
+
+#[test]
+fn a_body_nested_3000_deep_fails_its_exchange_and_the_process_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let routes = file_route(
+        dir,
+        &format!(
+            "        - setBody: {{jq: '.'}}\n        - to: 'file:{}/out'\n",
+            dir.display()
+        ),
+    );
+    // 6 KB of brackets: jaq's reader used to recurse once per level and abort (134).
+    let deep = format!("{}{}", "[".repeat(3000), "]".repeat(3000));
+    std::fs::write(dir.join("in/a-deep.json"), deep).unwrap();
+    std::fs::write(dir.join("in/b-ok.json"), r#"{"ok": true}"#).unwrap();
+    let out = run_with_env(&routes, "2", &[]);
+    let log = text(&out);
+    assert!(out.status.code().is_some(), "killed by a signal: {log}");
+    assert!(log.contains("deeper than 128"), "{log}");
+    assert_eq!(file_names(&dir.join("out")), ["b-ok.json"], "{log}");
+}
+
+#[test]
+fn xml_nested_100000_deep_fails_its_exchange_and_the_process_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let routes = file_route(
+        dir,
+        &format!(
+            "        - unmarshal: {{jacksonXml: {{}}}}\n        - marshal: {{json: {{}}}}\n        \
+             - to: 'file:{}/out'\n",
+            dir.display()
+        ),
+    );
+    let deep = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
+    std::fs::write(dir.join("in/a-deep.xml"), deep).unwrap();
+    std::fs::write(dir.join("in/b-ok.xml"), "<r><ok>1</ok></r>").unwrap();
+    let out = run_with_env(&routes, "2", &[]);
+    let log = text(&out);
+    assert!(out.status.code().is_some(), "killed by a signal: {log}");
+    assert!(log.contains("deeper than 128"), "{log}");
+    assert_eq!(file_names(&dir.join("out")), ["b-ok.xml"], "{log}");
+}
+
+#[test]
+fn to_d_values_cannot_leave_the_folder_or_be_evaluated() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    // The docs' own example: the region comes from the message.
+    let routes = file_route(
+        dir,
+        &format!(
+            "        - setHeader: {{name: region, simple: '${{body}}'}}\n        \
+             - toD: 'file:{dir}/out/${{header.region}}?fileName=${{header.region}}.txt'\n",
+            dir = dir.display()
+        ),
+    );
+    std::fs::write(dir.join("in/1"), "../escaped").unwrap();
+    std::fs::write(dir.join("in/2"), "${env.CAMEL_HOSTILE_SECRET}").unwrap();
+    std::fs::write(dir.join("in/3"), "eu?fileExist=append&autoCreate=false").unwrap();
+    let out = run_with_env(&routes, "3", &[("CAMEL_HOSTILE_SECRET", "s3cr3t")]);
+    let log = text(&out);
+    assert!(out.status.code().is_some(), "{log}");
+    assert!(!dir.join("escaped").exists(), "climbed out of out/: {log}");
+    assert!(!dir.join("escaped.txt").exists(), "climbed out of out/: {log}");
+    // In the query the value is the option's text again: a file name with `..`, which
+    // the file producer refuses (that exchange fails; the file stays in `in/`).
+    assert!(log.contains("must stay inside the endpoint folder"), "{log}");
+    let folders = {
+        let mut v: Vec<String> = std::fs::read_dir(dir.join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        folders,
+        [
+            "%24%7Benv.CAMEL_HOSTILE_SECRET%7D",
+            "eu%3FfileExist%3Dappend%26autoCreate%3Dfalse"
+        ],
+        "{log}"
+    );
+    // The options a value held did not become options: one file, named by the text.
+    assert_eq!(
+        file_names(&dir.join("out/eu%3FfileExist%3Dappend%26autoCreate%3Dfalse")),
+        ["eu?fileExist=append&autoCreate=false.txt"]
+    );
+    // The file name is the value's text; the secret was never looked up.
+    assert_eq!(
+        file_names(&dir.join("out/%24%7Benv.CAMEL_HOSTILE_SECRET%7D")),
+        ["${env.CAMEL_HOSTILE_SECRET}.txt"]
+    );
+    assert!(!log.contains("s3cr3t"), "{log}");
+}
+
+#[test]
+fn to_d_raw_values_is_the_explicit_way_back_to_splicing() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let routes = file_route(
+        dir,
+        &format!(
+            "        - setHeader: {{name: sub, simple: '${{body}}'}}\n        \
+             - toD: {{uri: 'file:{dir}/out/${{header.sub}}', rawValues: true}}\n",
+            dir = dir.display()
+        ),
+    );
+    std::fs::write(dir.join("in/1"), "a/b").unwrap();
+    let out = run_with_env(&routes, "1", &[]);
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(file_names(&dir.join("out/a/b")), ["1"], "{log}");
+}
+
+#[test]
+fn placeholders_that_multiply_are_an_error_not_a_gigabyte() {
+    let root = tempfile::tempdir().unwrap();
+    let routes = root.path().join("routes.yaml");
+    std::fs::write(
+        &routes,
+        "- from:\n    uri: direct:a\n    steps:\n      - log: '{{p9}}'\n",
+    )
+    .unwrap();
+    let mut args = vec![
+        "validate".to_string(),
+        routes.to_str().unwrap().to_string(),
+        "--property".into(),
+        format!("p0={}", "x".repeat(100)),
+    ];
+    for level in 1..=9 {
+        args.push("--property".into());
+        args.push(format!(
+            "p{level}={}",
+            format!("{{{{p{}}}}}", level - 1).repeat(10)
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = camel(&args);
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("expand to more than 1048576 bytes"), "{log}");
+}
+
+#[test]
+fn a_newline_in_logged_data_cannot_forge_a_log_line() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let routes = file_route(dir, "        - log: 'got ${body}'\n");
+    std::fs::write(dir.join("in/1"), "x\nERROR forged line\r\nWARN another").unwrap();
+    let out = run_with_env(&routes, "1", &[]);
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(
+        log.lines()
+            .all(|l| !l.starts_with("ERROR forged") && !l.starts_with("WARN another")),
+        "{log}"
+    );
+    assert!(
+        log.contains(r"got x\nERROR forged line\r\nWARN another"),
+        "{log}"
+    );
+}
