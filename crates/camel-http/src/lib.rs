@@ -15,8 +15,12 @@
 //! | each query parameter | its name (a repeated one: a JSON array) |
 //! | each path parameter (`/orders/{id}`) | its name (`id`) |
 //!
-//! Headers and parameters whose names start with `Camel` are dropped on the way in. The
-//! response is the exchange's body with the status in `CamelHttpResponseCode` (default 200,
+//! Request headers and query parameters pass the rule every transport shares,
+//! [`camel_api::inbound::admits_transport_header`]: control headers (`Camel*` in any case,
+//! and the destination headers other producers obey, such as `kafka.OVERRIDE_TOPIC`) are
+//! dropped on the way in, so a client can neither set `CamelHttpResponseCode` nor
+//! `?CamelSqlQuery=…`. A request path with a `.` or `..` segment (also percent-encoded)
+//! is answered 400. The response is the exchange's body with the status in `CamelHttpResponseCode` (default 200,
 //! 204 without a body). See `docs/http.md` for every option.
 //!
 //! ```
@@ -46,9 +50,10 @@
 
 mod client;
 pub mod headers;
+mod one_line;
 mod platform;
 mod server;
 
-pub use client::HttpComponent;
+pub use client::{HttpComponent, HttpProducerError, DEFAULT_MAX_RESPONSE_SIZE};
 pub use platform::{Binding, PlatformHttpComponent, DEFAULT_MAX_BODY_SIZE};
-pub use server::ServerConfig;
+pub use server::{ServerConfig, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BUFFERED_BODY_BYTES};

@@ -9,17 +9,22 @@
 //! A status outside `ok_status_code_range` is [`CamelError::HttpOperationFailed`] unless
 //! `throw_exception_on_failure=false`.
 
+mod error;
 mod options;
 
 use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue, Method};
+use bytes::{Bytes, BytesMut};
 use camel_api::{
     redact_url, Body, BoxProcessor, CamelError, Component, ComponentContext, Endpoint, EndpointUri,
     Exchange, Value,
 };
 
 use crate::headers::{self as names, is_camel_header, is_transport_header, title_case};
+use crate::server::path::has_dot_segment;
+pub use error::HttpProducerError;
+pub use options::DEFAULT_MAX_RESPONSE_SIZE;
 use options::{Auth, ClientOptions};
 
 /// Response bodies kept in an [`CamelError::HttpOperationFailed`]: enough to read a
@@ -149,7 +154,7 @@ impl Caller {
         let resp = req.send().await.map_err(|e| failure(e, &called))?;
         let status = resp.status();
         let headers = resp.headers().clone();
-        let body = resp.bytes().await.map_err(|e| failure(e, &called))?;
+        let body = read_limited(resp, o.max_response_size, &called).await?;
         if o.throw_exception_on_failure && !o.is_ok(status.as_u16()) {
             let cut = body.len().min(FAILED_BODY_CAP);
             return Err(CamelError::HttpOperationFailed {
@@ -194,7 +199,7 @@ impl Caller {
                 let text = v.to_string();
                 Method::from_bytes(text.trim().to_ascii_uppercase().as_bytes()).map_err(|_| {
                     CamelError::processor(format!(
-                        "header {} = `{text}` is not an HTTP method",
+                        "header {} = {text:?} is not an HTTP method",
                         names::HTTP_METHOD
                     ))
                 })
@@ -222,6 +227,14 @@ impl Caller {
             _ => o.url.clone(),
         };
         if let Some(path) = text_header(names::HTTP_PATH) {
+            // The URL parser resolves dot segments: appended, `..` would climb out of the
+            // endpoint's path (`/api` + `/../admin` is `/admin`).
+            if has_dot_segment(&path) {
+                return Err(CamelError::external(
+                    format!("calling {shown}"),
+                    HttpProducerError::PathLeavesBase { path },
+                ));
+            }
             let joined = format!(
                 "{}/{}",
                 url.path().trim_end_matches('/'),
@@ -240,6 +253,47 @@ impl Caller {
         }
         Ok(url)
     }
+}
+
+/// The response body, refused as soon as it proves larger than `limit`: from its declared
+/// length before reading, else when the bytes read pass it.
+async fn read_limited(
+    mut resp: reqwest::Response,
+    limit: usize,
+    called: &str,
+) -> Result<Bytes, CamelError> {
+    let too_large = || {
+        CamelError::external(
+            format!("calling {called}"),
+            HttpProducerError::ResponseTooLarge { limit },
+        )
+    };
+    let declared = resp.content_length();
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    // Most bodies arrive in one chunk, which is returned without a copy.
+    let Some(first) = resp.chunk().await.map_err(|e| failure(e, called))? else {
+        return Ok(Bytes::new());
+    };
+    if first.len() > limit {
+        return Err(too_large());
+    }
+    let Some(second) = resp.chunk().await.map_err(|e| failure(e, called))? else {
+        return Ok(first);
+    };
+    let capacity = declared.map_or(first.len() + second.len(), |n| n as usize);
+    let mut buf = BytesMut::with_capacity(capacity);
+    let mut next = Some(second);
+    buf.extend_from_slice(&first);
+    while let Some(chunk) = next {
+        if buf.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+        next = resp.chunk().await.map_err(|e| failure(e, called))?;
+    }
+    Ok(buf.freeze())
 }
 
 /// A transport failure, without the URL reqwest would print (it may hold credentials).

@@ -23,7 +23,11 @@ pub(super) const OPTIONS: &[&str] = &[
     "auth_username",
     "auth_password",
     "auth_bearer_token",
+    "max_response_size",
 ];
+
+/// Default of `max_response_size`: 100 MiB.
+pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 100 * 1024 * 1024;
 
 /// A credential: shown as `***` by `Debug`, so no log line or error can print it.
 #[derive(Clone)]
@@ -53,6 +57,8 @@ pub(super) struct ClientOptions {
     pub(super) socket_timeout: Option<Duration>,
     pub(super) response_timeout: Option<Duration>,
     pub(super) auth: Option<Auth>,
+    /// Largest response body read; bounds the memory one call can take.
+    pub(super) max_response_size: usize,
 }
 
 impl ClientOptions {
@@ -100,6 +106,9 @@ impl ClientOptions {
         let so_timeout = p.take_duration("so_timeout")?;
         let socket_timeout = p.take_duration("socket_timeout")?.or(so_timeout);
         let response_timeout = p.take_duration("response_timeout")?;
+        let max_response_size = p
+            .take::<usize>("max_response_size")?
+            .unwrap_or(DEFAULT_MAX_RESPONSE_SIZE);
         let method_name = p.take_choice("auth_method", &["basic", "bearer"])?;
         let username = p.take_str("auth_username");
         let password = p.take_str("auth_password").map(Secret);
@@ -138,6 +147,7 @@ impl ClientOptions {
             socket_timeout,
             response_timeout,
             auth,
+            max_response_size,
         })
     }
 
@@ -184,7 +194,12 @@ mod tests {
 
     #[test]
     fn options_are_taken_and_the_rest_passed_through() {
-        let o = parse("http://h:8080/api/v1?httpMethod=put&pageSize=3&q=a%20b&throwExceptionOnFailure=false&okStatusCodeRange=200-204,209").unwrap();
+        let o = parse("http://h:8080/api/v1?httpMethod=put&pageSize=3&q=a%20b&throwExceptionOnFailure=false&okStatusCodeRange=200-204,209&maxResponseSize=1024").unwrap();
+        assert_eq!(o.max_response_size, 1024);
+        assert_eq!(
+            parse("http://h/x").unwrap().max_response_size,
+            DEFAULT_MAX_RESPONSE_SIZE
+        );
         assert_eq!(o.url.as_str(), "http://h:8080/api/v1?pageSize=3&q=a%20b");
         assert_eq!(o.method, Some(Method::PUT));
         assert!(!o.throw_exception_on_failure);

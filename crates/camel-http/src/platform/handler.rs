@@ -3,22 +3,28 @@
 use axum::body::Body as HttpBody;
 use axum::http::{header, request::Parts, Request, Response, StatusCode};
 use bytes::{Bytes, BytesMut};
+use camel_api::inbound::admits_transport_header;
 use camel_api::{Body, CamelError, Exchange, ExchangePattern, Headers, Value};
 use futures::StreamExt;
+use hyper::body::{Body as _, Incoming};
 
 use super::{reply, Binding};
-use crate::headers::{self as names, is_camel_header, title_case};
-use crate::server::path::query_pairs;
+use crate::headers::{self as names, title_case};
+use crate::server::budget::Reservation;
+use crate::server::path::{has_dot_segment, query_pairs};
 use crate::server::table::Lookup;
 use crate::server::Shared;
 
-pub(crate) async fn handle(
-    shared: &Shared,
-    req: Request<hyper::body::Incoming>,
-) -> Response<HttpBody> {
+pub(crate) async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<HttpBody> {
     let retry = shared.retry_after_secs;
     if shared.is_stopping() {
         return reply::unavailable(retry, "the server is stopping");
+    }
+    if has_dot_segment(req.uri().path()) {
+        return reply::problem(
+            StatusCode::BAD_REQUEST,
+            "the path has a `.` or `..` segment (also percent-encoded); send it normalized",
+        );
     }
     let (reg, params) = match shared.table.lookup(req.method(), req.uri().path()) {
         Lookup::Found(reg, params) => (reg, params),
@@ -40,14 +46,24 @@ pub(crate) async fn handle(
         return reply::too_large(max);
     }
     let (parts, body) = req.into_parts();
-    let bytes = match read_body(HttpBody::new(body), max).await {
-        Ok(bytes) => bytes,
-        Err(BodyError::TooLarge) => return reply::too_large(max),
-        Err(BodyError::Read) => {
-            return reply::problem(
-                StatusCode::BAD_REQUEST,
-                "the request body could not be read",
-            )
+    // Held until the response is built: the body lives in the exchange until then.
+    let mut reservation = shared.bodies.reservation();
+    let bytes = if body.is_end_stream() {
+        Bytes::new()
+    } else {
+        let declared = declared.map(|n| n as usize);
+        let read = read_body(body, max, declared, &mut reservation);
+        match tokio::time::timeout(shared.body_read_timeout, read).await {
+            Ok(Ok(bytes)) => bytes,
+            Err(_) => return reply::timed_out(shared.body_read_timeout),
+            Ok(Err(BodyError::TooLarge)) => return reply::too_large(max),
+            Ok(Err(BodyError::OverBudget)) => return reply::bodies_over_budget(retry),
+            Ok(Err(BodyError::Read)) => {
+                return reply::problem(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                )
+            }
         }
     };
     let body = match bind(&reg.binding, bytes) {
@@ -73,17 +89,35 @@ pub(crate) async fn handle(
 
 enum BodyError {
     TooLarge,
+    /// The server's budget of buffered body bytes has no room for this body.
+    OverBudget,
     Read,
 }
 
-/// Reads at most `max` bytes; stops reading as soon as the body proves larger.
-async fn read_body(body: HttpBody, max: usize) -> Result<Bytes, BodyError> {
-    let mut stream = body.into_data_stream();
-    let mut buf = BytesMut::new();
+/// Reads at most `max` bytes; stops reading as soon as the body proves larger. The bytes
+/// are reserved in the server's budget first: a declared length at once (before anything
+/// is read or allocated), a chunked body as its chunks arrive.
+async fn read_body(
+    body: Incoming,
+    max: usize,
+    declared: Option<usize>,
+    reservation: &mut Reservation,
+) -> Result<Bytes, BodyError> {
+    if let Some(n) = declared {
+        reservation.grow(n).map_err(|_| BodyError::OverBudget)?;
+    }
+    let mut stream = HttpBody::new(body).into_data_stream();
+    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| BodyError::Read)?;
         if buf.len() + chunk.len() > max {
             return Err(BodyError::TooLarge);
+        }
+        // hyper ends a body at its declared length, so a declared body is reserved whole.
+        if declared.is_none() {
+            reservation
+                .grow(chunk.len())
+                .map_err(|_| BodyError::OverBudget)?;
         }
         buf.extend_from_slice(&chunk);
     }
@@ -124,7 +158,7 @@ fn to_exchange(parts: &Parts, params: Vec<(String, String)>, body: Body) -> Exch
     let h = &mut ex.message.headers;
     for (name, value) in &parts.headers {
         let name = name.as_str();
-        if is_camel_header(name) {
+        if !admits_transport_header(name, &[]) {
             continue;
         }
         let value = String::from_utf8_lossy(value.as_bytes());
@@ -132,7 +166,7 @@ fn to_exchange(parts: &Parts, params: Vec<(String, String)>, body: Body) -> Exch
     }
     let query = parts.uri.query();
     for (name, value) in query.into_iter().flat_map(query_pairs) {
-        if !is_camel_header(&name) {
+        if admits_transport_header(&name, &[]) {
             add(h, name, Value::from(value), "");
         }
     }

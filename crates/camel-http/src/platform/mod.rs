@@ -100,6 +100,17 @@ impl PlatformHttpComponent {
         self.server.bound()
     }
 
+    /// Request body bytes the server holds now, across its connections (bounded by
+    /// [`ServerConfig::max_buffered_body_bytes`]).
+    pub fn buffered_body_bytes(&self) -> usize {
+        self.server.shared.bodies.used()
+    }
+
+    /// The most request body bytes the server has held at once.
+    pub fn peak_buffered_body_bytes(&self) -> usize {
+        self.server.shared.bodies.peak()
+    }
+
     /// Resolves with the server's address once a route serves `path` (the template as
     /// written in its URI): a route's consumer registers shortly after the route starts.
     pub async fn serving(&self, path: &str) -> Option<SocketAddr> {

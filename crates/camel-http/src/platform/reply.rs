@@ -1,11 +1,12 @@
 //! Responses: from a finished exchange, from a route's error, and the server's own answers
-//! (404, 405, 413, 503) as RFC 9457 problem documents.
+//! (400, 404, 405, 408, 413, 503) as RFC 9457 problem documents.
 
 use axum::body::Body as HttpBody;
 use axum::http::{header, HeaderName, HeaderValue, Method, Response, StatusCode};
 use camel_api::{Body, CamelError, Exchange, Headers};
 
 use crate::headers::{self as names, is_camel_header, is_transport_header};
+use crate::one_line::OneLine;
 
 /// A problem document: a title from the status and a short detail; never a route's error
 /// text, which may name hosts, files or queries.
@@ -55,6 +56,32 @@ pub(super) fn too_large(max: usize) -> Response<HttpBody> {
     resp
 }
 
+/// 408 for a body not sent within the server's body read timeout; the connection closes.
+pub(super) fn timed_out(timeout: std::time::Duration) -> Response<HttpBody> {
+    let mut resp = problem(
+        StatusCode::REQUEST_TIMEOUT,
+        &format!(
+            "the request body was not received within {} ms",
+            timeout.as_millis()
+        ),
+    );
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// 503 for a body that does not fit in the server's budget of buffered body bytes; the
+/// connection closes, as the body is not read.
+pub(super) fn bodies_over_budget(retry_after_secs: u64) -> Response<HttpBody> {
+    let mut resp = unavailable(
+        retry_after_secs,
+        "the server holds as many request bodies as it may; retry later",
+    );
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
 /// A route's failure: 503 when it refused for now (stopping, a full queue, load
 /// shedding), else 500. The error is logged, not sent.
 pub(super) fn from_error(e: &CamelError, route_id: &str, retry: u64) -> Response<HttpBody> {
@@ -65,7 +92,7 @@ pub(super) fn from_error(e: &CamelError, route_id: &str, retry: u64) -> Response
         }
         CamelError::Overloaded(_) => unavailable(retry, "the route is at capacity"),
         _ => {
-            tracing::warn!(route_id, error = %e, "platform-http: the route failed; answering 500");
+            tracing::warn!(route_id, error = %OneLine(e), "platform-http: the route failed; answering 500");
             problem(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the route failed to process the request",
@@ -124,7 +151,7 @@ pub(super) fn from_exchange(
             HeaderValue::from_str(&value.to_string()),
         ) else {
             tracing::debug!(
-                header = name,
+                header = %OneLine(name),
                 "platform-http: header not valid in HTTP, not sent"
             );
             continue;

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{ServerConfig, Shared};
+use crate::one_line::OneLine;
 
 /// What a connection over the limit reads before it is closed.
 const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -102,6 +103,6 @@ async fn connection(
         }
     };
     if let Err(e) = result {
-        tracing::debug!(error = %e, "HTTP connection ended with an error");
+        tracing::debug!(error = %OneLine(e), "HTTP connection ended with an error");
     }
 }

@@ -9,6 +9,7 @@
 //! for the connections still answering (bounded by the route's stop deadline).
 
 mod accept;
+pub(crate) mod budget;
 pub(crate) mod path;
 pub(crate) mod table;
 
@@ -37,17 +38,34 @@ pub struct ServerConfig {
     /// Time a client has to send a request's headers; a slower one (slowloris) is
     /// disconnected.
     pub header_read_timeout: Duration,
+    /// Time a client has to send a request's whole body, from the end of its headers; a
+    /// slower one is answered 408 and disconnected, so clients trickling bodies cannot
+    /// hold every connection (and the memory of their bodies) indefinitely.
+    pub body_read_timeout: Duration,
+    /// Request body bytes held at once across every connection, from the first byte read
+    /// until the exchange is answered. A request whose body would exceed it is answered
+    /// 503 with `Retry-After`: without it the bound is `max_connections` × the routes'
+    /// `max_body_size` (10 GiB with the defaults).
+    pub max_buffered_body_bytes: usize,
     /// What a 503's `Retry-After` says.
     pub retry_after: Duration,
 }
 
+/// Default of [`ServerConfig::body_read_timeout`]: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ServerConfig::max_buffered_body_bytes`]: 256 MiB.
+pub const DEFAULT_MAX_BUFFERED_BODY_BYTES: usize = 256 * 1024 * 1024;
+
 impl ServerConfig {
-    /// Defaults for `addr`: 1024 connections, 10 s to send the headers, retry after 1 s.
+    /// Defaults for `addr`: 1024 connections, 10 s to send the headers, 30 s to send the
+    /// body, 256 MiB of bodies buffered at once, retry after 1 s.
     pub fn new(addr: SocketAddr) -> Self {
         ServerConfig {
             addr,
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_buffered_body_bytes: DEFAULT_MAX_BUFFERED_BODY_BYTES,
             retry_after: Duration::from_secs(1),
         }
     }
@@ -63,14 +81,29 @@ impl ServerConfig {
         self.header_read_timeout = timeout;
         self
     }
+
+    /// Sets the body read timeout.
+    pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Sets the budget of request body bytes buffered at once across connections.
+    pub fn with_max_buffered_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_body_bytes = bytes;
+        self
+    }
 }
 
-/// What the connections share with the server: the table and the stopping flag.
+/// What the connections share with the server: the table, the stopping flag and the
+/// body bounds.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) table: table::RouteTable,
     stopping: AtomicBool,
     pub(crate) retry_after_secs: u64,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) bodies: budget::BodyBudget,
 }
 
 impl Shared {
@@ -102,6 +135,8 @@ impl SharedServer {
             table: table::RouteTable::default(),
             stopping: AtomicBool::new(false),
             retry_after_secs: config.retry_after.as_secs().max(1),
+            body_read_timeout: config.body_read_timeout,
+            bodies: budget::BodyBudget::new(config.max_buffered_body_bytes),
         });
         SharedServer {
             config,

@@ -126,6 +126,20 @@ fn split(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether `path` has a `.` or `..` segment once percent-decoded, with `\` counted as a
+/// separator as URL parsers do for `http`: such a path names another place than it spells
+/// (`/api/%2e%2e/admin` is `/admin`). The server refuses such request paths and the
+/// producer refuses to append one to its base path, so a proxy route cannot be walked out
+/// of the backend path it was given.
+pub(crate) fn has_dot_segment(path: &str) -> bool {
+    // Nothing decodes to a dot without a `%`: most paths are answered here.
+    if !path.contains(['.', '%']) {
+        return false;
+    }
+    let decoded = percent_decode(path);
+    decoded.split(['/', '\\']).any(|s| s == "." || s == "..")
+}
+
 /// The pairs of a query string, decoded (`+` is a space there).
 pub(crate) fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|p| !p.is_empty()).map(|pair| {
@@ -184,6 +198,35 @@ mod tests {
         assert!(a.same_shape(&b));
         assert!(!a.same_shape(&c));
         assert!(c.param_count() < a.param_count());
+    }
+
+    #[test]
+    fn dot_segments_in_any_spelling() {
+        for bad in [
+            "/a/../b",
+            "/..",
+            "/a/.",
+            "/a/%2e%2e/b",
+            "/a/%2E./b",
+            "/a/.%2e",
+            "/a/..%2fb",
+            "/a/..\\b",
+            "..",
+            "%2e",
+        ] {
+            assert!(has_dot_segment(bad), "{bad}");
+        }
+        for good in [
+            "/a/b",
+            "/a/...",
+            "/a/.b",
+            "/a/b.",
+            "/v1.2/x",
+            "/a/%252e%252e",
+            "",
+        ] {
+            assert!(!has_dot_segment(good), "{good}");
+        }
     }
 
     #[test]
