@@ -249,6 +249,54 @@ async fn open_groups_left_by_a_stopped_process_complete_by_timeout_after_a_resta
     }
 }
 
+/// Issue 24, item 14: the exchange in flight at a crash comes back from the broker
+/// later than the restored group's timeout. With `restored_group_delay` the group waits
+/// for it and completes once, with it; without, it would complete twice.
+#[tokio::test]
+async fn a_restored_group_waits_for_the_redelivered_exchange_and_completes_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for (label, url) in backends(&dir) {
+        let name = unique("redelivered");
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let options = AggregatorOptions {
+            completion_size: Some(3),
+            completion_timeout: Some(Duration::from_millis(100)),
+            restored_group_delay: Some(Duration::from_secs(60)),
+            ..Default::default()
+        };
+        {
+            let repo = StateStores::default().aggregation(&url, &name).unwrap();
+            let first = aggregator(repo, options.clone(), forward(tx.clone()), None);
+            first.lifecycle.start().await.unwrap();
+            first.processor.process(ex("a", "1")).await.unwrap();
+            first.processor.process(ex("a", "2")).await.unwrap();
+            // Killed while "3" was in flight: never acknowledged to the broker.
+        }
+        let repo = StateStores::default().aggregation(&url, &name).unwrap();
+        let second = aggregator(repo, options, forward(tx), None);
+        second.lifecycle.start().await.unwrap();
+        // The broker's redelivery arrives well after the 100 ms completion timeout.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            rx.try_recv().is_err(),
+            "{label}: completed without the in-flight exchange"
+        );
+        second.processor.process(ex("a", "3")).await.unwrap();
+        let g = next(&mut rx).await;
+        assert_eq!(
+            camel_eip::aggregation::body_json(&g.message.body),
+            serde_json::json!(["1", "2", "3"]),
+            "{label}"
+        );
+        assert!(rx.try_recv().is_err(), "{label}: the key completed twice");
+        second
+            .lifecycle
+            .shutdown(ShutdownReason::RouteStop)
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test]
 async fn recovery_redelivers_a_completed_group_and_dead_letters_it_when_exhausted() {
     let dir = tempfile::tempdir().unwrap();

@@ -26,6 +26,8 @@ pub struct AggregatorOptions {
     pub completion_size: Option<usize>,
     /// Complete this long after a group's last exchange.
     pub completion_timeout: Option<Duration>,
+    /// Restored groups time out no sooner than this after the start.
+    pub restored_group_delay: Option<Duration>,
     /// Complete every group this often.
     pub completion_interval: Option<Duration>,
     /// Complete every group when a batch consumer's batch is in.
@@ -59,6 +61,7 @@ impl From<&crate::config::Aggregate> for AggregatorOptions {
         AggregatorOptions {
             completion_size: c.completion_size,
             completion_timeout: c.completion_timeout.map(Duration::from_millis),
+            restored_group_delay: c.restored_group_delay.map(Duration::from_millis),
             completion_interval: c.completion_interval.map(Duration::from_millis),
             completion_from_batch_consumer: c.completion_from_batch_consumer,
             completion_on_new_correlation_group: c.completion_on_new_correlation_group,
@@ -266,7 +269,10 @@ impl Inner {
             return Ok(0);
         };
         let keys = self.repository.keys().await?;
-        let at = Instant::now() + t;
+        // The exchange in flight at a crash was never acknowledged, so its source sends
+        // it again; completing the restored group before then would complete the key
+        // twice (once without it, once with it alone).
+        let at = Instant::now() + t.max(self.options.restored_group_delay.unwrap_or_default());
         for k in &keys {
             self.arm(k, at);
         }

@@ -67,6 +67,16 @@ pub struct Aggregate {
         skip_serializing_if = "Option::is_none"
     )]
     pub completion_timeout: Option<u64>,
+    /// A group found in the repository at start (left by a crash) completes by
+    /// `completion_timeout` no sooner than this long after the start, so that a broker
+    /// can redeliver the exchange that was in flight first (our own option).
+    #[serde(
+        default,
+        alias = "restoredGroupDelay",
+        deserialize_with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub restored_group_delay: Option<u64>,
     /// The timeout in milliseconds from an expression on each exchange.
     #[serde(
         default,
