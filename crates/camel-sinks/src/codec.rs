@@ -170,6 +170,15 @@ pub trait BatchCodec: Send + Sync + fmt::Debug + 'static {
         true
     }
 
+    /// Whether a failed entry fails the entries of its group that follow it in the same
+    /// batch ([`SinkError::EarlierEntryFailed`](crate::SinkError::EarlierEntryFailed)):
+    /// those the destination answered in the same request, and those of a bisected
+    /// batch's later requests (which are then not sent). For destinations that keep a
+    /// group's order strictly (an SQS FIFO queue); elsewhere a later success is kept.
+    fn strict_group_order(&self) -> bool {
+        false
+    }
+
     /// Whether all entries of one request must share one group (Pub/Sub ordering keys).
     fn group_forms_batch(&self) -> bool {
         false

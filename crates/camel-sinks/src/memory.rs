@@ -134,8 +134,7 @@ impl<'a> GroupsInFlight<'a> {
         for g in &groups {
             let n = in_flight.entry(g.clone()).or_insert(0);
             *n += 1;
-            log.most_in_flight_per_group
-                .fetch_max(*n, Ordering::AcqRel);
+            log.most_in_flight_per_group.fetch_max(*n, Ordering::AcqRel);
         }
         drop(in_flight);
         GroupsInFlight { log, groups }
@@ -164,6 +163,7 @@ pub struct MemoryCodec {
     instance: u64,
     limits: Limits,
     one_group: bool,
+    strict: bool,
     never_answer: bool,
     judge: Option<Judge>,
     latency: Option<Latency>,
@@ -191,6 +191,7 @@ impl MemoryCodec {
                 max_entry_bytes: 1 << 20,
             },
             one_group: false,
+            strict: false,
             never_answer: false,
             judge: None,
             latency: None,
@@ -222,6 +223,13 @@ impl MemoryCodec {
     /// Requires one group per request, as Pub/Sub does.
     pub fn one_group_per_batch(mut self) -> Self {
         self.one_group = true;
+        self
+    }
+
+    /// Keeps each group's order strictly, as an SQS FIFO queue does
+    /// ([`BatchCodec::strict_group_order`]).
+    pub fn strict_group_order(mut self) -> Self {
+        self.strict = true;
         self
     }
 
@@ -329,5 +337,9 @@ impl BatchCodec for MemoryCodec {
 
     fn group_forms_batch(&self) -> bool {
         self.one_group
+    }
+
+    fn strict_group_order(&self) -> bool {
+        self.strict
     }
 }

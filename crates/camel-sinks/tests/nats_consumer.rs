@@ -496,7 +496,9 @@ async fn control_headers_of_a_jetstream_message_do_not_reach_the_exchange() {
     assert_only_admitted_headers(&ex);
     // The consumer's own header is the server's count, not the forged one.
     assert_eq!(
-        ex.header(DELIVERED_HEADER).map(|v| v.to_string()).as_deref(),
+        ex.header(DELIVERED_HEADER)
+            .map(|v| v.to_string())
+            .as_deref(),
         Some("1")
     );
     s.delete().await;

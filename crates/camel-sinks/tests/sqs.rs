@@ -351,3 +351,86 @@ async fn max_message_bytes_refuses_a_larger_body_before_sending() {
         "{err}"
     );
 }
+
+/// SQS FIFO, a partial failure (through the proxy, as moto cannot fail one entry): the
+/// entries of the failed entry's group that follow it in the request fail too, with
+/// `EarlierEntryFailed`; the other group and the entry before the failure succeed.
+#[tokio::test]
+async fn fifo_entries_after_a_failed_one_of_their_group_fail_too() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let proxy = fault_proxy::start(upstream, Fault::FailEntriesContaining("reject")).await;
+    let queue = TempQueue::create(&endpoint, true).await;
+    let p = producer(&queue.url, &proxy.endpoint, 10);
+    let sent = [
+        ("a", "a-0"),
+        ("a", "a-1-reject"),
+        ("b", "b-0"),
+        ("a", "a-2"),
+        ("b", "b-1"),
+        ("a", "a-3"),
+    ];
+    let exchanges = sent
+        .iter()
+        .enumerate()
+        .map(|(i, (g, body))| {
+            Exchange::new(*body)
+                .with_header("group", *g)
+                .with_header("key", format!("k{i}"))
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    let bodies = queue.drain_and_delete(5).await;
+    assert_eq!(proxy.batch_requests.load(Ordering::SeqCst), 1);
+    assert!(
+        results[0].is_ok() && results[2].is_ok() && results[4].is_ok(),
+        "{results:?}"
+    );
+    let refused = results[1].as_ref().unwrap_err().to_string();
+    assert!(refused.contains("InvalidMessageContents"), "{refused}");
+    for i in [3, 5] {
+        let e = results[i].as_ref().unwrap_err().to_string();
+        assert!(e.contains("earlier entry of group `a`"), "entry {i}: {e}");
+    }
+    // What the proxy let through reached the queue, in order per group.
+    assert_eq!(bodies, ["a-0", "b-0", "a-2", "b-1", "a-3"]);
+}
+
+/// SQS FIFO, a refused request bisected: the entries of the refused entry's group that
+/// follow it are not sent at all.
+#[tokio::test]
+async fn fifo_entries_after_a_refused_one_of_their_group_are_not_sent() {
+    let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let proxy = fault_proxy::start(upstream, Fault::RefuseRequestsContaining("poison")).await;
+    let queue = TempQueue::create(&endpoint, true).await;
+    let p = producer(&queue.url, &proxy.endpoint, 10);
+    let sent = [
+        ("a", "a-0-poison"),
+        ("b", "b-0"),
+        ("a", "a-1"),
+        ("b", "b-1"),
+    ];
+    let exchanges = sent
+        .iter()
+        .enumerate()
+        .map(|(i, (g, body))| {
+            Exchange::new(*body)
+                .with_header("group", *g)
+                .with_header("key", format!("k{i}"))
+        })
+        .collect();
+    let results = deliver_all(&p, exchanges).await;
+    let bodies = queue.drain_and_delete(2).await;
+    assert!(
+        results[0].is_err() && results[1].is_ok() && results[3].is_ok(),
+        "{results:?}"
+    );
+    let withheld = results[2].as_ref().unwrap_err().to_string();
+    assert!(withheld.contains("not sent"), "{withheld}");
+    assert_eq!(bodies, ["b-0", "b-1"]);
+}

@@ -450,7 +450,9 @@ async fn control_header_attributes_do_not_reach_the_exchange() {
         assert!(ex.header(name).is_none(), "{name} reached the exchange");
     }
     assert_eq!(
-        ex.header(RECEIVE_COUNT_HEADER).map(|v| v.to_string()).as_deref(),
+        ex.header(RECEIVE_COUNT_HEADER)
+            .map(|v| v.to_string())
+            .as_deref(),
         Some("1")
     );
     assert_eq!(

@@ -58,6 +58,22 @@ pub enum SinkError {
         /// The entry's group.
         group: String,
     },
+    /// An earlier entry of the same group in the same batch failed, so this one fails
+    /// too: a success here would put it ahead of the failed entry's retry. `sent` tells
+    /// whether it was in the request the destination answered (the destination may hold
+    /// it; the retry carries the same deduplication id) or was withheld from the
+    /// requests that followed (it was not sent). Only codecs that keep a group's order
+    /// strictly ([`BatchCodec::strict_group_order`](crate::BatchCodec::strict_group_order),
+    /// an SQS FIFO queue) answer it.
+    #[error("{}", earlier_entry_failed(sink, group, *sent))]
+    EarlierEntryFailed {
+        /// The sink label.
+        sink: String,
+        /// The entry's group.
+        group: String,
+        /// Whether the entry was in a request the destination answered.
+        sent: bool,
+    },
     /// The entry is larger than one request may carry.
     #[error("entry of {size} bytes exceeds the {limit}-byte limit of {sink}")]
     EntryTooLarge {
@@ -68,6 +84,14 @@ pub enum SinkError {
         /// The limit.
         limit: usize,
     },
+}
+
+fn earlier_entry_failed(sink: &str, group: &str, sent: bool) -> String {
+    if sent {
+        format!("failed because an earlier entry of group `{group}` in the same request to {sink} failed: order first, so it is retried after that entry (the destination may have accepted it; the retry carries the same deduplication id)")
+    } else {
+        format!("not sent to {sink}: an earlier entry of group `{group}` in the same batch failed, and sending this one would overtake it")
+    }
 }
 
 impl From<SinkError> for CamelError {

@@ -37,8 +37,17 @@ pub(crate) async fn drive<C: BatchCodec>(
     let mut pending: Vec<Range<usize>> = Vec::with_capacity(8);
     pending.push(0..entries.len());
     let bisect = codec.bisect_refused();
+    let strict = codec.strict_group_order();
+    // Groups with a failed entry so far (strict order only).
+    let mut failed: Vec<Arc<str>> = Vec::new();
     let mut requests = 0u64;
     while let Some(range) = pending.pop() {
+        if !failed.is_empty() {
+            if let Some(runs) = withhold(&entries, range.clone(), &failed, &mut results, &sink) {
+                pending.extend(runs.into_iter().rev());
+                continue;
+            }
+        }
         requests += 1;
         let slice = &entries[range.clone()];
         let outcome = match tokio::time::timeout(timeout, codec.send_batch(slice)).await {
@@ -53,8 +62,16 @@ pub(crate) async fn drive<C: BatchCodec>(
         };
         match outcome {
             SendOutcome::Answered(answers) if answers.len() == range.len() => {
-                for (slot, answer) in results[range].iter_mut().zip(answers) {
+                for (slot, answer) in results[range.clone()].iter_mut().zip(answers) {
                     *slot = Some(answer);
+                }
+                if strict {
+                    order_first(
+                        &entries[range.clone()],
+                        &mut results[range],
+                        &mut failed,
+                        &sink,
+                    );
                 }
             }
             SendOutcome::Answered(answers) => {
@@ -64,14 +81,22 @@ pub(crate) async fn drive<C: BatchCodec>(
                     got: answers.len(),
                 }
                 .into();
-                fill(&mut results[range], &e);
+                fill(&mut results[range.clone()], &e);
+                if strict {
+                    note_failed(&entries[range], &mut failed);
+                }
             }
             SendOutcome::Refused(_) if bisect && range.len() > 1 => {
                 let mid = range.start + range.len() / 2;
                 pending.push(mid..range.end);
                 pending.push(range.start..mid);
             }
-            SendOutcome::Refused(e) | SendOutcome::Failed(e) => fill(&mut results[range], &e),
+            SendOutcome::Refused(e) | SendOutcome::Failed(e) => {
+                fill(&mut results[range.clone()], &e);
+                if strict {
+                    note_failed(&entries[range], &mut failed);
+                }
+            }
         }
     }
     Report {
@@ -82,6 +107,85 @@ pub(crate) async fn drive<C: BatchCodec>(
         requests,
         bisections: requests - 1,
     }
+}
+
+/// Strict order: an entry answered with success after a failed entry of its group (in
+/// this request or an earlier one of the batch) fails too, and its group is noted.
+fn order_first(
+    entries: &[Entry],
+    results: &mut [Option<EntryResult>],
+    failed: &mut Vec<Arc<str>>,
+    sink: &str,
+) {
+    for (entry, slot) in entries.iter().zip(results) {
+        let Some(group) = &entry.group else {
+            continue;
+        };
+        let group_failed = failed.contains(group);
+        match slot {
+            Some(Err(_)) if !group_failed => failed.push(group.clone()),
+            Some(Ok(_)) if group_failed => {
+                *slot = Some(Err(SinkError::EarlierEntryFailed {
+                    sink: sink.to_string(),
+                    group: group.to_string(),
+                    sent: true,
+                }
+                .into()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Strict order: notes the groups of entries that all failed.
+fn note_failed(entries: &[Entry], failed: &mut Vec<Arc<str>>) {
+    for group in entries.iter().filter_map(|e| e.group.as_ref()) {
+        if !failed.contains(group) {
+            failed.push(group.clone());
+        }
+    }
+}
+
+/// Strict order: fails, unsent, the entries of `range` whose group already failed and
+/// returns the runs of the others still to send, in order; `None` when the range has no
+/// such entry (send it as it is).
+fn withhold(
+    entries: &[Entry],
+    range: Range<usize>,
+    failed: &[Arc<str>],
+    results: &mut [Option<EntryResult>],
+    sink: &str,
+) -> Option<Vec<Range<usize>>> {
+    let of_failed_group = |i: usize| {
+        entries[i]
+            .group
+            .as_ref()
+            .is_some_and(|g| failed.contains(g))
+    };
+    if !range.clone().any(of_failed_group) {
+        return None;
+    }
+    let mut runs = Vec::new();
+    let mut start = range.start;
+    for i in range.clone() {
+        if of_failed_group(i) {
+            if start < i {
+                runs.push(start..i);
+            }
+            start = i + 1;
+            let group = entries[i].group.as_deref().unwrap_or_default().to_string();
+            results[i] = Some(Err(SinkError::EarlierEntryFailed {
+                sink: sink.to_string(),
+                group,
+                sent: false,
+            }
+            .into()));
+        }
+    }
+    if start < range.end {
+        runs.push(start..range.end);
+    }
+    Some(runs)
 }
 
 fn fill(slots: &mut [Option<EntryResult>], e: &CamelError) {

@@ -26,9 +26,7 @@ mod request;
 
 pub use codec::{NatsCodec, DUPLICATE_HEADER, GROUP_KEY_HEADER, SEQUENCE_HEADER, STREAM_HEADER};
 pub use component::{NatsComponent, NATS_PARAMETERS};
-pub use consumer::{
-    NatsConsumer, RESERVED_HEADER_PREFIXES, SERVICE_ERROR_HEADER, SUBJECT_HEADER,
-};
+pub use consumer::{NatsConsumer, RESERVED_HEADER_PREFIXES, SERVICE_ERROR_HEADER, SUBJECT_HEADER};
 pub use jetstream::{
     JetStreamConsumer, JetStreamOptions, DELIVERED_HEADER, JETSTREAM_CONSUMER_PARAMETERS,
 };

@@ -418,6 +418,12 @@ impl BatchCodec for SqsCodec {
     fn send_batch<'a>(&'a self, entries: &'a [Entry]) -> BoxFuture<'a, SendOutcome> {
         Box::pin(self.send(entries))
     }
+
+    /// A FIFO queue delivers a group in the order it was sent: an entry of a group
+    /// after a failed one in the same batch must not succeed ahead of its retry.
+    fn strict_group_order(&self) -> bool {
+        self.is_fifo()
+    }
 }
 
 #[cfg(test)]

@@ -421,7 +421,9 @@ mod tests {
         assert!(ex.header("camelhttpuri").is_none());
         assert!(ex.header("AWS.TraceHeader").is_none());
         assert_eq!(
-            ex.header(RECEIPT_HANDLE_HEADER).map(|v| v.to_string()).as_deref(),
+            ex.header(RECEIPT_HANDLE_HEADER)
+                .map(|v| v.to_string())
+                .as_deref(),
             Some("real-handle")
         );
         assert_eq!(

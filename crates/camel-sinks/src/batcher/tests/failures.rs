@@ -7,7 +7,7 @@ use camel_api::CamelError;
 use tokio::time::Instant;
 
 use super::{config, judged, rig, settle};
-use crate::batcher::BatchConfig;
+use crate::batcher::{BatchConfig, SinkError};
 use crate::memory::{MemoryCodec, Verdict};
 
 #[tokio::test(start_paused = true)]
@@ -124,4 +124,97 @@ async fn shutdown_by_a_deadline_reports_what_a_silent_destination_still_holds() 
         .await;
     assert!(left.is_empty(), "{left:?}");
     sent.await.unwrap().unwrap();
+}
+
+/// The keys of the accepted entries, in the order the destination took them.
+fn accepted_keys(r: &super::Rig) -> Vec<String> {
+    r.log
+        .accepted()
+        .iter()
+        .map(|e| e.idempotency_key.to_string())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn strict_order_fails_the_entries_of_a_group_after_its_failed_one_in_the_same_request() {
+    // A fake destination answering a partial failure, as SQS does with `Failed[]`.
+    let codec = judged("g2", Verdict::Fail).strict_group_order();
+    let r = rig(codec, config(5, 60_000));
+    let calls = [
+        r.send("g1", Some("g"), "t"),
+        r.send("g2", Some("g"), "t"),
+        r.send("h1", Some("h"), "t"),
+        r.send("g3", Some("g"), "t"),
+        r.send("u", None, "t"),
+    ];
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.unwrap());
+    }
+    assert_eq!(r.log.request_count(), 1);
+    assert!(results[0].is_ok() && results[2].is_ok() && results[4].is_ok());
+    assert!(results[1]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("g2 failed"));
+    let after = results[3].as_ref().unwrap_err();
+    let text = after.to_string();
+    assert!(
+        text.contains("earlier entry of group `g`") && text.contains("same request"),
+        "{text}"
+    );
+    let typed = match after {
+        CamelError::External { source, .. } => source.downcast_ref::<SinkError>().cloned(),
+        _ => None,
+    };
+    assert!(
+        matches!(typed, Some(SinkError::EarlierEntryFailed { ref group, sent: true, .. }) if group == "g"),
+        "{after:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn strict_order_withholds_a_groups_later_entries_from_a_bisected_batch() {
+    let codec = judged("g1", Verdict::RefuseRequest).strict_group_order();
+    let r = rig(codec, config(4, 60_000));
+    let calls = [
+        r.send("g1", Some("g"), "t"),
+        r.send("h1", Some("h"), "t"),
+        r.send("g2", Some("g"), "t"),
+        r.send("h2", Some("h"), "t"),
+    ];
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.unwrap());
+    }
+    assert!(results[0].is_err());
+    let withheld = results[2].as_ref().unwrap_err().to_string();
+    assert!(withheld.contains("not sent"), "{withheld}");
+    assert!(results[1].is_ok() && results[3].is_ok());
+    // [g1 h1 g2 h2] refused; [g1 h1] refused; [g1] refused; [h1]; g2 withheld; [h2].
+    assert_eq!(
+        r.log.requests(),
+        vec![
+            vec!["g1", "h1", "g2", "h2"],
+            vec!["g1", "h1"],
+            vec!["g1"],
+            vec!["h1"],
+            vec!["h2"]
+        ]
+    );
+    assert_eq!(accepted_keys(&r), ["h1", "h2"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_strict_order_a_later_entry_of_the_group_keeps_its_success() {
+    let codec = judged("g1", Verdict::Fail);
+    let r = rig(codec, config(2, 60_000));
+    let calls = [r.send("g1", Some("g"), "t"), r.send("g2", Some("g"), "t")];
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await.unwrap());
+    }
+    assert!(results[0].is_err() && results[1].is_ok());
+    assert_eq!(accepted_keys(&r), ["g2"]);
 }

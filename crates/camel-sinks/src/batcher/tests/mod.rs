@@ -410,7 +410,11 @@ async fn an_entry_that_slips_into_an_idling_batcher_goes_to_the_replacement() {
     retiring.shared.idle_gate.reached.notified().await;
     let slipped = r.send("g2", Some("g"), "t");
     settle().await;
-    assert_eq!(r.registry.stats()[0].queued, 1, "g2 is in the retiring batcher's channel");
+    assert_eq!(
+        r.registry.stats()[0].queued,
+        1,
+        "g2 is in the retiring batcher's channel"
+    );
     retiring.shared.idle_gate.resume.notify_one();
     settle().await;
     // The retiring batcher's intake is closed: the next caller of the group starts (or
