@@ -46,7 +46,8 @@
 //! ```
 //!
 //! The design, the drain order and the hot-swap hand-over are described in
-//! `docs/resequencer.md` and ADR 0030.
+//! `docs/resequencer.md`, ADR 0030 and (the bounded backlog, the stop deadline, what a
+//! deadline cuts off) ADR 0106.
 
 mod actor;
 mod backlog;
