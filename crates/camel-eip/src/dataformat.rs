@@ -577,13 +577,23 @@ fn zlib_marshal(f: &ZipFormat, bytes: &[u8]) -> Result<Body, CamelError> {
         .map_err(|e| CamelError::conversion("zlib", e))
 }
 
-fn inflate(
-    target: &'static str,
-    mut reader: impl Read,
-    input_len: usize,
-) -> Result<Body, CamelError> {
+/// The most bytes a `gzip`/`zlib` unmarshal produces: a few megabytes of compressed zeros
+/// from a sender would otherwise inflate to gigabytes.
+pub const MAX_INFLATED_LEN: usize = 64 << 20;
+
+fn inflate(target: &'static str, reader: impl Read, input_len: usize) -> Result<Body, CamelError> {
     let mut out = Vec::new();
-    reader.read_to_end(&mut out).map_err(|e| {
+    let limit = u64::try_from(MAX_INFLATED_LEN).unwrap_or(u64::MAX);
+    let read = reader.take(limit + 1).read_to_end(&mut out);
+    if out.len() > MAX_INFLATED_LEN {
+        return Err(CamelError::conversion(
+            target,
+            format!(
+                "the input of {input_len} bytes inflates to more than {MAX_INFLATED_LEN} bytes"
+            ),
+        ));
+    }
+    read.map_err(|e| {
         CamelError::conversion(
             target,
             format!(
@@ -738,6 +748,21 @@ mod tests {
             back,
             json!({"id": "7", "item": ["a", "b<c"], "note": "", "x": {"": "t", "y": "true"}})
         );
+    }
+
+    #[test]
+    fn an_inflation_bomb_stops_at_the_bound() {
+        let zeros = vec![0u8; MAX_INFLATED_LEN + 1];
+        let Body::Bytes(bomb) = gzip_marshal(&zeros).unwrap() else {
+            panic!("gzip gives bytes")
+        };
+        assert!(bomb.len() < 1 << 20, "{} compressed bytes", bomb.len());
+        let err = gzip_unmarshal(&bomb).unwrap_err().to_string();
+        assert!(err.contains("inflates to more than"), "{err}");
+        let Body::Bytes(fine) = gzip_marshal(&zeros[..1000]).unwrap() else {
+            panic!("gzip gives bytes")
+        };
+        assert_eq!(gzip_unmarshal(&fine).unwrap().to_bytes().len(), 1000);
     }
 
     #[test]
