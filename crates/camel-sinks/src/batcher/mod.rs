@@ -8,7 +8,9 @@
 //!
 //! Lifecycle: started by the first delivery, stopped after `idle_timeout` with nothing
 //! queued or in flight; a delivery that meets a stopping batcher waits (at most
-//! `replace_wait`) for it to end and starts the replacement.
+//! `replace_wait`) for it to end and starts the replacement. A batcher stopping idle
+//! sends nothing more: an entry that reached its channel as it closed is handed back to
+//! its caller for the replacement, so one group never has requests in two batchers.
 //!
 //! ```
 //! use camel_sinks::batcher::{BatchConfig, BatcherRegistry};
