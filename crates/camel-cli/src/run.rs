@@ -45,10 +45,22 @@ pub(crate) struct RunArgs {
     /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
     #[arg(long, default_value_t = 300)]
     sink_metrics_expiry: u64,
-    /// Port of the embedded HTTP server for `platform-http:` routes (every interface); it
-    /// binds only when such a route starts. 0 picks a free port (the log says which).
+    /// Port of the embedded HTTP server for `platform-http:` routes; it binds only when
+    /// such a route starts. 0 picks a free port (the log says which).
     #[arg(long, default_value_t = 8080)]
     port: u16,
+    /// Address the embedded HTTP server binds: loopback unless told otherwise, so a route
+    /// is not on the network by accident; `--host 0.0.0.0` serves every interface.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// Seconds a client has to send a request body to a `platform-http:` route before it
+    /// is answered 408.
+    #[arg(long, default_value_t = 30)]
+    http_body_timeout: u64,
+    /// Request body bytes the HTTP server holds at once across all connections; a body
+    /// beyond it is answered 503.
+    #[arg(long, default_value_t = camel_http::DEFAULT_MAX_BUFFERED_BODY_BYTES)]
+    http_max_buffered_body_bytes: usize,
     #[command(flatten)]
     properties: PropertyArgs,
 }
@@ -75,11 +87,11 @@ fn report(errors: &[RouteError]) {
 
 /// A context with the built-in components plus the ones this binary ships: the outbox
 /// (embedded SQLite under `./camel-data/` unless a route names a datasource) and the
-/// batching sinks (SQS, Pub/Sub, NATS), RabbitMQ, HTTP (`platform-http:` on `port`,
-/// `http:`, `https:`), and the state stores (`aggregation_repository: postgres://…`).
-fn context(port: u16) -> CamelContext {
+/// batching sinks (SQS, Pub/Sub, NATS), RabbitMQ, HTTP (`platform-http:` served as `http`
+/// says, `http:`, `https:`), and the state stores (`aggregation_repository: postgres://…`).
+fn context(http: camel_http::ServerConfig) -> CamelContext {
     let ctx = CamelContext::new();
-    ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::on_port(port)));
+    ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::new(http)));
     ctx.add_component(Arc::new(camel_http::HttpComponent::http()));
     ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
     ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
@@ -110,7 +122,7 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
     };
     let (routes, mut errors) = camel_core::yaml::load_files_partial_with(files, &properties);
     // Validation starts no route, so the server never binds: any port will do.
-    let ctx = context(0);
+    let ctx = context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()));
     if let Err(e) = ctx.validate(&routes).await {
         errors.extend(e.0);
     }
@@ -392,7 +404,11 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         }
     }
     let admin_metrics = admin.zip(exporter);
-    let ctx = context(args.port);
+    let ctx = context(
+        camel_http::ServerConfig::new((args.host, args.port).into())
+            .with_body_read_timeout(Duration::from_secs(args.http_body_timeout))
+            .with_max_buffered_body_bytes(args.http_max_buffered_body_bytes),
+    );
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     let admin_stop = tokio_util::sync::CancellationToken::new();
     let admin_changes = tokio_util::task::TaskTracker::new();
