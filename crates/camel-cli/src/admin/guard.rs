@@ -54,7 +54,11 @@ impl Guard {
         body_limit: usize,
     ) -> Guard {
         let mut hosts: Vec<String> = LOOPBACK.iter().map(|h| (*h).to_string()).collect();
-        hosts.push(ip_host(bound));
+        // Not `0.0.0.0` or `[::]`: browsers send a page's request for http://0.0.0.0/ to
+        // this machine, so that name must not open the door a loopback bind keeps shut.
+        if !bound.ip().is_unspecified() {
+            hosts.push(ip_host(bound));
+        }
         hosts.extend(extra.iter().cloned());
         Guard {
             token,
@@ -271,6 +275,10 @@ mod tests {
             g.allows("192.168.0.7:9464", local),
             "the connection's own address"
         );
+        let everywhere = "0.0.0.0:9464".parse().unwrap();
+        let g = Guard::new(None, everywhere, &[], Duration::from_secs(1), 1024);
+        assert!(!g.allows("0.0.0.0:9464", None), "not the wildcard address");
+        assert!(g.allows("localhost:9464", None));
     }
 
     #[test]
