@@ -9,6 +9,9 @@ use camel_core::CamelContext;
 
 const ROUTE: &str = "- route:\n    id: reseq_metrics\n    from:\n      uri: direct:in\n      steps:\n        - resequence:\n            stream: {sequence: '${header.seq}', initial_sequence: 1, capacity: 100, reject_old: true, ignore_invalid: true}\n        - to: mock:out\n";
 
+/// A continuation far slower than the stop's deadline: what it holds at the stop is lost.
+const STUCK: &str = "- route:\n    id: reseq_lost\n    from:\n      uri: direct:lost\n      steps:\n        - resequence:\n            stream: {sequence: '${header.seq}', initial_sequence: 1}\n        - delay: 60000\n        - to: mock:never\n";
+
 #[tokio::test]
 async fn metrics_carry_the_documented_names_and_labels() {
     let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
@@ -17,6 +20,9 @@ async fn metrics_carry_the_documented_names_and_labels() {
     let ctx = CamelContext::new();
     ctx.add_component(Arc::new(MockComponent::new()));
     ctx.add_routes(camel_core::yaml::load_str(ROUTE, "m.yaml").unwrap())
+        .await
+        .unwrap();
+    ctx.add_routes(camel_core::yaml::load_str(STUCK, "s.yaml").unwrap())
         .await
         .unwrap();
     ctx.start().await.unwrap();
@@ -33,9 +39,29 @@ async fn metrics_carry_the_documented_names_and_labels() {
     ctx.request("direct:in", Exchange::new("no sequence"))
         .await
         .unwrap();
-    ctx.stop().await;
+    for seq in 1..=3 {
+        let ex = Exchange::new("x").with_header("seq", seq);
+        ctx.request("direct:lost", ex).await.unwrap();
+    }
+    let failed_before = ctx.stats().failed();
+    ctx.set_shutdown_timeout(std::time::Duration::from_millis(300));
+    let report = ctx.stop().await;
+    // The three acknowledged exchanges are reported, counted as failed, and measured.
+    assert_eq!(report.lost, [("reseq_lost".to_string(), 3)], "{report:?}");
+    assert_eq!(ctx.stats().failed() - failed_before, 3);
+    assert!(
+        report.elapsed < std::time::Duration::from_secs(5),
+        "{report:?}"
+    );
 
     let text = handle.render();
+    for expected in [
+        "camel_resequencer_lost_total{route=\"reseq_lost\"} 3",
+        "camel_resequencer_lost_total{route=\"reseq_metrics\"} 0",
+        "camel_route_failures_total{route=\"reseq_lost\"} 3",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
     for expected in [
         "camel_resequencer_held{route=\"reseq_metrics\"}",
         "camel_resequencer_inout_warnings_total{route=\"reseq_metrics\"} 2",
