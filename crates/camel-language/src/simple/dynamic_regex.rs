@@ -17,11 +17,15 @@ use super::ast::one_line;
 /// The longest pattern taken from an exchange, in bytes.
 pub(crate) const MAX_PATTERN_LEN: usize = 1024;
 /// The most memory one compiled pattern may take (the `regex` crate's default is 10 MiB).
-pub(crate) const COMPILED_SIZE_LIMIT: usize = 1 << 20;
+/// Compiling stops once it is reached, which also bounds the time spent.
+pub(crate) const COMPILED_SIZE_LIMIT: usize = 256 << 10;
 /// How many compiled patterns are kept, most recently used first.
 pub(crate) const CACHED_PATTERNS: usize = 64;
 
-static CACHE: Mutex<Vec<(Box<str>, Regex)>> = Mutex::new(Vec::new());
+/// Patterns compiled lately, with their outcome: a refused pattern is not compiled again
+/// for every message that carries it.
+type Compiled = Result<Regex, String>;
+static CACHE: Mutex<Vec<(Box<str>, Compiled)>> = Mutex::new(Vec::new());
 
 /// The whole-text matcher for `pattern`, from the cache or compiled within the bounds.
 pub(crate) fn whole_match(pattern: &str) -> Result<Regex, String> {
@@ -36,25 +40,41 @@ pub(crate) fn whole_match(pattern: &str) -> Result<Regex, String> {
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(at) = cache.iter().position(|(p, _)| &**p == pattern) {
             let hit = cache.remove(at);
-            let regex = hit.1.clone();
+            let outcome = hit.1.clone();
             cache.insert(0, hit);
-            return Ok(regex);
+            return outcome;
         }
     }
+    let outcome = off_the_worker(|| compile(pattern));
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.insert(0, (pattern.into(), outcome.clone()));
+    cache.truncate(CACHED_PATTERNS);
+    outcome
+}
+
+fn compile(pattern: &str) -> Compiled {
     let build = |text: &str| {
         RegexBuilder::new(text)
             .size_limit(COMPILED_SIZE_LIMIT)
             .dfa_size_limit(COMPILED_SIZE_LIMIT)
             .build()
     };
-    let regex = build(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| match build(pattern) {
+    build(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| match build(pattern) {
         Err(own) => one_line(&own, true),
         Ok(_) => one_line(&wrapped, false),
-    })?;
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    cache.insert(0, (pattern.into(), regex.clone()));
-    cache.truncate(CACHED_PATTERNS);
-    Ok(regex)
+    })
+}
+
+/// Runs `f` so that the other tasks of this runtime worker move to another worker
+/// meanwhile (`block_in_place`), where the runtime allows it: a multi-threaded tokio
+/// runtime. Elsewhere (a current-thread runtime, no runtime) it just runs.
+fn off_the_worker<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +97,16 @@ mod tests {
         // Small to send, megabytes once compiled: nested counted repetitions.
         let err = whole_match(r"((a{100}){100}){100}").unwrap_err();
         assert!(err.contains("size limit"), "{err}");
+        // Asked again, the refusal comes from the cache.
+        assert_eq!(whole_match(r"((a{100}){100}){100}").unwrap_err(), err);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn compiles_on_a_multi_threaded_runtime_without_stalling_it() {
+        let regex = tokio::spawn(async { whole_match("c[a-z]+t") })
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(regex.is_match("cat"));
     }
 }
