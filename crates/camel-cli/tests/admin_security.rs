@@ -286,14 +286,16 @@ async fn a_change_takes_only_a_json_or_yaml_body() {
 /// `camel run` with only the given environment: no token from the test's own.
 fn run_refused(args: &[&str], token: Option<&str>) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+    // `--max-seconds`: should the check be missing, the run still ends (status 0).
     cmd.arg("run")
         .args(args)
+        .args(["--max-seconds", "5"])
         .env_remove("CAMEL_ADMIN_TOKEN")
         .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     if let Some(token) = token {
         cmd.env("CAMEL_ADMIN_TOKEN", token);
     }
-    // Refused before a route starts or a port binds, so the run ends by itself.
+    // Refused before a route starts or a port binds.
     let out = cmd.output().expect("the camel binary runs");
     (
         out.status.code(),
