@@ -1,4 +1,6 @@
-//! Header names and the header filter both directions share.
+//! Header names and the header filter both directions share. Control headers (`Camel*`,
+//! the destination headers) never cross the wire either way:
+//! [`camel_api::inbound::is_control_header`] decides, as for every transport.
 //!
 //! HTTP header names are case-insensitive and hyper hands them over in lower case; the
 //! exchange's headers are case-sensitive, so inbound names are written in the canonical
@@ -19,12 +21,6 @@ pub const HTTP_RESPONSE_CODE: &str = "CamelHttpResponseCode";
 pub const HTTP_RESPONSE_TEXT: &str = "CamelHttpResponseText";
 /// The body's media type, both ways.
 pub const CONTENT_TYPE: &str = "Content-Type";
-
-/// Camel's own headers (`Camel*`, any case) never cross the wire: inbound they would let a
-/// client set `CamelHttpResponseCode` or a file name; outbound they are internal state.
-pub(crate) fn is_camel_header(name: &str) -> bool {
-    name.len() >= 5 && name.as_bytes()[..5].eq_ignore_ascii_case(b"camel")
-}
 
 /// Headers that describe one connection or are recomputed from the body, so copying them
 /// between a request and a response (or onto another request) would be wrong.
@@ -69,9 +65,6 @@ mod tests {
     fn names() {
         assert_eq!(title_case("content-type"), "Content-Type");
         assert_eq!(title_case("x-api-key"), "X-Api-Key");
-        assert!(is_camel_header("camelHttpResponseCode"));
-        assert!(is_camel_header("CAMELX"));
-        assert!(!is_camel_header("came"));
         assert!(is_transport_header("Transfer-Encoding"));
         assert!(!is_transport_header("Accept"));
     }

@@ -21,8 +21,9 @@ use camel_api::{
     Exchange, Value,
 };
 
-use crate::headers::{self as names, is_camel_header, is_transport_header, title_case};
+use crate::headers::{self as names, is_transport_header, title_case};
 use crate::server::path::has_dot_segment;
+use camel_api::inbound::is_control_header;
 pub use error::HttpProducerError;
 pub use options::DEFAULT_MAX_RESPONSE_SIZE;
 use options::{Auth, ClientOptions};
@@ -119,7 +120,7 @@ impl Caller {
         let url = self.url(&ex, shown)?;
         let mut req = self.client.request(method, url.clone());
         for (name, value) in ex.message.headers.iter() {
-            if is_camel_header(name) || is_transport_header(name) {
+            if is_control_header(name) || is_transport_header(name) {
                 continue;
             }
             let (Ok(n), Ok(v)) = (

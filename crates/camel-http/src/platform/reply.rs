@@ -5,8 +5,9 @@ use axum::body::Body as HttpBody;
 use axum::http::{header, HeaderName, HeaderValue, Method, Response, StatusCode};
 use camel_api::{Body, CamelError, Exchange, Headers};
 
-use crate::headers::{self as names, is_camel_header, is_transport_header};
+use crate::headers::{self as names, is_transport_header};
 use crate::one_line::OneLine;
+use camel_api::inbound::is_control_header;
 
 /// A problem document: a title from the status and a short detail; never a route's error
 /// text, which may name hosts, files or queries.
@@ -139,7 +140,7 @@ pub(super) fn from_exchange(
     *resp.status_mut() = status;
     let out = resp.headers_mut();
     for (name, value) in msg.headers.iter() {
-        if is_camel_header(name)
+        if is_control_header(name)
             || is_transport_header(name)
             || name.eq_ignore_ascii_case(names::CONTENT_TYPE)
             || inbound.get(name) == Some(value)
