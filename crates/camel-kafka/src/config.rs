@@ -26,6 +26,7 @@ pub const CONSUMER_PARAMETERS: &[&str] = &[
     "heartbeat_interval_ms",
     "max_poll_interval_ms",
     "partition_assignor",
+    "fetch_wait_max_ms",
 ];
 
 /// Parameters of `to: kafka:TOPIC`.
@@ -133,7 +134,17 @@ pub(crate) struct ConsumerSettings {
     pub(crate) heartbeat_interval_ms: Option<u64>,
     pub(crate) max_poll_interval_ms: u64,
     pub(crate) partition_assignor: &'static str,
+    /// How long the broker may hold a fetch that finds no new record (librdkafka's
+    /// `fetch.wait.max.ms`). librdkafka has one fetch in flight per broker, so a failed
+    /// record's re-read waits for the one in flight: this bounds that wait.
+    pub(crate) fetch_wait_max_ms: u64,
 }
+
+/// librdkafka's and Camel's default `fetch.wait.max.ms`.
+const FETCH_WAIT_MAX_MS: u64 = 500;
+/// The shortest fetch wait the consumer picks by itself (an idle consumer then asks
+/// each broker at most this often).
+const MIN_DEFAULT_FETCH_WAIT_MS: u64 = 10;
 
 impl ConsumerSettings {
     /// Reads the consumer's settings from a `kafka:` URI.
@@ -186,6 +197,17 @@ impl ConsumerSettings {
                 &["cooperative-sticky", "range", "roundrobin"],
             )?
             .unwrap_or("cooperative-sticky");
+        // A failed record is fetched again after the delay, behind the fetch in flight:
+        // unless told otherwise, a fetch waits no longer than the delay.
+        let fetch_wait_max_ms = match params.take::<u64>("fetch_wait_max_ms")? {
+            Some(ms) => ms,
+            None => match on_failure {
+                OnFailure::BreakOnFirstError { delay } => u64::try_from(delay.as_millis())
+                    .unwrap_or(u64::MAX)
+                    .clamp(MIN_DEFAULT_FETCH_WAIT_MS, FETCH_WAIT_MAX_MS),
+                _ => FETCH_WAIT_MAX_MS,
+            },
+        };
         let settings = ConsumerSettings {
             common,
             group_id,
@@ -198,6 +220,7 @@ impl ConsumerSettings {
             heartbeat_interval_ms: params.take("heartbeat_interval_ms")?,
             max_poll_interval_ms: params.take("max_poll_interval_ms")?.unwrap_or(300_000),
             partition_assignor,
+            fetch_wait_max_ms,
         };
         params.finish(&known(CONSUMER_PARAMETERS))?;
         Ok(settings)
@@ -229,7 +252,8 @@ impl ConsumerSettings {
                 self.max_poll_interval_ms.to_string(),
             )
             .set("partition.assignment.strategy", self.partition_assignor)
-            .set("enable.partition.eof", "false");
+            .set("enable.partition.eof", "false")
+            .set("fetch.wait.max.ms", self.fetch_wait_max_ms.to_string());
         if let Some(ms) = self.heartbeat_interval_ms {
             config.set("heartbeat.interval.ms", ms.to_string());
         }
@@ -390,6 +414,29 @@ mod tests {
             }
         );
         assert_eq!(s.partition_assignor, "cooperative-sticky");
+        assert_eq!(s.fetch_wait_max_ms, 500);
+    }
+
+    #[test]
+    fn the_fetch_wait_follows_a_short_break_on_first_error_delay() {
+        let wait = |raw: &str| consumer(raw).unwrap().fetch_wait_max_ms;
+        assert_eq!(
+            wait("kafka:o?group_id=g&break_on_first_error_delay=20ms"),
+            20
+        );
+        assert_eq!(
+            wait("kafka:o?group_id=g&break_on_first_error_delay=0ms"),
+            10
+        );
+        assert_eq!(
+            wait("kafka:o?group_id=g&break_on_first_error_delay=5s"),
+            500
+        );
+        assert_eq!(wait("kafka:o?group_id=g&break_on_first_error=false"), 500);
+        let explicit = "kafka:o?group_id=g&break_on_first_error_delay=20ms&fetch_wait_max_ms=300";
+        assert_eq!(wait(explicit), 300);
+        let c = consumer(explicit).unwrap().client_config();
+        assert_eq!(c.get("fetch.wait.max.ms"), Some("300"));
     }
 
     #[test]

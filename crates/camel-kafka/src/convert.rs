@@ -1,6 +1,7 @@
 //! Records to exchanges and exchange headers to record headers.
 
 use bytes::Bytes;
+use camel_api::inbound::admits_transport_header;
 use camel_api::{Body, Exchange, StripedName, Value};
 use rdkafka::message::{Header, Headers, OwnedHeaders, OwnedMessage};
 use rdkafka::Message;
@@ -8,9 +9,10 @@ use rdkafka::Message;
 use crate::config::HeaderSelection;
 use crate::headers;
 
-/// A record as the route sees it: the payload as the body (text when it is UTF-8), its
-/// Kafka headers as headers, and `kafka.TOPIC`, `kafka.PARTITION`, `kafka.OFFSET`,
-/// `kafka.KEY` (when it has one) and `kafka.TIMESTAMP` (milliseconds, when it has one).
+/// The prefix of the headers the consumer sets and the producer obeys: a record header
+/// under it never reaches the exchange (Camel's `KafkaHeaderFilterStrategy` does the same).
+const RESERVED: &[&str] = &["kafka."];
+
 /// The names of Camel's `kafka.*` headers and the topic as a value, kept once per
 /// consumer (and per stripe of threads, so two threads do not share one reference count):
 /// building an exchange then allocates no header name.
@@ -44,6 +46,11 @@ impl RecordNames {
     }
 }
 
+/// A record as the route sees it: the payload as the body (text when it is UTF-8), its
+/// Kafka headers as headers except those [`admits_transport_header`] refuses (`Camel…`,
+/// the destination headers, anything under `kafka.`), and `kafka.TOPIC`,
+/// `kafka.PARTITION`, `kafka.OFFSET`, `kafka.KEY` (when it has one), `kafka.TIMESTAMP` and
+/// `CamelMessageTimestamp` (milliseconds, when it has one).
 pub(crate) fn to_exchange(record: &impl Message, topic: &str, names: &RecordNames) -> Exchange {
     let body = match record.payload() {
         None => Body::Empty,
@@ -56,41 +63,40 @@ pub(crate) fn to_exchange(record: &impl Message, topic: &str, names: &RecordName
     let h = &mut exchange.message.headers;
     let record_headers = record.headers().filter(|hs| hs.count() > 0);
     h.reserve(6 + record_headers.map_or(0, |hs| hs.count()));
-    // A record's own headers could use a `kafka.*` name: then ours replace them. Without
-    // any, the names below are new to the set and are added without a lookup.
-    let add: fn(&mut camel_api::Headers, &std::sync::Arc<str>, Value) = match record_headers {
-        Some(record_headers) => {
-            for header in record_headers.iter() {
-                let value = match header.value {
-                    None => Value::Null,
-                    Some(v) => bytes_value(v),
-                };
-                h.insert(header.key, value);
+    // A record's headers are the publisher's: a control header (`Camel…`, a destination
+    // header such as `kafka.OVERRIDE_TOPIC`) or any `kafka.` name is left out, so the
+    // names below are new to the set and are added without a lookup.
+    if let Some(record_headers) = record_headers {
+        for header in record_headers.iter() {
+            if !admits_transport_header(header.key, RESERVED) {
+                continue;
             }
-            camel_api::Headers::set
+            let value = match header.value {
+                None => Value::Null,
+                Some(v) => bytes_value(v),
+            };
+            h.insert(header.key, value);
         }
-        None => camel_api::Headers::append,
-    };
+    }
     // A record from another topic (a pattern subscription) names its own.
     let topic = if topic == &**names.topic.get() {
         Value::Text(names.topic.get().clone())
     } else {
         Value::from(topic)
     };
-    add(h, names.topic_name.get(), topic);
-    add(
-        h,
+    h.append(names.topic_name.get(), topic);
+    h.append(
         names.partition.get(),
         Value::Int(i64::from(record.partition())),
     );
-    add(h, names.offset.get(), Value::Int(record.offset()));
+    h.append(names.offset.get(), Value::Int(record.offset()));
     if let Some(key) = record.key() {
-        add(h, names.key.get(), bytes_value(key));
+        h.append(names.key.get(), bytes_value(key));
     }
     if let Some(ms) = record.timestamp().to_millis() {
-        add(h, names.timestamp.get(), Value::Int(ms));
+        h.append(names.timestamp.get(), Value::Int(ms));
         // Camel's message timestamp (`${messageTimestamp}` in simple).
-        add(h, names.message_timestamp.get(), Value::Int(ms));
+        h.append(names.message_timestamp.get(), Value::Int(ms));
     }
     exchange
 }
@@ -116,10 +122,11 @@ pub(crate) fn value_bytes(value: &Value) -> Option<Bytes> {
     }
 }
 
-/// True for headers that never leave the process as record headers: Camel's own and the
-/// `kafka.` ones this component reads or sets (Camel's Kafka header filter does the same).
+/// True for headers that never leave the process as record headers: the control headers
+/// and the `kafka.` ones this component reads or sets (Camel's Kafka header filter does
+/// the same); the same names a consumer refuses to take in.
 fn internal(name: &str) -> bool {
-    name.starts_with("Camel") || name.starts_with("camel") || name.starts_with("kafka.")
+    !admits_transport_header(name, RESERVED)
 }
 
 /// The record headers for `exchange` under `selection`.
@@ -250,29 +257,49 @@ mod tests {
     }
 
     #[test]
-    fn a_record_header_with_a_kafka_name_is_replaced_not_doubled() {
-        let hs = OwnedHeaders::new().insert(Header {
-            key: headers::KEY,
-            value: Some("forged"),
-        });
+    fn control_and_kafka_record_headers_never_reach_the_exchange() {
+        let mut hs = OwnedHeaders::new();
+        for key in [
+            "CamelSqlQuery",
+            "camelhttpuri",
+            "CamelMessageTimestamp",
+            headers::OVERRIDE_TOPIC,
+            headers::PARTITION_KEY,
+            headers::KEY,
+            "KAFKA.offset",
+            "trace",
+        ] {
+            hs = hs.insert(Header {
+                key,
+                value: Some("forged"),
+            });
+        }
         let record = OwnedMessage::new(
             None,
             Some(b"real".to_vec()),
             "orders".into(),
-            Timestamp::NotAvailable,
+            Timestamp::CreateTime(7),
             0,
             1,
             Some(hs),
         );
         let ex = to_exchange(&record, "orders", &RecordNames::new("orders"));
+        let names: Vec<&str> = ex.message.headers.iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "trace",
+                headers::TOPIC,
+                headers::PARTITION,
+                headers::OFFSET,
+                headers::KEY,
+                headers::TIMESTAMP,
+                headers::MESSAGE_TIMESTAMP
+            ],
+            "each name once, none of the forged ones"
+        );
         assert_eq!(ex.header(headers::KEY), Some(&Value::from("real")));
-        let keys = ex
-            .message
-            .headers
-            .iter()
-            .filter(|(n, _)| *n == headers::KEY)
-            .count();
-        assert_eq!(keys, 1);
+        assert_eq!(ex.header(headers::MESSAGE_TIMESTAMP), Some(&Value::Int(7)));
     }
 
     #[test]

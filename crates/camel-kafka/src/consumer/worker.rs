@@ -399,23 +399,22 @@ impl Worker {
                 continue;
             };
             let (topic, p) = &partition;
-            match self
-                .consumer
-                .seek(topic, *p, Offset::Offset(offset), Duration::from_secs(2))
+            // Resume first, then seek: librdkafka wakes its fetcher on a seek but not on
+            // a resume, so a seek of a paused partition followed by a resume leaves the
+            // re-read to the fetcher's next idle round, up to a second later.
+            if !self.paused {
+                if let Err(e) = self.consumer.resume(&Self::list(&[&partition])) {
+                    tracing::debug!(error = %e, "resuming a kafka partition");
+                }
+            }
+            if let Err(e) =
+                self.consumer
+                    .seek(topic, *p, Offset::Offset(offset), Duration::from_secs(2))
             {
-                Ok(()) => {
-                    if !self.paused {
-                        if let Err(e) = self.consumer.resume(&Self::list(&[&partition])) {
-                            tracing::debug!(error = %e, "resuming a kafka partition");
-                        }
-                    }
-                }
-                Err(e) => {
-                    // Most likely revoked meanwhile: the new owner starts at the committed
-                    // offset, which is at or before the failed record.
-                    tracing::debug!(%topic, partition = p, error = %e, "seek after a failure");
-                    self.forget(partition);
-                }
+                // Most likely revoked meanwhile: the new owner starts at the committed
+                // offset, which is at or before the failed record.
+                tracing::debug!(%topic, partition = p, error = %e, "seek after a failure");
+                self.forget(partition);
             }
         }
     }
