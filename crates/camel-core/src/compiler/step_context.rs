@@ -174,6 +174,22 @@ impl<'a> StepContext<'a> {
         self.expression(&e, &at)
     }
 
+    /// Compiles the expression of a step that yields endpoint URIs (recipient list,
+    /// routing slip, dynamic router, enricher): a `simple` template is compiled as a
+    /// URI template ([`StepContext::uri_template`]), so the values it splices in are
+    /// encoded; a lone function or another language yields whole URIs as before.
+    pub fn uri_expression_in<T: WithExpression>(
+        &self,
+        config: &T,
+        relative: &str,
+    ) -> Result<BoxExpression, RouteError> {
+        let (at, e) = self.expression_of(config, relative)?;
+        if e.language == "simple" && e.options.is_empty() {
+            return self.uri_template(&e.text, false, &at);
+        }
+        self.expression(&e, &at)
+    }
+
     /// Compiles the predicate of a configuration made with
     /// [`expression_config!`](camel_api::expression_config) found at `relative`.
     pub fn predicate_in<T: WithExpression>(

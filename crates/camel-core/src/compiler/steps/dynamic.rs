@@ -126,7 +126,7 @@ pub(super) fn recipient_list(
     config: RecipientList,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let expression = cx.expression_in(&config, "")?;
+    let expression = cx.uri_expression_in(&config, "")?;
     let strategy = strategy(
         cx,
         config.aggregation_strategy.as_deref(),
@@ -150,7 +150,7 @@ pub(super) fn routing_slip(
     config: RoutingSlip,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let expression = cx.expression_in(&config, "")?;
+    let expression = cx.uri_expression_in(&config, "")?;
     let cache = producers(cx, CacheSize::from_option(config.cache_size));
     let delimiter = config.uri_delimiter.as_deref().unwrap_or(DEFAULT_DELIMITER);
     Ok(Slip::slip(
@@ -166,7 +166,7 @@ pub(super) fn dynamic_router(
     config: DynamicRouter,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let expression = cx.expression_in(&config, "")?;
+    let expression = cx.uri_expression_in(&config, "")?;
     let cache = producers(cx, CacheSize::from_option(config.cache_size));
     let delimiter = config.uri_delimiter.as_deref().unwrap_or(DEFAULT_DELIMITER);
     Ok(Slip::dynamic_router(

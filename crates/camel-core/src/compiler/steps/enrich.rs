@@ -64,7 +64,7 @@ pub(super) fn wire_tap(
 }
 
 pub(super) fn enrich(config: Enrich, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
-    let uri = cx.expression_in(&config, "")?;
+    let uri = cx.uri_expression_in(&config, "")?;
     let strategy = strategy(
         cx,
         config.aggregation_strategy.as_deref(),
@@ -81,7 +81,7 @@ pub(super) fn poll_enrich(
     config: PollEnrich,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    let uri = cx.expression_in(&config, "")?;
+    let uri = cx.uri_expression_in(&config, "")?;
     let strategy = strategy(
         cx,
         config.aggregation_strategy.as_deref(),
