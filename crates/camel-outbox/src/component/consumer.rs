@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use camel_api::{CamelError, Consumer, ConsumerContext};
+use camel_api::{CamelError, Consumer, ConsumerContext, ConsumerHealth};
 use tokio::time::Instant;
 
 use super::convert::to_exchange;
@@ -25,6 +25,10 @@ const RETRY: Backoff = Backoff {
     max: Duration::from_secs(10),
     jitter: true,
 };
+
+/// A database that has not answered a connection attempt after this long is reported
+/// failing while the attempt goes on.
+const SLOW_CONNECT: Duration = Duration::from_secs(1);
 
 /// The same failure is logged again at most this often.
 const LOG_EVERY: Duration = Duration::from_secs(60);
@@ -54,7 +58,18 @@ impl Consumer for OutboxConsumer {
         let mut log = FailureLog::new(ctx.route_id(), self.shared.name());
         let mut failures = 0u32;
         while !cancel.is_cancelled() {
-            let result = match self.shared.outbox().await {
+            let opened = tokio::select! {
+                opened = self.open(ctx.health()) => opened,
+                _ = cancel.cancelled() => {
+                    tracing::warn!(
+                        route_id = %ctx.route_id(),
+                        outbox = %self.shared.name(),
+                        "stopped while waiting for the outbox database: the relay never ran, nothing was relayed (the messages stay in the outbox)"
+                    );
+                    return Ok(());
+                }
+            };
+            let result = match opened {
                 Ok(outbox) => {
                     if failures > 0 {
                         log.recovered();
@@ -63,11 +78,13 @@ impl Consumer for OutboxConsumer {
                     failures = 0;
                     let ctx = ctx.clone();
                     let name: Arc<str> = self.shared.name().into();
+                    let health = ctx.health().clone();
                     let relay = Relay::new(outbox.clone(), move |message| {
                         let ctx = ctx.clone();
                         let exchange = to_exchange(&name, message);
                         async move { ctx.send(exchange).await.map(|_| ()) }
-                    });
+                    })
+                    .reporting_to(health);
                     // A child token: a relay that fails cancels its own token to stop its
                     // other tasks, which must not stop the route.
                     relay
@@ -91,6 +108,36 @@ impl Consumer for OutboxConsumer {
             }
         }
         Ok(())
+    }
+}
+
+impl OutboxConsumer {
+    /// Opens the outbox, failing as soon as a direct connection to its database fails
+    /// rather than when the pool gives up (30 s by default), so the route reports
+    /// failing at once; a database that does not answer within [`SLOW_CONNECT`] is
+    /// reported failing while the attempt goes on.
+    async fn open(&self, health: &ConsumerHealth) -> Result<crate::Outbox, CamelError> {
+        let probe = async {
+            let datasource = self.shared.source.datasource().await?;
+            let attempt = datasource.probe();
+            tokio::pin!(attempt);
+            tokio::select! {
+                reached = &mut attempt => reached?,
+                _ = tokio::time::sleep(SLOW_CONNECT) => {
+                    health.set_failing(format_args!(
+                        "no answer yet from the outbox database {}",
+                        datasource.describe()
+                    ));
+                    (&mut attempt).await?
+                }
+            }
+            // Reachable: the opening decides.
+            std::future::pending::<Result<crate::Outbox, CamelError>>().await
+        };
+        tokio::select! {
+            opened = self.shared.outbox() => opened,
+            failed = probe => failed,
+        }
     }
 }
 

@@ -118,6 +118,32 @@ impl Datasource {
         }
     }
 
+    /// Fails as soon as one new connection to the database fails (within the URL's
+    /// connect timeout), naming the database and why. The pool hides this: it retries
+    /// a refused connection until its acquire timeout (30 s by default) and then says
+    /// only that it timed out. A SQLite file needs no probe.
+    pub(crate) async fn probe(&self) -> Result<()> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => {
+                use sqlx::Connection;
+                let timeout = self.connect_timeout();
+                let options = p.connect_options();
+                let attempt = sqlx::PgConnection::connect_with(&options);
+                match tokio::time::timeout(timeout, attempt).await {
+                    Ok(Ok(conn)) => {
+                        let _ = conn.close().await;
+                        Ok(())
+                    }
+                    Ok(Err(e)) => Err(self.explain(e)),
+                    Err(_) => Err(self.explain(sqlx::Error::PoolTimedOut)),
+                }
+            }
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(_) => Ok(()),
+        }
+    }
+
     fn connect_timeout(&self) -> std::time::Duration {
         match self {
             #[cfg(feature = "postgres")]

@@ -14,6 +14,7 @@
 //! # }
 //! ```
 
+mod health;
 mod horizon;
 mod ownership;
 mod partition;
@@ -45,6 +46,7 @@ pub(crate) type Handler =
 pub struct Relay {
     outbox: Outbox,
     handler: Handler,
+    health: health::Report,
 }
 
 impl fmt::Debug for Relay {
@@ -65,7 +67,17 @@ impl Relay {
         Relay {
             outbox,
             handler: Arc::new(move |m| Box::pin(handler(m))),
+            health: health::Report::default(),
         }
+    }
+
+    /// Reports to `health` while it runs: failing while a partition cannot reach the
+    /// database, healthy again once every partition reads from it (or is owned by
+    /// another process).
+    pub(crate) fn reporting_to(mut self, health: Arc<camel_api::ConsumerHealth>) -> Self {
+        let name = self.outbox.config().name.clone();
+        self.health = health::Report::to(Arc::new(health::RelayHealth::new(&name, health)));
+        self
     }
 
     /// Runs every partition's worker until `cancel` fires, then lets the deliveries in
@@ -78,6 +90,7 @@ impl Relay {
                 partition,
                 self.handler.clone(),
                 cancel.clone(),
+                self.health.clone(),
             ));
         }
         #[cfg(feature = "postgres")]
@@ -118,6 +131,7 @@ impl Relay {
         let relay = Relay {
             outbox: self.outbox,
             handler,
+            health: self.health,
         };
         let cancel = CancellationToken::new();
         let task = tokio::spawn(relay.run(cancel.clone()));

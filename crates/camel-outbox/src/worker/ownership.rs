@@ -6,6 +6,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::health::Report;
 use super::partition::PartitionWorker;
 use super::Handler;
 use crate::error::Result;
@@ -18,11 +19,12 @@ pub(crate) async fn drive_partition(
     partition: u32,
     handler: Handler,
     cancel: CancellationToken,
+    health: Report,
 ) -> Result<()> {
     match outbox.datasource().clone() {
         #[cfg(feature = "postgres")]
         Datasource::Postgres(pool) => {
-            drive_postgres(outbox, pool, partition, handler, cancel).await
+            drive_postgres(outbox, pool, partition, handler, cancel, health).await
         }
         #[cfg(feature = "sqlite")]
         Datasource::Sqlite(pool) => {
@@ -33,8 +35,10 @@ pub(crate) async fn drive_partition(
                     partition,
                 );
                 let worker =
-                    PartitionWorker::new(store, outbox.clone(), partition, handler.clone());
+                    PartitionWorker::new(store, outbox.clone(), partition, handler.clone())
+                        .reporting_to(health.clone());
                 if let Err(e) = worker.run(&cancel).await {
+                    health.down(partition, &e);
                     tracing::warn!(outbox = %outbox.config().name, partition, error = %e, "outbox worker failed; restarting");
                     pause(&outbox, &cancel).await;
                 }
@@ -58,19 +62,36 @@ async fn drive_postgres(
     partition: u32,
     handler: Handler,
     cancel: CancellationToken,
+    health: Report,
 ) -> Result<()> {
     use crate::store::postgres::{try_own, PgPartition};
     let options = pool.connect_options();
+    let connect_timeout = pool.options().get_acquire_timeout();
     let name = outbox.config().name.clone();
     while !cancel.is_cancelled() {
         let mut conn = None;
-        match try_own(&options, outbox.table(), partition, &mut conn).await {
+        // A stop ends a connection attempt at once: a database that does not answer
+        // would otherwise hold the stop for the whole connect timeout.
+        let owned = tokio::select! {
+            _ = cancel.cancelled() => break,
+            owned = tokio::time::timeout(
+                connect_timeout,
+                try_own(&options, outbox.table(), partition, &mut conn),
+            ) => owned.unwrap_or_else(|_| Err(crate::error::OutboxError::Unreachable {
+                database: outbox.datasource().describe(),
+                reason: format!("no connection within {connect_timeout:?} (the URL's connect_timeout, default 30 s)"),
+            })),
+        };
+        match owned {
             Ok(true) => {}
             Ok(false) => {
+                // Owned by another process, which takes a working database.
+                health.up(partition);
                 pause(&outbox, &cancel).await;
                 continue;
             }
             Err(e) => {
+                health.down(partition, &e);
                 tracing::warn!(outbox = %name, partition, error = %e, "cannot reach the outbox database");
                 pause(&outbox, &cancel).await;
                 continue;
@@ -92,6 +113,7 @@ async fn drive_postgres(
             }
             Ok(_) => {}
             Err(e) => {
+                health.down(partition, &e);
                 tracing::warn!(outbox = %name, partition, error = %e, "cannot reach the outbox database");
                 pause(&outbox, &cancel).await;
                 continue;
@@ -99,7 +121,8 @@ async fn drive_postgres(
         }
         tracing::info!(outbox = %name, partition, "outbox partition owned");
         let store = PgPartition::new(conn, outbox.table().clone(), partition);
-        let worker = PartitionWorker::new(store, outbox.clone(), partition, handler.clone());
+        let worker = PartitionWorker::new(store, outbox.clone(), partition, handler.clone())
+            .reporting_to(health.clone());
         match worker.run(&cancel).await {
             Ok(store) => {
                 // Closing the connection releases the lock for the next owner.
@@ -107,6 +130,7 @@ async fn drive_postgres(
                 tracing::info!(outbox = %name, partition, "outbox partition released");
             }
             Err(e) => {
+                health.down(partition, &e);
                 tracing::warn!(outbox = %name, partition, error = %e, "outbox partition lost");
                 pause(&outbox, &cancel).await;
             }

@@ -15,6 +15,7 @@ use futures::future::BoxFuture;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::health::Report;
 use super::horizon::{Advice, HorizonWatch};
 use super::running::{Delivered, DriverLost, Running};
 use super::scheduler::{Exclusion, Fetch, Scheduler};
@@ -80,6 +81,7 @@ pub(crate) struct PartitionWorker<S> {
     deliveries: Running,
     batch: u32,
     horizon: HorizonWatch,
+    health: Report,
 }
 
 impl<S: PartitionStore> PartitionWorker<S> {
@@ -97,7 +99,14 @@ impl<S: PartitionStore> PartitionWorker<S> {
             deliveries: Running::default(),
             batch,
             horizon,
+            health: Report::default(),
         }
+    }
+
+    /// Reports the partition up once its first read from the store succeeded.
+    pub(crate) fn reporting_to(mut self, health: Report) -> Self {
+        self.health = health;
+        self
     }
 
     /// Runs until `cancel` fires (then drains what is in flight and returns the store) or a
@@ -114,6 +123,7 @@ impl<S: PartitionStore> PartitionWorker<S> {
         // Admin changes (discard, retry_dead): counted in the database for every process,
         // and in memory for this one so a local change is checked at once.
         let mut admin_epoch = self.store.admin_epoch().await?;
+        self.health.up(self.partition);
         let mut local_changes = outbox.admin_changes();
         let mut check_admin = false;
         loop {
