@@ -25,10 +25,11 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    /// Gives back the permit of one release that is done.
-    pub(crate) fn release_one(&mut self) {
+    /// Gives back the permits of `n` releases that are done (the rest go back when the
+    /// batch is dropped).
+    pub(crate) fn release(&mut self, n: usize) {
         if let Some(permit) = &mut self.permit {
-            drop(permit.split(1));
+            drop(permit.split(n.min(permit.num_permits())));
         }
     }
 }
@@ -139,8 +140,7 @@ mod tests {
         assert_eq!(tx.in_backlog(), 4);
         let mut first = rx.recv().await.unwrap();
         assert_eq!(first.releases.len(), 4);
-        first.release_one();
-        first.release_one();
+        first.release(2);
         // Room for two: a batch of two goes, the other four wait.
         {
             let send = tx.send(&mut out);

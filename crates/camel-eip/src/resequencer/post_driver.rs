@@ -42,6 +42,11 @@ pub(crate) struct Undelivered {
     pub(crate) interrupted: Option<ExchangeId>,
 }
 
+/// Releases done before their permits go back to the actor (the rest return with the
+/// batch): small against any useful backlog, large enough to keep the lock out of a fast
+/// continuation's way.
+const RETURN_PERMITS_EVERY: usize = 8;
+
 /// How the lifecycle tells the post-driver that the deadline passed.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Cut {
@@ -117,6 +122,8 @@ pub(crate) async fn run_post_driver(
         let mut releases = std::mem::take(&mut batch.releases).into_iter();
         // Counted once per batch: the counters share a cache line with the intake's.
         let mut delivered = 0;
+        // Permits go back a few at a time: each return takes the semaphore's lock.
+        let mut done = 0;
         while let Some(release) = releases.next() {
             if cut.is_cut() {
                 left.releases.push(release);
@@ -160,7 +167,11 @@ pub(crate) async fn run_post_driver(
             if abandoned.is_some() {
                 left.interrupted = abandoned;
             }
-            batch.release_one();
+            done += 1;
+            if done == RETURN_PERMITS_EVERY {
+                batch.release(done);
+                done = 0;
+            }
         }
         shared.count(Stat::Delivered, delivered);
     }
