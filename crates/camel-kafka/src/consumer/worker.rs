@@ -117,7 +117,14 @@ impl Worker {
             if full != self.paused {
                 self.set_paused(full);
             }
-            let due = self.blocked.values().map(|(at, _)| *at).min();
+            // While the lanes are full every partition is paused: a due re-read waits for
+            // room, then resumes and seeks its partition in one go (a resume alone would
+            // not wake librdkafka's fetcher, see `read_failed_again`).
+            let due = if self.paused {
+                None
+            } else {
+                self.blocked.values().map(|(at, _)| *at).min()
+            };
             tokio::select! {
                 biased;
                 () = &mut stopped => break,
@@ -385,7 +392,8 @@ impl Worker {
         self.paused = pause;
     }
 
-    /// Seeks each blocked partition whose delay is over back to its failed record.
+    /// Seeks each blocked partition whose delay is over back to its failed record (called
+    /// only while the consumer is not paused as a whole).
     fn read_failed_again(&mut self) {
         let now = Instant::now();
         let due: Vec<TopicPartition> = self
@@ -402,10 +410,8 @@ impl Worker {
             // Resume first, then seek: librdkafka wakes its fetcher on a seek but not on
             // a resume, so a seek of a paused partition followed by a resume leaves the
             // re-read to the fetcher's next idle round, up to a second later.
-            if !self.paused {
-                if let Err(e) = self.consumer.resume(&Self::list(&[&partition])) {
-                    tracing::debug!(error = %e, "resuming a kafka partition");
-                }
+            if let Err(e) = self.consumer.resume(&Self::list(&[&partition])) {
+                tracing::debug!(error = %e, "resuming a kafka partition");
             }
             if let Err(e) =
                 self.consumer
