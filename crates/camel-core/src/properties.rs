@@ -373,13 +373,19 @@ mod tests {
         let mut props = Properties::new();
         props.set("p0", "x".repeat(100));
         for level in 1..=9 {
-            props.set(format!("p{level}"), format!("{{{{p{}}}}}", level - 1).repeat(10));
+            props.set(
+                format!("p{level}"),
+                format!("{{{{p{}}}}}", level - 1).repeat(10),
+            );
         }
         let err = props.resolve("{{p9}}").unwrap_err();
         assert!(matches!(err, PropertyError::TooLarge { .. }), "{err}");
         // A large but legitimate value still resolves.
         props.set("big", "y".repeat(MAX_RESOLVED_LEN / 2));
-        assert_eq!(props.resolve("{{big}}").unwrap().len(), MAX_RESOLVED_LEN / 2);
+        assert_eq!(
+            props.resolve("{{big}}").unwrap().len(),
+            MAX_RESOLVED_LEN / 2
+        );
     }
 
     #[test]
