@@ -105,10 +105,16 @@ fn to_d_values_cannot_leave_the_folder_or_be_evaluated() {
     let log = text(&out);
     assert!(out.status.code().is_some(), "{log}");
     assert!(!dir.join("escaped").exists(), "climbed out of out/: {log}");
-    assert!(!dir.join("escaped.txt").exists(), "climbed out of out/: {log}");
+    assert!(
+        !dir.join("escaped.txt").exists(),
+        "climbed out of out/: {log}"
+    );
     // In the query the value is the option's text again: a file name with `..`, which
     // the file producer refuses (that exchange fails; the file stays in `in/`).
-    assert!(log.contains("must stay inside the endpoint folder"), "{log}");
+    assert!(
+        log.contains("must stay inside the endpoint folder"),
+        "{log}"
+    );
     let folders = {
         let mut v: Vec<String> = std::fs::read_dir(dir.join("out"))
             .unwrap()
