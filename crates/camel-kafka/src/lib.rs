@@ -27,6 +27,12 @@ pub use component::KafkaComponent;
 pub use config::{COMMON_PARAMETERS, CONSUMER_PARAMETERS, DEFAULT_BROKERS, PRODUCER_PARAMETERS};
 
 /// Header names (Camel's `KafkaConstants`).
+///
+/// The consumer sets `KEY`, `PARTITION`, `OFFSET`, `TOPIC`, `TIMESTAMP` and
+/// `MESSAGE_TIMESTAMP` itself; a record header under `kafka.` or `Camel` never reaches the
+/// exchange. `OVERRIDE_TOPIC`, `PARTITION_KEY` and `KEY` are destination headers
+/// (`camel_api::inbound::DESTINATION_HEADERS`): no consumer of any transport takes them
+/// from outside, so only a route's own step can set them.
 pub mod headers {
     /// The record key (consumer); the key to send with (producer).
     pub const KEY: &str = "kafka.KEY";
@@ -58,4 +64,22 @@ pub mod headers {
     /// The outbox relay's group key header (camel-outbox's `headers::GROUP_KEY`): the
     /// producer's key when nothing else names one.
     pub const OUTBOX_GROUP_KEY: &str = "CamelOutboxGroupKey";
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_headers_the_producer_obeys_to_pick_a_destination_are_control_headers() {
+        for name in [
+            crate::headers::OVERRIDE_TOPIC,
+            crate::headers::PARTITION_KEY,
+            crate::headers::KEY,
+        ] {
+            assert!(
+                camel_api::inbound::DESTINATION_HEADERS.contains(&name),
+                "{name} is missing from camel_api::inbound::DESTINATION_HEADERS"
+            );
+            assert!(camel_api::inbound::is_control_header(name), "{name}");
+        }
+    }
 }
