@@ -44,6 +44,8 @@ pub(crate) struct BacklogSender {
     room: Arc<Semaphore>,
     #[cfg_attr(not(test), allow(dead_code))]
     bound: usize,
+    /// Room a waiting sender waits for before it sends again: a quarter of `bound`.
+    wake_after: usize,
 }
 
 /// A backlog of at most `bound` exchanges (at least one).
@@ -51,23 +53,35 @@ pub(crate) fn backlog(bound: usize) -> (BacklogSender, mpsc::UnboundedReceiver<B
     let bound = bound.clamp(1, Semaphore::MAX_PERMITS);
     let (tx, rx) = mpsc::unbounded_channel();
     let room = Arc::new(Semaphore::new(bound));
-    (BacklogSender { tx, room, bound }, rx)
+    let wake_after = (bound / 4).max(1);
+    (
+        BacklogSender {
+            tx,
+            room,
+            bound,
+            wake_after,
+        },
+        rx,
+    )
 }
 
 impl BacklogSender {
-    /// Sends `out` as room frees up: each batch takes whatever room there is (at least
-    /// one exchange's), so a slow continuation gets work as soon as it finishes any.
+    /// Sends `out` as room frees up. Waiting, it waits for a quarter of the bound (or all
+    /// of `out`, if less) rather than for each exchange's room: the post-driver still has
+    /// three quarters of a backlog to work on, and the actor is woken once per quarter
+    /// instead of once per returned permit. It then takes whatever room there is.
     ///
     /// Cancel-safe: dropped while waiting for room, whatever was not sent stays in `out`,
     /// in order.
     pub(crate) async fn send(&self, out: &mut Vec<Release>) -> Result<(), Gone> {
         while !out.is_empty() {
-            let Ok(mut permit) = self.room.clone().acquire_owned().await else {
+            let first = out.len().min(self.wake_after);
+            // `first` is at most `bound`, which fits a u32 (`Semaphore::MAX_PERMITS`).
+            let Ok(mut permit) = self.room.clone().acquire_many_owned(first as u32).await else {
                 // Never closed: the semaphore lives as long as this sender.
                 return Err(Gone(out.len()));
             };
-            let more = (out.len() - 1).min(self.room.available_permits());
-            // `more` is below `bound`, which fits a u32 (`Semaphore::MAX_PERMITS`).
+            let more = (out.len() - first).min(self.room.available_permits());
             if let Ok(extra) = self.room.clone().try_acquire_many_owned(more as u32) {
                 permit.merge(extra);
             }
