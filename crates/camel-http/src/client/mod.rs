@@ -3,9 +3,11 @@
 //!
 //! The call: method from `http_method`, else `CamelHttpMethod`, else POST with a body and
 //! GET without; URL from the endpoint (or `CamelHttpUri` unless `bridge_endpoint`), with
-//! `CamelHttpPath` appended and `CamelHttpQuery` replacing the query; the message's headers
-//! except Camel's and the transport ones; the body. The answer: status in
-//! `CamelHttpResponseCode`, reason in `CamelHttpResponseText`, response headers, body.
+//! `CamelHttpPath` appended (never one with a `.`/`..` segment, which would leave the
+//! endpoint's path) and `CamelHttpQuery` replacing the query; the message's headers except
+//! the control and transport ones; the body. The answer: status in `CamelHttpResponseCode`,
+//! reason in `CamelHttpResponseText`, response headers, body (read up to
+//! `max_response_size`).
 //! A status outside `ok_status_code_range` is [`CamelError::HttpOperationFailed`] unless
 //! `throw_exception_on_failure=false`.
 
@@ -16,6 +18,7 @@ use std::sync::Arc;
 
 use axum::http::{HeaderName, HeaderValue, Method};
 use bytes::{Bytes, BytesMut};
+use camel_api::inbound::is_control_header;
 use camel_api::{
     redact_url, Body, BoxProcessor, CamelError, Component, ComponentContext, Endpoint, EndpointUri,
     Exchange, Value,
@@ -23,7 +26,6 @@ use camel_api::{
 
 use crate::headers::{self as names, is_transport_header, title_case};
 use crate::server::path::has_dot_segment;
-use camel_api::inbound::is_control_header;
 pub use error::HttpProducerError;
 pub use options::DEFAULT_MAX_RESPONSE_SIZE;
 use options::{Auth, ClientOptions};

@@ -3,11 +3,11 @@
 
 use axum::body::Body as HttpBody;
 use axum::http::{header, HeaderName, HeaderValue, Method, Response, StatusCode};
+use camel_api::inbound::is_control_header;
 use camel_api::{Body, CamelError, Exchange, Headers};
 
 use crate::headers::{self as names, is_transport_header};
 use crate::one_line::OneLine;
-use camel_api::inbound::is_control_header;
 
 /// A problem document: a title from the status and a short detail; never a route's error
 /// text, which may name hosts, files or queries.
