@@ -12,17 +12,18 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use camel_api::{CamelError, CarriedState, Exchange, ShutdownReason, StepLifecycle};
+use camel_api::{CamelError, CarriedState, Drained, Exchange, ShutdownReason, StepLifecycle};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
-use tokio::time::{timeout, Instant};
+use tokio::time::{timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::{error, warn};
 
 use super::completion::CompletedBy;
 use super::service::Inner;
 
-/// Longest wait for the timer task during a shutdown.
+/// Longest wait for the timer task during a shutdown that names no deadline of its own
+/// (a route stop or swap passes its `--shutdown-timeout` deadline instead).
 const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
 
 /// The open groups one aggregator hands to its replacement on a hot swap.
@@ -167,36 +168,19 @@ async fn complete_all(inner: &Inner, keys: Vec<String>, by: CompletedBy) {
     }
 }
 
-#[async_trait]
-impl StepLifecycle for Lifecycle {
-    fn name(&self) -> &str {
-        &self.inner.step_name
-    }
-
-    async fn start(&self) -> Result<(), CamelError> {
-        let mut phase = self.phase.lock().await;
-        match &*phase {
-            Phase::Running { .. } => return Ok(()),
-            Phase::Stopped => {
-                return Err(CamelError::Stopping(
-                    "a stopped aggregator cannot be restarted; build a new one".into(),
-                ))
-            }
-            Phase::Built => {}
-        }
-        self.adopt().await?;
-        self.inner.arm_existing().await?;
-        let stop = CancellationToken::new();
-        let task = tokio::spawn(run_timers(self.inner.clone(), stop.clone()));
-        *phase = Phase::Running { stop, task };
-        Ok(())
-    }
-
-    async fn shutdown(&self, reason: ShutdownReason) -> Result<(), CamelError> {
+impl Lifecycle {
+    /// Stops the timers, waiting for the one in progress until `deadline` (the route
+    /// stop's own, when the controller gives one), then does what `reason` asks with the
+    /// open groups.
+    async fn shutdown_within(
+        &self,
+        reason: ShutdownReason,
+        deadline: Instant,
+    ) -> Result<(), CamelError> {
         let mut phase = self.phase.lock().await;
         if let Phase::Running { stop, mut task } = std::mem::replace(&mut *phase, Phase::Stopped) {
             stop.cancel();
-            if timeout(DRAIN_DEADLINE, &mut task).await.is_err() {
+            if timeout_at(deadline, &mut task).await.is_err() {
                 task.abort();
                 error!(route_id = %self.inner.route_id, "aggregate timer task missed its drain deadline");
             }
@@ -227,6 +211,47 @@ impl StepLifecycle for Lifecycle {
             }
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl StepLifecycle for Lifecycle {
+    fn name(&self) -> &str {
+        &self.inner.step_name
+    }
+
+    async fn start(&self) -> Result<(), CamelError> {
+        let mut phase = self.phase.lock().await;
+        match &*phase {
+            Phase::Running { .. } => return Ok(()),
+            Phase::Stopped => {
+                return Err(CamelError::Stopping(
+                    "a stopped aggregator cannot be restarted; build a new one".into(),
+                ))
+            }
+            Phase::Built => {}
+        }
+        self.adopt().await?;
+        self.inner.arm_existing().await?;
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run_timers(self.inner.clone(), stop.clone()));
+        *phase = Phase::Running { stop, task };
+        Ok(())
+    }
+
+    async fn shutdown(&self, reason: ShutdownReason) -> Result<(), CamelError> {
+        self.shutdown_within(reason, Instant::now() + DRAIN_DEADLINE)
+            .await
+    }
+
+    async fn shutdown_by(
+        &self,
+        reason: ShutdownReason,
+        deadline: Instant,
+    ) -> Result<Drained, CamelError> {
+        self.shutdown_within(reason, deadline)
+            .await
+            .map(|()| Drained::default())
     }
 
     fn take_state(&self) -> Option<CarriedState> {
