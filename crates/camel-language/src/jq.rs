@@ -22,7 +22,9 @@
 
 use std::sync::Arc;
 
-use camel_api::nesting::check_json_nesting;
+use std::rc::Rc;
+
+use camel_api::nesting::{check_json_nesting, MAX_NESTING_DEPTH};
 use camel_api::{
     Body, BoxExpression, BoxPredicate, CamelError, Exchange, Expression, ExpressionError, Language,
     Predicate, Value,
@@ -53,9 +55,12 @@ fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());
+    // jaq's own `fromjson` parses with a reader that recurses once per level; ours
+    // checks the text's nesting first.
     let funs = jaq_core::funs::<Data>()
         .chain(jaq_std::funs::<Data>())
-        .chain(jaq_json::funs::<Data>());
+        .chain(jaq_json::funs::<Data>().filter(|(name, _, _)| *name != "fromjson"))
+        .chain([fromjson()]);
     let arena = Arena::default();
     let at = |part: &str| load::span(text, part).start;
     let modules = Loader::new(defs)
@@ -104,6 +109,67 @@ fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
         text: text.into(),
         filter,
     })
+}
+
+/// `fromjson` with the body's nesting limit applied to the text it parses.
+fn fromjson() -> jaq_core::native::Fun<Data> {
+    jaq_core::native::run::<Data>(("fromjson", jaq_core::native::v(0), |cv| {
+        let fail = |e: &dyn std::fmt::Display| {
+            jaq_json::Error::str(format_args!("cannot parse as JSON: {e}"))
+        };
+        let parsed: Vec<jaq_json::ValR> = match cv.1.try_as_utf8_bytes_owned() {
+            Err(e) => vec![Err(e)],
+            Ok(text) => match check_json_nesting(&text) {
+                Err(deep) => vec![Err(fail(&deep))],
+                Ok(()) => jaq_json::read::parse_many(&text)
+                    .map(|r| r.map_err(|e| fail(&e)))
+                    .collect(),
+            },
+        };
+        Box::new(parsed.into_iter().map(|r| r.map_err(jaq_core::Exn::from)))
+    }))
+}
+
+/// Whether `value` nests deeper than the body limit. A loop over an explicit stack:
+/// jaq's own printing and dropping of values recurse once per level.
+fn too_deep(value: &Val) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Val>> = match v {
+            Val::Arr(items) => Box::new(items.iter()),
+            Val::Obj(fields) => Box::new(fields.values()),
+            _ => continue,
+        };
+        if depth == MAX_NESTING_DEPTH {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+/// Drops `value` level by level, so that a value nested 100,000 deep (a filter such as
+/// `reduce range(.n) as $i (0; [.])` builds one) does not overflow the stack as it goes.
+fn dismantle(value: Val) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Val::Arr(items) => {
+                if let Ok(items) = Rc::try_unwrap(items) {
+                    stack.extend(items);
+                }
+            }
+            Val::Obj(fields) => {
+                if let Ok(fields) = Rc::try_unwrap(fields) {
+                    for (k, v) in fields {
+                        stack.push(k);
+                        stack.push(v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 struct JqExpression {
@@ -156,6 +222,12 @@ impl JqExpression {
                 );
             }
             match out {
+                Ok(v) if too_deep(&v) => {
+                    dismantle(v);
+                    return Err(self.failure(format!(
+                        "a result nests deeper than {MAX_NESTING_DEPTH} levels"
+                    )));
+                }
                 Ok(v) => {
                     if !each(v) {
                         break;
@@ -246,6 +318,30 @@ mod tests {
 
     fn eval(text: &str, ex: &Exchange) -> serde_json::Value {
         jq(text).unwrap().evaluate(ex).unwrap().to_json()
+    }
+
+    #[test]
+    fn fromjson_of_deep_text_and_deep_results_are_errors_not_stack_overflows() {
+        let deep_text = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let ex = Exchange::new(Body::from(json!({ "s": deep_text })));
+        let err = jq(".s | fromjson | length")
+            .unwrap()
+            .evaluate(&ex)
+            .unwrap_err();
+        assert!(err.to_string().contains("deeper than 128"), "{err}");
+        assert_eq!(eval(r#""[1,[2]]" | fromjson | length"#, &ex), json!(2));
+        // A filter that builds a value 200,000 levels deep from a number in the body.
+        let ex = Exchange::new(Body::from(json!({ "n": 200_000 })));
+        let err = jq("reduce range(.n) as $i (0; [.])")
+            .unwrap()
+            .evaluate(&ex)
+            .unwrap_err();
+        assert!(err.to_string().contains("result nests deeper"), "{err}");
+        let ex = Exchange::new(Body::from(json!({ "n": 100 })));
+        assert!(jq("reduce range(.n) as $i (0; [.])")
+            .unwrap()
+            .evaluate(&ex)
+            .is_ok());
     }
 
     #[test]
