@@ -211,3 +211,42 @@ fn a_newline_in_logged_data_cannot_forge_a_log_line() {
         "{log}"
     );
 }
+
+#[test]
+fn to_d_refuses_a_value_that_is_a_dot_segment_and_splicing_into_sql() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    // `%2E%2E` would still be `..` to an HTTP client's URL parser: the exchange fails.
+    let routes = file_route(
+        dir,
+        &format!(
+            "        - setHeader: {{name: sub, simple: '${{body}}'}}\n        \
+             - toD: 'file:{dir}/out/${{header.sub}}'\n",
+            dir = dir.display()
+        ),
+    );
+    std::fs::write(dir.join("in/1"), "..").unwrap();
+    std::fs::write(dir.join("in/2"), "ok").unwrap();
+    let out = run_with_env(&routes, "2", &[]);
+    let log = text(&out);
+    assert!(out.status.code().is_some(), "{log}");
+    assert!(log.contains("path step of its own"), "{log}");
+    assert_eq!(file_names(&dir.join("out/ok")), ["2"], "{log}");
+    assert_eq!(file_names(dir), ["routes.yaml"], "{log}");
+
+    // No encoding makes a value safe inside a SQL statement (`id`, `x--`): refused at load.
+    let sql = dir.join("sql.yaml");
+    std::fs::write(
+        &sql,
+        "- from:\n    uri: direct:a\n    steps:\n      - toD: \"sql:delete from t where id = ${header.id}\"\n",
+    )
+    .unwrap();
+    let out = camel(&["validate", sql.to_str().unwrap()]);
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("splices a value into the SQL statement"),
+        "{log}"
+    );
+    assert!(log.contains("sql.yaml:4"), "{log}");
+}

@@ -5,7 +5,8 @@
 //! option (`&delete=true`), or text that the endpoint later compiles as an expression
 //! (`${env.SECRET}`). Here each function's output is percent-encoded: every byte but
 //! the unreserved ones (`A–Z a–z 0–9 - . _ ~`) becomes `%XX`, and a value that is
-//! exactly `.` or `..` has its dots encoded too, so it cannot climb out of a folder. The
+//! exactly `.` or `..` fails the exchange (URL parsers read `%2E%2E` as `..` as well),
+//! so it cannot climb out of a folder. The
 //! literal text of the template is the route author's and is kept as written.
 //!
 //! A template that is a single function (`${header.target}`) is the whole URI taken from
@@ -95,6 +96,16 @@ impl Expression for UriTemplate {
                 Part::Encoded(f) => {
                     value.clear();
                     f.append_to(exchange, &mut value)?;
+                    if value == "." || value == ".." {
+                        // URL parsers read `%2E%2E` as `..` too, so no encoding of a dot
+                        // segment is safe for every component: refuse it.
+                        return Err(CamelError::invalid_uri(
+                            self.text.clone(),
+                            format!(
+                                "a value spliced into the URI is `{value}`, a path step of its own"
+                            ),
+                        ));
+                    }
                     encode_into(&value, &mut out);
                 }
             }
@@ -103,15 +114,11 @@ impl Expression for UriTemplate {
     }
 }
 
-/// Appends `value` percent-encoded: only unreserved bytes stay, and a value that is all
-/// dots (`.`, `..`) is encoded whole.
+/// Appends `value` percent-encoded: only unreserved bytes stay.
 pub(crate) fn encode_into(value: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let dots_only = value == "." || value == "..";
     for &b in value.as_bytes() {
-        let keep = b.is_ascii_alphanumeric()
-            || matches!(b, b'-' | b'_' | b'~')
-            || (b == b'.' && !dots_only);
+        let keep = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~' | b'.');
         if keep {
             out.push(char::from(b));
         } else {
@@ -141,7 +148,11 @@ mod tests {
             .with_header("name", "x?delete=true&recursive=true")
             .with_header("secret", "${env.HOME}{{db.password}}")
             .with_header("sql", "1; DROP TABLE orders");
-        assert_eq!(render("file:out/${header.dir}", &ex), "file:out/%2E%2E");
+        let err = simple_uri("file:out/${header.dir}")
+            .unwrap()
+            .evaluate(&ex)
+            .unwrap_err();
+        assert!(err.to_string().contains("path step of its own"), "{err}");
         assert_eq!(
             render("file:out?fileName=${header.name}", &ex),
             "file:out?fileName=x%3Fdelete%3Dtrue%26recursive%3Dtrue"

@@ -122,6 +122,19 @@ pub(super) fn check_fixed_uri(
         .map_err(|kind| cx.error_at(at, kind))
 }
 
+/// Whether a `to_d` template puts a `${…}` into the statement of a `sql:` endpoint (its
+/// path, or its `query` option).
+fn splices_into_a_statement(template: &str) -> bool {
+    let Some(rest) = template.trim_start().strip_prefix("sql:") else {
+        return false;
+    };
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    path.contains("${")
+        || query
+            .split('&')
+            .any(|pair| pair.starts_with("query=") && pair.contains("${"))
+}
+
 pub(super) fn recipient_list(
     config: RecipientList,
     cx: &mut StepContext<'_>,
@@ -180,6 +193,18 @@ pub(super) fn dynamic_router(
 
 pub(super) fn to_d(config: ToD, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
     let template = config.template();
+    if !config.raw_values && splices_into_a_statement(&template) {
+        return Err(cx.error_at(
+            "/uri",
+            RouteErrorKind::InvalidValue(
+                "a `toD` to `sql:` splices a value into the SQL statement, where no encoding \
+                 makes it safe (a value such as `id` or `x--` changes the statement); write a \
+                 fixed statement with parameters instead (`to: \"sql:… where id = :#id\"` or \
+                 `:#${header.id}`), or set `raw_values: true` if every value is the route's own"
+                    .into(),
+            ),
+        ));
+    }
     let uri = cx.uri_template(&template, config.raw_values, "/uri")?;
     if !config.ignore_invalid_endpoint {
         check_fixed_uri(cx, &template, "/uri")?;
