@@ -20,6 +20,7 @@
 //! ```
 
 mod bean;
+pub mod blocking;
 mod body;
 mod component;
 mod consumer;

@@ -584,7 +584,8 @@ pub const MAX_INFLATED_LEN: usize = 64 << 20;
 fn inflate(target: &'static str, reader: impl Read, input_len: usize) -> Result<Body, CamelError> {
     let mut out = Vec::new();
     let limit = u64::try_from(MAX_INFLATED_LEN).unwrap_or(u64::MAX);
-    let read = reader.take(limit + 1).read_to_end(&mut out);
+    // Inflating up to the bound takes a while; keep the worker's other tasks going.
+    let read = camel_api::blocking::in_place(|| reader.take(limit + 1).read_to_end(&mut out));
     if out.len() > MAX_INFLATED_LEN {
         return Err(CamelError::conversion(
             target,

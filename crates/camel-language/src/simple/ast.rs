@@ -338,7 +338,7 @@ impl Condition {
                                 message: format!("invalid regex {source:?}: {e}"),
                             }
                         })?;
-                        regex.is_match(&text)
+                        super::dynamic_regex::is_match(&regex, &text)
                     }
                 };
                 Ok(found != *negate)

@@ -27,6 +27,20 @@ pub(crate) const CACHED_PATTERNS: usize = 64;
 type Compiled = Result<Regex, String>;
 static CACHE: Mutex<Vec<(Box<str>, Compiled)>> = Mutex::new(Vec::new());
 
+/// Texts longer than this are matched under [`camel_api::blocking::in_place`]: matching
+/// is linear, but a pattern whose lazy DFA keeps missing its cache falls back to a
+/// slower engine, seconds on a body of megabytes.
+pub(crate) const MATCH_IN_PLACE_LEN: usize = 64 << 10;
+
+/// Whether `regex` matches `text`, off the worker when the text is long.
+pub(crate) fn is_match(regex: &Regex, text: &str) -> bool {
+    if text.len() > MATCH_IN_PLACE_LEN {
+        camel_api::blocking::in_place(|| regex.is_match(text))
+    } else {
+        regex.is_match(text)
+    }
+}
+
 /// The whole-text matcher for `pattern`, from the cache or compiled within the bounds.
 pub(crate) fn whole_match(pattern: &str) -> Result<Regex, String> {
     if pattern.len() > MAX_PATTERN_LEN {
@@ -45,7 +59,7 @@ pub(crate) fn whole_match(pattern: &str) -> Result<Regex, String> {
             return outcome;
         }
     }
-    let outcome = off_the_worker(|| compile(pattern));
+    let outcome = camel_api::blocking::in_place(|| compile(pattern));
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     cache.insert(0, (pattern.into(), outcome.clone()));
     cache.truncate(CACHED_PATTERNS);
@@ -63,18 +77,6 @@ fn compile(pattern: &str) -> Compiled {
         Err(own) => one_line(&own, true),
         Ok(_) => one_line(&wrapped, false),
     })
-}
-
-/// Runs `f` so that the other tasks of this runtime worker move to another worker
-/// meanwhile (`block_in_place`), where the runtime allows it: a multi-threaded tokio
-/// runtime. Elsewhere (a current-thread runtime, no runtime) it just runs.
-fn off_the_worker<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
 }
 
 #[cfg(test)]
