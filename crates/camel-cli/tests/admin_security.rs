@@ -183,6 +183,73 @@ async fn a_host_that_is_not_allowed_is_refused_even_with_the_token() {
 }
 
 #[tokio::test]
+async fn an_absolute_form_target_is_checked_by_its_authority_not_only_by_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut camel = Camel::start(&routes_file(&dir));
+    let addr = addr_of(&mut camel).await;
+    // RFC 9112 section 3.2.2: with an absolute-form target the server takes the target's
+    // authority and ignores Host, so an allowed Host must not vouch for another authority.
+    for target in [
+        "http://evil.example/routes/ticks/stop",
+        "http://rebound.example:80/routes/ticks/stop",
+        "http://user@127.0.0.1/routes/ticks/stop",
+    ] {
+        let stop = request("POST", target, &addr, &[&bearer()], "");
+        let (code, text) = raw(&addr, &stop).await;
+        assert_eq!(code, 421, "{target}: {text}");
+        let read = request("GET", &target.replace("/stop", ""), &addr, &[&bearer()], "");
+        let (code, text) = raw(&addr, &read).await;
+        assert_eq!(code, 421, "GET {target}: {text}");
+    }
+    assert_eq!(status_of(&addr).await, "Started", "nothing changed");
+    // An allowed authority with a Host that is not allowed: both are checked.
+    let target = format!("http://{addr}/routes/ticks/stop");
+    let stop = request("POST", &target, "evil.example", &[&bearer()], "");
+    let (code, text) = raw(&addr, &stop).await;
+    assert_eq!(code, 421, "{text}");
+    assert_eq!(status_of(&addr).await, "Started", "nothing changed");
+    // An allowed authority with an allowed Host is served like the origin form.
+    let stop = request("POST", &target, &addr, &[&bearer()], "");
+    let (code, text) = raw(&addr, &stop).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(status_of(&addr).await, "Stopped");
+}
+
+#[tokio::test]
+async fn a_request_with_more_than_one_host_header_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut camel = Camel::start(&routes_file(&dir));
+    let addr = addr_of(&mut camel).await;
+    // RFC 9112 section 3.2: more than one Host line is answered 400, whichever comes first.
+    for second in [
+        "Host: evil.example",
+        "Host: 127.0.0.1",
+        "host: evil.example",
+    ] {
+        let stop = request(
+            "POST",
+            "/routes/ticks/stop",
+            &addr,
+            &[&bearer(), second],
+            "",
+        );
+        let (code, text) = raw(&addr, &stop).await;
+        assert_eq!(code, 400, "{second}: {text}");
+        assert!(text.contains("Host"), "{text}");
+        let read = request("GET", "/routes", &addr, &[&bearer(), second], "");
+        let (code, text) = raw(&addr, &read).await;
+        assert_eq!(code, 400, "GET, {second}: {text}");
+    }
+    let first_evil = format!(
+        "POST /routes/ticks/stop HTTP/1.1\r\nHost: evil.example\r\nHost: {addr}\r\n{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        bearer()
+    );
+    let (code, text) = raw(&addr, &first_evil).await;
+    assert_eq!(code, 400, "{text}");
+    assert_eq!(status_of(&addr).await, "Started", "nothing changed");
+}
+
+#[tokio::test]
 async fn a_change_from_another_origin_is_forbidden() {
     let dir = tempfile::tempdir().unwrap();
     let mut camel = Camel::start(&routes_file(&dir));

@@ -1,8 +1,11 @@
 //! The checks every admin request passes before a handler sees it, in order:
 //!
-//! 1. `Host` names an allowed host (else 421): loopback names, the address the connection
-//!    came in on, and `--admin-allowed-host`. A page that rebinds its own DNS name to
-//!    127.0.0.1 still sends its own name, so it is turned away.
+//! 1. Exactly one `Host` (else 400, RFC 9112 section 3.2), and it names an allowed host
+//!    (else 421): loopback names, the address the connection came in on, and
+//!    `--admin-allowed-host`. A page that rebinds its own DNS name to 127.0.0.1 still
+//!    sends its own name, so it is turned away. A target in absolute form
+//!    (`POST http://name/...`) must name an allowed host too (else 421): a server takes
+//!    that authority and ignores `Host` (RFC 9112 section 3.2.2), so both are checked.
 //! 2. A change (any method but GET and HEAD) with an `Origin` must come from an allowed
 //!    host (else 403): a browser names the page that sent it.
 //! 3. The bearer token (else 401): every change needs it; with a token configured, every
@@ -122,6 +125,14 @@ fn refuse(code: StatusCode, message: String) -> Response {
     (code, Json(json!({ "error": message }))).into_response()
 }
 
+/// 421 for a host name (`what`: where it came from) that is not on the allow-list.
+fn misdirected(what: &str, name: &str) -> Response {
+    refuse(
+        StatusCode::MISDIRECTED_REQUEST,
+        format!("{what} `{}` is not allowed: use a loopback name, the admin address, or a name given with --admin-allowed-host", name.escape_debug()),
+    )
+}
+
 fn changes(method: &Method) -> bool {
     method != Method::GET && method != Method::HEAD
 }
@@ -144,16 +155,23 @@ fn has_body(headers: &HeaderMap) -> bool {
 
 pub(crate) async fn check(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     let local = req.extensions().get::<LocalAddr>().map(|l| l.0);
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    if !guard.allows(host, local) {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
         return refuse(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!("Host `{}` is not allowed: use a loopback name, the admin address, or a name given with --admin-allowed-host", host.escape_debug()),
+            StatusCode::BAD_REQUEST,
+            "a request may carry only one Host header".into(),
         );
+    }
+    let host = first.and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !guard.allows(host, local) {
+        return misdirected("Host", host);
+    }
+    // The whole authority, user info included: `user@127.0.0.1` is not an allowed name.
+    if let Some(authority) = req.uri().authority() {
+        if !guard.allows(authority.as_str(), local) {
+            return misdirected("the request target's authority", authority.as_str());
+        }
     }
     let change = changes(req.method());
     if change {
@@ -267,6 +285,8 @@ mod tests {
             "127.0.0.1:",
             "[::1]x",
             "10.1.2.4",
+            "user@127.0.0.1",
+            "127.0.0.1, evil.example",
         ] {
             assert!(!g.allows(bad, None), "{bad}");
         }
