@@ -64,23 +64,31 @@ impl<W: std::io::Write> std::io::Write for OneLine<W> {
     }
 }
 
-/// `buf` with the line breaks inside it escaped; a final `\n` stays.
+/// `buf` with the line breaks inside it escaped, and the characters that move or reorder
+/// what a terminal shows (Unicode line and paragraph separators, bidirectional controls);
+/// a final `\n` stays.
 fn one_line(buf: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let (body, end) = match buf.split_last() {
         Some((b'\n', body)) => (body, &b"\n"[..]),
         _ => (buf, &b""[..]),
     };
-    if !body.iter().any(|b| matches!(b, b'\n' | b'\r')) {
+    // 0xE2 leads the UTF-8 form of every character escaped below but the two breaks.
+    if !body.iter().any(|b| matches!(b, b'\n' | b'\r' | 0xE2)) {
         return std::borrow::Cow::Borrowed(buf);
     }
-    let mut out = Vec::with_capacity(buf.len() + 8);
-    for &b in body {
-        match b {
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b => out.push(b),
+    let text = String::from_utf8_lossy(body);
+    let mut out = String::with_capacity(buf.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => {
+                out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+            }
+            c => out.push(c),
         }
     }
+    let mut out = out.into_bytes();
     out.extend_from_slice(end);
     std::borrow::Cow::Owned(out)
 }
@@ -123,6 +131,10 @@ mod tests {
         assert_eq!(&*one_line(b"plain line\n"), b"plain line\n");
         assert_eq!(&*one_line(b"no end\nx"), b"no end\\nx");
         assert_eq!(&*one_line(b""), b"");
+        assert_eq!(
+            &*one_line("a\u{2028}b\u{202E}c \u{2014}\n".as_bytes()),
+            "a\\u{2028}b\\u{202E}c \u{2014}\n".as_bytes()
+        );
     }
 
     fn enabled(rust_log: &str, target: &str, level: Level) -> bool {

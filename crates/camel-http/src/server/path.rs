@@ -127,7 +127,8 @@ fn split(path: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Whether `path` has a `.` or `..` segment once percent-decoded, with `\` counted as a
-/// separator as URL parsers do for `http`: such a path names another place than it spells
+/// separator as URL parsers do for `http` and a segment's `;parameters` left out as
+/// servlet containers do: such a path names another place than it spells
 /// (`/api/%2e%2e/admin` is `/admin`). The server refuses such request paths and the
 /// producer refuses to append one to its base path, so a proxy route cannot be walked out
 /// of the backend path it was given.
@@ -137,7 +138,12 @@ pub(crate) fn has_dot_segment(path: &str) -> bool {
         return false;
     }
     let decoded = percent_decode(path);
-    decoded.split(['/', '\\']).any(|s| s == "." || s == "..")
+    // Servlet containers drop a segment's `;parameters` before resolving dots, so
+    // `..;x` is `..` to a Tomcat or Jetty backend.
+    decoded.split(['/', '\\']).any(|s| {
+        let s = s.split(';').next().unwrap_or(s);
+        s == "." || s == ".."
+    })
 }
 
 /// The pairs of a query string, decoded (`+` is a space there).
@@ -213,6 +219,9 @@ mod tests {
             "/a/..\\b",
             "..",
             "%2e",
+            "/p/..;",
+            "/p/%2e%2e;x/admin",
+            "/p/.;jsessionid=1",
         ] {
             assert!(has_dot_segment(bad), "{bad}");
         }
@@ -223,6 +232,8 @@ mod tests {
             "/a/b.",
             "/v1.2/x",
             "/a/%252e%252e",
+            "/a/b;v=1",
+            "/a/...;x",
             "",
         ] {
             assert!(!has_dot_segment(good), "{good}");
