@@ -250,3 +250,48 @@ fn to_d_refuses_a_value_that_is_a_dot_segment_and_splicing_into_sql() {
     );
     assert!(log.contains("sql.yaml:4"), "{log}");
 }
+
+#[test]
+fn placeholders_repeated_over_many_values_stop_at_the_total_budget() {
+    // Each value resolves to 960 KB, under the 1 MiB of one resolution; 2,000 of them
+    // would be 1.9 GB (the process used to take 3.7 GB and abort).
+    let root = tempfile::tempdir().unwrap();
+    let properties = root.path().join("p.properties");
+    std::fs::write(
+        &properties,
+        format!(
+            "p0={}\np1={}\np2={}\n",
+            "x".repeat(1000),
+            "{{p0}}".repeat(32),
+            "{{p1}}".repeat(30)
+        ),
+    )
+    .unwrap();
+    let mut yaml = String::from("- from:\n    uri: 'timer:t?repeatCount=1'\n    steps:\n");
+    for i in 0..2000 {
+        yaml.push_str(&format!("      - log: 'm{i} {{{{p2}}}}'\n"));
+    }
+    let routes = root.path().join("routes.yaml");
+    std::fs::write(&routes, yaml).unwrap();
+    let started = std::time::Instant::now();
+    let out = camel(&[
+        "validate",
+        routes.to_str().unwrap(),
+        "--properties",
+        properties.to_str().unwrap(),
+    ]);
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    // 64 MiB hold 69 values of about 960 KB: the 70th (line 73) passes the budget, and it
+    // is the only error.
+    assert!(
+        log.contains("routes.yaml:73:9: property placeholders expand to more than 64 MiB in total"),
+        "{log}"
+    );
+    assert_eq!(log.matches("in total").count(), 1, "{log}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

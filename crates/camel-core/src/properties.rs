@@ -12,7 +12,8 @@
 //!
 //! A property's value may itself hold placeholders (Camel resolves them too); a chain
 //! deeper than [`MAX_DEPTH`], a cycle, or a result longer than [`MAX_RESOLVED_LEN`] is an
-//! error. Values are never part of an error message, and `Debug` hides the values of
+//! error, and so is text beyond a [`Budget`] shared by every string of one load of route
+//! files ([`MAX_TOTAL_RESOLVED_LEN`] by default). Values are never part of an error message, and `Debug` hides the values of
 //! secret-looking keys (`password`, `token`, …).
 
 use std::collections::BTreeMap;
@@ -27,6 +28,13 @@ pub const MAX_DEPTH: usize = 16;
 /// times multiply (1.5 KB of them once expanded to 1 GB); past this bound resolution
 /// stops with [`PropertyError::TooLarge`] instead of taking the machine's memory.
 pub const MAX_RESOLVED_LEN: usize = 1 << 20;
+
+/// The most text resolution may produce over one load of route files, every string of
+/// every file together (the default of [`Budget`]). Each string is bounded by
+/// [`MAX_RESOLVED_LEN`], but thousands of values naming the same large property would
+/// still add up to gigabytes; this is the YAML loader's own bound on a document's size,
+/// so resolution can at most double what a route file may already hold.
+pub const MAX_TOTAL_RESOLVED_LEN: usize = 64 << 20;
 
 /// Why a placeholder could not be resolved, or a properties file not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +79,17 @@ pub enum PropertyError {
         /// The key being expanded when the bound was passed (empty at the top level).
         key: String,
     },
+    /// The strings resolved so far with one [`Budget`] (every string of the route files
+    /// loaded together) and this one would add up to more than the budget.
+    #[error(
+        "property placeholders expand to more than {} in total over the route files loaded \
+         together (this value passed the bound): many values naming large properties add up",
+        shown_size(*limit)
+    )]
+    TotalTooLarge {
+        /// The budget, in bytes.
+        limit: usize,
+    },
     /// A properties file could not be read or parsed.
     #[error("{file}: {message}")]
     File {
@@ -79,6 +98,44 @@ pub enum PropertyError {
         /// What went wrong (never a value).
         message: String,
     },
+}
+
+/// `64 MiB` for a whole number of MiB, else `N bytes`.
+fn shown_size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// How much text placeholder resolution may still produce, shared by the strings resolved
+/// with [`Properties::resolve_counted`]: the YAML loader uses one for every string of the
+/// files it loads together, so many values naming a large property cannot add up to
+/// gigabytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    limit: usize,
+    used: usize,
+}
+
+impl Default for Budget {
+    /// [`MAX_TOTAL_RESOLVED_LEN`].
+    fn default() -> Self {
+        Self::new(MAX_TOTAL_RESOLVED_LEN)
+    }
+}
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self { limit, used: 0 }
+    }
+
+    /// The bytes resolution may still produce.
+    pub fn remaining(&self) -> usize {
+        self.limit.saturating_sub(self.used)
+    }
 }
 
 /// Property values by key; [`Properties::set`] and [`Properties::merge`] let a later
@@ -188,14 +245,59 @@ impl Properties {
 
     /// Resolves every placeholder in `text`.
     pub fn resolve(&self, text: &str) -> Result<String, PropertyError> {
-        self.resolve_at(text, 0, None)
+        self.resolve_at(text, 0, None, MAX_RESOLVED_LEN)
     }
 
+    /// Like [`Properties::resolve`], and the result counts against `budget`: past it,
+    /// [`PropertyError::TotalTooLarge`], and so is every later string that is not empty.
+    /// Resolution stops as soon as the text built passes the room left, so a string that
+    /// does not fit is never built whole.
+    ///
+    /// ```
+    /// use camel_core::properties::{Budget, Properties, PropertyError};
+    ///
+    /// let mut props = Properties::new();
+    /// props.set("big", "x".repeat(600));
+    /// let mut budget = Budget::new(1000);
+    /// assert!(props.resolve_counted("{{big}}", &mut budget).is_ok());
+    /// assert_eq!(
+    ///     props.resolve_counted("{{big}}", &mut budget).unwrap_err(),
+    ///     PropertyError::TotalTooLarge { limit: 1000 }
+    /// );
+    /// ```
+    pub fn resolve_counted(
+        &self,
+        text: &str,
+        budget: &mut Budget,
+    ) -> Result<String, PropertyError> {
+        let room = budget.remaining();
+        let over = |budget: &mut Budget| {
+            budget.used = budget.limit;
+            PropertyError::TotalTooLarge {
+                limit: budget.limit,
+            }
+        };
+        match self.resolve_at(text, 0, None, room.min(MAX_RESOLVED_LEN)) {
+            // Only a text without placeholders comes back longer than the limit given.
+            Ok(out) if out.len() > room => Err(over(budget)),
+            Ok(out) => {
+                budget.used += out.len();
+                Ok(out)
+            }
+            // The room left, not the bound of one string, was the limit that stopped it.
+            Err(PropertyError::TooLarge { .. }) if room < MAX_RESOLVED_LEN => Err(over(budget)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Resolves `text`, failing with [`PropertyError::TooLarge`] as soon as the result
+    /// passes `limit` bytes (nested values get the room their caller has left).
     fn resolve_at(
         &self,
         text: &str,
         depth: usize,
         from: Option<&str>,
+        limit: usize,
     ) -> Result<String, PropertyError> {
         if !text.contains("{{") {
             return Ok(text.to_string());
@@ -205,10 +307,16 @@ impl Properties {
                 key: from.unwrap_or_default().to_string(),
             });
         }
-        let mut out = String::with_capacity(text.len());
+        let too_large = || PropertyError::TooLarge {
+            key: from.unwrap_or_default().to_string(),
+        };
+        let mut out = String::with_capacity(text.len().min(limit));
         let mut rest = text;
         while let Some(start) = rest.find("{{") {
             out.push_str(&rest[..start]);
+            if out.len() > limit {
+                return Err(too_large());
+            }
             let inner_start = start + 2;
             let Some(len) = rest[inner_start..].find("}}") else {
                 return Err(PropertyError::Malformed(
@@ -216,25 +324,22 @@ impl Properties {
                 ));
             };
             let inner = &rest[inner_start..inner_start + len];
-            out.push_str(&self.placeholder(inner, depth)?);
-            if out.len() > MAX_RESOLVED_LEN {
-                return Err(PropertyError::TooLarge {
-                    key: from.unwrap_or_default().to_string(),
-                });
+            out.push_str(&self.placeholder(inner, depth, limit - out.len())?);
+            if out.len() > limit {
+                return Err(too_large());
             }
             rest = &rest[inner_start + len + 2..];
         }
         out.push_str(rest);
-        if out.len() > MAX_RESOLVED_LEN {
-            return Err(PropertyError::TooLarge {
-                key: from.unwrap_or_default().to_string(),
-            });
+        if out.len() > limit {
+            return Err(too_large());
         }
         Ok(out)
     }
 
-    /// The value of one placeholder's inside (`key`, `key:default`, `env:NAME[:default]`).
-    fn placeholder(&self, inner: &str, depth: usize) -> Result<String, PropertyError> {
+    /// The value of one placeholder's inside (`key`, `key:default`, `env:NAME[:default]`),
+    /// a property's value resolved within `room` bytes.
+    fn placeholder(&self, inner: &str, depth: usize, room: usize) -> Result<String, PropertyError> {
         let inner = inner.trim();
         if let Some(env) = inner.strip_prefix("env:") {
             let (name, default) = split_default(env);
@@ -252,7 +357,7 @@ impl Properties {
             return Err(PropertyError::Malformed("`{{}}` names no property".into()));
         }
         match (self.values.get(key), default) {
-            (Some(v), _) => self.resolve_at(v, depth + 1, Some(key)),
+            (Some(v), _) => self.resolve_at(v, depth + 1, Some(key), room),
             (None, Some(d)) => Ok(d.to_string()),
             (None, None) => Err(PropertyError::Missing { key: key.into() }),
         }
@@ -385,6 +490,55 @@ mod tests {
         assert_eq!(
             props.resolve("{{big}}").unwrap().len(),
             MAX_RESOLVED_LEN / 2
+        );
+    }
+
+    #[test]
+    fn a_budget_bounds_the_text_of_many_resolutions_together() {
+        // Each string stays far under the bound of one resolution; together they pass the
+        // budget, and the one that would pass it is an error, as is every later one.
+        let mut props = Properties::new();
+        props.set("p0", "x".repeat(100));
+        props.set("p1", "{{p0}}".repeat(10));
+        let mut budget = Budget::new(5_000);
+        for _ in 0..4 {
+            assert_eq!(
+                props
+                    .resolve_counted("a {{p1}}", &mut budget)
+                    .unwrap()
+                    .len(),
+                1002
+            );
+        }
+        assert_eq!(budget.remaining(), 5_000 - 4 * 1002);
+        let err = props.resolve_counted("a {{p1}}", &mut budget).unwrap_err();
+        assert_eq!(err, PropertyError::TotalTooLarge { limit: 5_000 });
+        assert!(
+            err.to_string().contains("more than 5000 bytes in total"),
+            "{err}"
+        );
+        assert_eq!(budget.remaining(), 0);
+        assert!(matches!(
+            props.resolve_counted("{{p0}}", &mut budget).unwrap_err(),
+            PropertyError::TotalTooLarge { .. }
+        ));
+        // A string that passes the bound of one resolution with room to spare is still
+        // that error, and the default budget is the YAML loader's 64 MiB.
+        props.set("big", "{{p1}}".repeat(MAX_RESOLVED_LEN / 1000 + 1));
+        let mut budget = Budget::default();
+        assert!(matches!(
+            props.resolve_counted("{{big}}", &mut budget).unwrap_err(),
+            PropertyError::TooLarge { .. }
+        ));
+        assert_eq!(budget.remaining(), MAX_TOTAL_RESOLVED_LEN);
+        assert_eq!(
+            PropertyError::TotalTooLarge {
+                limit: MAX_TOTAL_RESOLVED_LEN
+            }
+            .to_string()
+            .split(" in total")
+            .next(),
+            Some("property placeholders expand to more than 64 MiB")
         );
     }
 

@@ -8,7 +8,7 @@ use super::configuration::{ContextErrors, ContextPart, ContextSet};
 use super::node::{self, Spanned};
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
 use crate::model::{camel_dsl, BeanDefinition, Positions, RouteDefinition, SourceMap};
-use crate::properties::Properties;
+use crate::properties::{Budget, Properties};
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
@@ -114,8 +114,10 @@ pub fn load_texts_partial_with(
     let mut set = ContextSet::default();
     let mut routes = Vec::new();
     let mut errors = Vec::new();
+    // What placeholders may expand to, every string of every text together.
+    let mut budget = Budget::default();
     for (text, file) in texts {
-        let (r, e) = read_text(text, file, properties, &mut set);
+        let (r, e) = read_text(text, file, properties, &mut budget, &mut set);
         routes.extend(r);
         errors.extend(e);
     }
@@ -170,6 +172,7 @@ fn read_text(
     text: &str,
     file: &str,
     properties: &Properties,
+    budget: &mut Budget,
     set: &mut ContextSet,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let file: Arc<str> = file.into();
@@ -201,7 +204,13 @@ fn read_text(
             context: Default::default(),
         };
         let mut unresolved = Vec::new();
-        super::placeholders::resolve(&mut value, String::new(), properties, &mut unresolved);
+        super::placeholders::resolve(
+            &mut value,
+            String::new(),
+            properties,
+            budget,
+            &mut unresolved,
+        );
         if !unresolved.is_empty() {
             let mut found: Vec<RouteError> = unresolved
                 .into_iter()

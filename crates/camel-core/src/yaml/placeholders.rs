@@ -1,48 +1,76 @@
 //! The pass that resolves property placeholders in a parsed route file, before its routes
 //! are read: each string value is resolved where it stands, so the pointer of a value
-//! that cannot be resolved is the one the position index knows.
+//! that cannot be resolved is the one the position index knows. Every string of the
+//! files loaded together counts against one [`Budget`].
 
 use camel_api::suggest::to_snake_case;
 use serde_json::Value as Json;
 
 use super::node::escape;
-use crate::properties::{Properties, PropertyError};
+use crate::properties::{Budget, Properties, PropertyError};
 
 /// Resolves every string value under `value` (whose pointer is `pointer`) in place,
 /// collecting each failure with the pointer of its value. Keys are left as written: they
-/// name options and headers, not configuration.
+/// name options and headers, not configuration. Once `budget` is spent, the first string
+/// past it is an error and the others are left as written (the errors keep them from
+/// being read): one error says it, rather than one per value.
 pub(super) fn resolve(
     value: &mut Json,
     pointer: String,
     properties: &Properties,
+    budget: &mut Budget,
     errors: &mut Vec<(PropertyError, String)>,
 ) {
-    match value {
-        Json::String(text) if text.contains("{{") => match properties.resolve(text) {
-            Ok(resolved) => {
-                let whole = text.starts_with("{{")
-                    && text.ends_with("}}")
-                    && text.matches("{{").count() == 1;
-                *value = if whole {
-                    typed(resolved)
-                } else {
-                    Json::String(resolved)
-                };
+    let mut pass = Pass {
+        properties,
+        budget,
+        errors,
+        spent: false,
+    };
+    pass.walk(value, pointer);
+}
+
+struct Pass<'a> {
+    properties: &'a Properties,
+    budget: &'a mut Budget,
+    errors: &'a mut Vec<(PropertyError, String)>,
+    /// The budget was passed in this pass (and said so once).
+    spent: bool,
+}
+
+impl Pass<'_> {
+    fn walk(&mut self, value: &mut Json, pointer: String) {
+        match value {
+            Json::String(text) if text.contains("{{") && !self.spent => {
+                match self.properties.resolve_counted(text, self.budget) {
+                    Ok(resolved) => {
+                        let whole = text.starts_with("{{")
+                            && text.ends_with("}}")
+                            && text.matches("{{").count() == 1;
+                        *value = if whole {
+                            typed(resolved)
+                        } else {
+                            Json::String(resolved)
+                        };
+                    }
+                    Err(e) => {
+                        self.spent |= matches!(e, PropertyError::TotalTooLarge { .. });
+                        self.errors.push((e, pointer));
+                    }
+                }
             }
-            Err(e) => errors.push((e, pointer)),
-        },
-        Json::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                resolve(item, format!("{pointer}/{i}"), properties, errors);
+            Json::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    self.walk(item, format!("{pointer}/{i}"));
+                }
             }
+            Json::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    self.walk(v, format!("{pointer}/{}", escape(&to_snake_case(k))));
+                }
+            }
+            _ => {}
         }
-        Json::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                let at = format!("{pointer}/{}", escape(&to_snake_case(k)));
-                resolve(v, at, properties, errors);
-            }
-        }
-        _ => {}
     }
 }
 
@@ -87,11 +115,51 @@ mod tests {
             "n": "{{n}}", "b": "{{b}}", "z": "{{z}}", "f": "{{f}}", "mixed": "{{n}}ms"
         });
         let mut errors = Vec::new();
-        resolve(&mut value, String::new(), &props, &mut errors);
+        resolve(
+            &mut value,
+            String::new(),
+            &props,
+            &mut Budget::default(),
+            &mut errors,
+        );
         assert!(errors.is_empty());
         assert_eq!(
             value,
             serde_json::json!({"n": 10, "b": true, "z": "007", "f": 1.5, "mixed": "10ms"})
+        );
+    }
+
+    #[test]
+    fn the_budget_spans_every_file_loaded_together_and_fails_once_located() {
+        // 960 KB per value, under the bound of one resolution; 40 of them per file, so the
+        // second file passes the 64 MiB of the whole load.
+        let mut props = Properties::new();
+        props.set("p0", "x".repeat(1000));
+        props.set("p1", "{{p0}}".repeat(32));
+        props.set("p2", "{{p1}}".repeat(30));
+        let file = |route: &str| {
+            let mut text = format!("- from:\n    uri: direct:{route}\n    steps:\n");
+            for i in 0..40 {
+                text.push_str(&format!("      - log: 'm{i} {{{{p2}}}}'\n"));
+            }
+            text
+        };
+        let (a, b) = (file("a"), file("b"));
+        let (_, errors) =
+            crate::yaml::load_texts_partial_with(&[(&a, "a.yaml"), (&b, "b.yaml")], &props);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let text = errors[0].to_string();
+        // 64 MiB / 960,000 bytes: the 70th value passes it, the 30th of the second file.
+        assert!(text.starts_with("b.yaml:33:9: "), "{text}");
+        assert!(
+            text.contains("property placeholders expand to more than 64 MiB in total"),
+            "{text}"
+        );
+        // Each file alone fits.
+        assert!(
+            crate::yaml::load_texts_partial_with(&[(&b, "b.yaml")], &props)
+                .1
+                .is_empty()
         );
     }
 }
