@@ -56,4 +56,5 @@ mod server;
 
 pub use client::{HttpComponent, HttpProducerError, DEFAULT_MAX_RESPONSE_SIZE};
 pub use platform::{Binding, PlatformHttpComponent, DEFAULT_MAX_BODY_SIZE};
+pub use server::accept::{serve_bounded, ConnectionBounds};
 pub use server::{ServerConfig, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BUFFERED_BODY_BYTES};

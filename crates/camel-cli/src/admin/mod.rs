@@ -88,9 +88,9 @@ pub(crate) async fn serve(
             "the admin API listens on every interface: only the token protects it; prefer a loopback or one interface's address"
         );
     }
-    let bounds = accept::Bounds {
+    let bounds = camel_http::ConnectionBounds {
         max_connections: config.max_connections,
-        header_timeout: config.header_timeout,
+        header_read_timeout: config.header_timeout,
     };
     let server = tokio::spawn(accept::run(listener, app, bounds, stop));
     Ok((bound, server))

@@ -8,7 +8,7 @@
 //! `Retry-After`; when its last route has stopped the listener closes and the server waits
 //! for the connections still answering (bounded by the route's stop deadline).
 
-mod accept;
+pub(crate) mod accept;
 pub(crate) mod budget;
 pub(crate) mod path;
 pub(crate) mod table;
@@ -164,12 +164,21 @@ impl SharedServer {
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();
-        tracker.spawn(accept::run(
+        let bounds = accept::ConnectionBounds {
+            max_connections: self.config.max_connections,
+            header_read_timeout: self.config.header_read_timeout,
+        };
+        let shared = self.shared.clone();
+        tracker.spawn(accept::serve_bounded(
             listener,
-            self.shared.clone(),
-            self.config.clone(),
+            bounds,
             cancel.clone(),
             tracker.clone(),
+            "platform-http",
+            move |_local, req| {
+                let shared = shared.clone();
+                async move { crate::platform::handler::handle(&shared, req).await }
+            },
         ));
         tracing::info!(%addr, "HTTP server listening on {addr}");
         *running = Some(Running {
