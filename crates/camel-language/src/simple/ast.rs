@@ -245,10 +245,19 @@ pub(crate) enum List {
 /// is one line (the regex crate's spans several, drawing a caret under the pattern), so
 /// it stays on the line of the error's location.
 pub(crate) fn whole_match_regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| {
+    whole_match_with(pattern, Regex::new)
+}
+
+/// [`whole_match_regex`] with the compiler given (the bounded one of patterns read from
+/// the exchange, say).
+pub(crate) fn whole_match_with(
+    pattern: &str,
+    build: impl Fn(&str) -> Result<Regex, regex::Error>,
+) -> Result<Regex, String> {
+    build(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| {
         // The wrapper shifts positions, and an unclosed `(` of the pattern swallows the
         // wrapper's `)`: the pattern alone says what is wrong with it, and where.
-        match Regex::new(pattern) {
+        match build(pattern) {
             Err(own) => one_line(&own, true),
             Ok(_) => one_line(&wrapped, false),
         }
@@ -257,7 +266,7 @@ pub(crate) fn whole_match_regex(pattern: &str) -> Result<Regex, String> {
 
 /// `regex parse error:\n    a(b\n     ^\nerror: unclosed group` becomes
 /// `unclosed group (at column 2 of the pattern)`.
-pub(crate) fn one_line(e: &regex::Error, with_column: bool) -> String {
+fn one_line(e: &regex::Error, with_column: bool) -> String {
     let text = e.to_string();
     let lines: Vec<&str> = text.lines().collect();
     let Some(reason) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use regex::{Regex, RegexBuilder};
 
-use super::ast::one_line;
+use super::ast::whole_match_with;
 
 /// The longest pattern taken from an exchange, in bytes.
 pub(crate) const MAX_PATTERN_LEN: usize = 1024;
@@ -67,15 +67,11 @@ pub(crate) fn whole_match(pattern: &str) -> Result<Regex, String> {
 }
 
 fn compile(pattern: &str) -> Compiled {
-    let build = |text: &str| {
+    whole_match_with(pattern, |text| {
         RegexBuilder::new(text)
             .size_limit(COMPILED_SIZE_LIMIT)
             .dfa_size_limit(COMPILED_SIZE_LIMIT)
             .build()
-    };
-    build(&format!(r"\A(?:{pattern})\z")).map_err(|wrapped| match build(pattern) {
-        Err(own) => one_line(&own, true),
-        Ok(_) => one_line(&wrapped, false),
     })
 }
 
