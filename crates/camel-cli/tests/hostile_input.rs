@@ -11,53 +11,55 @@ use std::process::{Command, Output};
 
 use support::{camel, file_names, text};
 
-fn run_with_env(routes: &Path, max_messages: &str, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
-    cmd.args([
-        "run",
-        routes.to_str().unwrap(),
-        "--max-messages",
-        max_messages,
-    ])
-    .env("RUST_LOG", "info")
-    .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the camel binary runs")
-}
-
-/// A route that reads `in/`, applies `steps` (YAML, indented for the list) and writes
-/// each result to `out/`.
-fn file_route(dir: &Path, steps: &str) -> std::path::PathBuf {
+/// Runs a route that reads the files of `dir/in` and applies `steps` (YAML list items,
+/// one per line, `DIR` standing for `dir`), after writing `files` there as (name,
+/// content); it ends after one exchange per file. Gives the run and its log.
+fn run_on_files(
+    dir: &Path,
+    steps: &str,
+    files: &[(&str, &str)],
+    env: &[(&str, &str)],
+) -> (Output, String) {
+    let dir_text = dir.display().to_string();
+    let steps: String = steps
+        .lines()
+        .map(|l| format!("        {}\n", l.replace("DIR", &dir_text)))
+        .collect();
     let routes = dir.join("routes.yaml");
     let yaml = format!(
-        "- route:\n    id: hostile\n    from:\n      uri: 'file:{dir}/in'\n      \
-         parameters: {{initial_delay: 0, delay: 20}}\n      steps:\n{steps}",
-        dir = dir.display()
+        "- route:\n    id: hostile\n    from:\n      uri: 'file:{dir_text}/in'\n      \
+         parameters: {{initial_delay: 0, delay: 20}}\n      steps:\n{steps}"
     );
     std::fs::write(&routes, yaml).unwrap();
     std::fs::create_dir_all(dir.join("in")).unwrap();
-    routes
+    for (name, content) in files {
+        std::fs::write(dir.join("in").join(name), content).unwrap();
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_camel"));
+    cmd.args(["run", routes.to_str().unwrap(), "--max-messages"])
+        .arg(files.len().to_string())
+        .env("RUST_LOG", "info")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the camel binary runs");
+    let log = text(&out);
+    (out, log)
 }
 
 #[test]
 fn a_body_nested_3000_deep_fails_its_exchange_and_the_process_goes_on() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
-    let routes = file_route(
-        dir,
-        &format!(
-            "        - setBody: {{jq: '.'}}\n        - to: 'file:{}/out'\n",
-            dir.display()
-        ),
-    );
     // 6 KB of brackets: jaq's reader used to recurse once per level and abort (134).
     let deep = format!("{}{}", "[".repeat(3000), "]".repeat(3000));
-    std::fs::write(dir.join("in/a-deep.json"), deep).unwrap();
-    std::fs::write(dir.join("in/b-ok.json"), r#"{"ok": true}"#).unwrap();
-    let out = run_with_env(&routes, "2", &[]);
-    let log = text(&out);
+    let (out, log) = run_on_files(
+        dir,
+        "- setBody: {jq: '.'}\n- to: 'file:DIR/out'",
+        &[("a-deep.json", &deep), ("b-ok.json", r#"{"ok": true}"#)],
+        &[],
+    );
     assert!(out.status.code().is_some(), "killed by a signal: {log}");
     assert!(log.contains("deeper than 128"), "{log}");
     assert_eq!(file_names(&dir.join("out")), ["b-ok.json"], "{log}");
@@ -67,22 +69,21 @@ fn a_body_nested_3000_deep_fails_its_exchange_and_the_process_goes_on() {
 fn xml_nested_100000_deep_fails_its_exchange_and_the_process_goes_on() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
-    let routes = file_route(
-        dir,
-        &format!(
-            "        - unmarshal: {{jacksonXml: {{}}}}\n        - marshal: {{json: {{}}}}\n        \
-             - to: 'file:{}/out'\n",
-            dir.display()
-        ),
-    );
     let deep = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
-    std::fs::write(dir.join("in/a-deep.xml"), deep).unwrap();
-    std::fs::write(dir.join("in/b-ok.xml"), "<r><ok>1</ok></r>").unwrap();
-    let out = run_with_env(&routes, "2", &[]);
-    let log = text(&out);
+    let (out, log) = run_on_files(
+        dir,
+        "- unmarshal: {jacksonXml: {}}\n- marshal: {json: {}}\n- to: 'file:DIR/out'",
+        &[("a-deep.xml", &deep), ("b-ok.xml", "<r><ok>1</ok></r>")],
+        &[],
+    );
     assert!(out.status.code().is_some(), "killed by a signal: {log}");
     assert!(log.contains("deeper than 128"), "{log}");
     assert_eq!(file_names(&dir.join("out")), ["b-ok.xml"], "{log}");
+}
+
+/// The header `v` set from the body, then this `toD` step.
+fn to_d_of_body(to_d: &str) -> String {
+    format!("- setHeader: {{name: v, simple: '${{body}}'}}\n- toD: {to_d}")
 }
 
 #[test]
@@ -90,19 +91,16 @@ fn to_d_values_cannot_leave_the_folder_or_be_evaluated() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
     // The docs' own example: the region comes from the message.
-    let routes = file_route(
+    let (out, log) = run_on_files(
         dir,
-        &format!(
-            "        - setHeader: {{name: region, simple: '${{body}}'}}\n        \
-             - toD: 'file:{dir}/out/${{header.region}}?fileName=${{header.region}}.txt'\n",
-            dir = dir.display()
-        ),
+        &to_d_of_body("'file:DIR/out/${header.v}?fileName=${header.v}.txt'"),
+        &[
+            ("1", "../escaped"),
+            ("2", "${env.CAMEL_HOSTILE_SECRET}"),
+            ("3", "eu?fileExist=append&autoCreate=false"),
+        ],
+        &[("CAMEL_HOSTILE_SECRET", "s3cr3t")],
     );
-    std::fs::write(dir.join("in/1"), "../escaped").unwrap();
-    std::fs::write(dir.join("in/2"), "${env.CAMEL_HOSTILE_SECRET}").unwrap();
-    std::fs::write(dir.join("in/3"), "eu?fileExist=append&autoCreate=false").unwrap();
-    let out = run_with_env(&routes, "3", &[("CAMEL_HOSTILE_SECRET", "s3cr3t")]);
-    let log = text(&out);
     assert!(out.status.code().is_some(), "{log}");
     assert!(!dir.join("escaped").exists(), "climbed out of out/: {log}");
     assert!(
@@ -148,17 +146,12 @@ fn to_d_values_cannot_leave_the_folder_or_be_evaluated() {
 fn to_d_raw_values_is_the_explicit_way_back_to_splicing() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
-    let routes = file_route(
+    let (out, log) = run_on_files(
         dir,
-        &format!(
-            "        - setHeader: {{name: sub, simple: '${{body}}'}}\n        \
-             - toD: {{uri: 'file:{dir}/out/${{header.sub}}', rawValues: true}}\n",
-            dir = dir.display()
-        ),
+        &to_d_of_body("{uri: 'file:DIR/out/${header.v}', rawValues: true}"),
+        &[("1", "a/b")],
+        &[],
     );
-    std::fs::write(dir.join("in/1"), "a/b").unwrap();
-    let out = run_with_env(&routes, "1", &[]);
-    let log = text(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(file_names(&dir.join("out/a/b")), ["1"], "{log}");
 }
@@ -195,11 +188,12 @@ fn placeholders_that_multiply_are_an_error_not_a_gigabyte() {
 #[test]
 fn a_newline_in_logged_data_cannot_forge_a_log_line() {
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
-    let routes = file_route(dir, "        - log: 'got ${body}'\n");
-    std::fs::write(dir.join("in/1"), "x\nERROR forged line\r\nWARN another").unwrap();
-    let out = run_with_env(&routes, "1", &[]);
-    let log = text(&out);
+    let (out, log) = run_on_files(
+        root.path(),
+        "- log: 'got ${body}'",
+        &[("1", "x\nERROR forged line\r\nWARN another")],
+        &[],
+    );
     assert!(out.status.success(), "{log}");
     assert!(
         log.lines()
@@ -217,18 +211,12 @@ fn to_d_refuses_a_value_that_is_a_dot_segment_and_splicing_into_sql() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
     // `%2E%2E` would still be `..` to an HTTP client's URL parser: the exchange fails.
-    let routes = file_route(
+    let (out, log) = run_on_files(
         dir,
-        &format!(
-            "        - setHeader: {{name: sub, simple: '${{body}}'}}\n        \
-             - toD: 'file:{dir}/out/${{header.sub}}'\n",
-            dir = dir.display()
-        ),
+        &to_d_of_body("'file:DIR/out/${header.v}'"),
+        &[("1", ".."), ("2", "ok")],
+        &[],
     );
-    std::fs::write(dir.join("in/1"), "..").unwrap();
-    std::fs::write(dir.join("in/2"), "ok").unwrap();
-    let out = run_with_env(&routes, "2", &[]);
-    let log = text(&out);
     assert!(out.status.code().is_some(), "{log}");
     assert!(log.contains("path step of its own"), "{log}");
     assert_eq!(file_names(&dir.join("out/ok")), ["2"], "{log}");

@@ -51,8 +51,9 @@ fn slow_aggregator(delivered: Arc<AtomicUsize>) -> Aggregator {
     )
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_group_being_delivered_gets_the_whole_stop_deadline() {
+/// A started aggregator whose one group has timed out and is being delivered, with the
+/// count of groups delivered so far.
+async fn a_group_in_delivery() -> (Aggregator, Arc<AtomicUsize>) {
     let delivered = Arc::new(AtomicUsize::new(0));
     let agg = slow_aggregator(delivered.clone());
     agg.lifecycle.start().await.unwrap();
@@ -62,6 +63,12 @@ async fn a_group_being_delivered_gets_the_whole_stop_deadline() {
         .unwrap();
     // The timeout fires and the 8 s delivery starts.
     tokio::time::sleep(Duration::from_millis(200)).await;
+    (agg, delivered)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_being_delivered_gets_the_whole_stop_deadline() {
+    let (agg, delivered) = a_group_in_delivery().await;
     let drained = agg
         .lifecycle
         .shutdown_by(
@@ -80,14 +87,7 @@ async fn a_group_being_delivered_gets_the_whole_stop_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn a_shorter_deadline_still_cuts_the_delivery_off() {
-    let delivered = Arc::new(AtomicUsize::new(0));
-    let agg = slow_aggregator(delivered.clone());
-    agg.lifecycle.start().await.unwrap();
-    agg.processor
-        .process(Exchange::new("1").with_header("key", "a"))
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (agg, delivered) = a_group_in_delivery().await;
     let started = Instant::now();
     agg.lifecycle
         .shutdown_by(ShutdownReason::RouteStop, started + Duration::from_secs(1))

@@ -208,6 +208,28 @@ async fn two_processes_on_the_same_keys_lose_no_update() {
     }
 }
 
+/// A first aggregator on the repository `name` takes "1" and "2" of key `a` and is dropped
+/// without a stop, as a killed process would be; a second one is then started on the
+/// same repository and returned.
+async fn restart_after_a_kill(
+    url: &str,
+    name: &str,
+    options: &AggregatorOptions,
+    tx: &mpsc::UnboundedSender<Exchange>,
+) -> Aggregator {
+    {
+        let repo = StateStores::default().aggregation(url, name).unwrap();
+        let first = aggregator(repo, options.clone(), forward(tx.clone()), None);
+        first.lifecycle.start().await.unwrap();
+        first.processor.process(ex("a", "1")).await.unwrap();
+        first.processor.process(ex("a", "2")).await.unwrap();
+    }
+    let repo = StateStores::default().aggregation(url, name).unwrap();
+    let second = aggregator(repo, options.clone(), forward(tx.clone()), None);
+    second.lifecycle.start().await.unwrap();
+    second
+}
+
 #[tokio::test]
 async fn open_groups_left_by_a_stopped_process_complete_by_timeout_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -219,18 +241,8 @@ async fn open_groups_left_by_a_stopped_process_complete_by_timeout_after_a_resta
             completion_timeout: Some(Duration::from_millis(300)),
             ..Default::default()
         };
-        {
-            let repo = StateStores::default().aggregation(&url, &name).unwrap();
-            let first = aggregator(repo, options.clone(), forward(tx.clone()), None);
-            first.lifecycle.start().await.unwrap();
-            first.processor.process(ex("a", "1")).await.unwrap();
-            first.processor.process(ex("a", "2")).await.unwrap();
-            // Dropped without a stop, as a killed process would be.
-        }
+        let second = restart_after_a_kill(&url, &name, &options, &tx).await;
         assert!(rx.try_recv().is_err());
-        let repo = StateStores::default().aggregation(&url, &name).unwrap();
-        let second = aggregator(repo, options, forward(tx), None);
-        second.lifecycle.start().await.unwrap();
         let g = next(&mut rx).await;
         assert_eq!(
             camel_eip::aggregation::body_json(&g.message.body),
@@ -264,17 +276,8 @@ async fn a_restored_group_waits_for_the_redelivered_exchange_and_completes_once(
             restored_group_delay: Some(Duration::from_secs(60)),
             ..Default::default()
         };
-        {
-            let repo = StateStores::default().aggregation(&url, &name).unwrap();
-            let first = aggregator(repo, options.clone(), forward(tx.clone()), None);
-            first.lifecycle.start().await.unwrap();
-            first.processor.process(ex("a", "1")).await.unwrap();
-            first.processor.process(ex("a", "2")).await.unwrap();
-            // Killed while "3" was in flight: never acknowledged to the broker.
-        }
-        let repo = StateStores::default().aggregation(&url, &name).unwrap();
-        let second = aggregator(repo, options, forward(tx), None);
-        second.lifecycle.start().await.unwrap();
+        // Killed while "3" was in flight: never acknowledged to the broker.
+        let second = restart_after_a_kill(&url, &name, &options, &tx).await;
         // The broker's redelivery arrives well after the 100 ms completion timeout.
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(
