@@ -56,7 +56,8 @@ impl NatsRequester {
             .await?;
         let mut headers = async_nats::HeaderMap::new();
         for (name, value) in exchange.message.headers.iter() {
-            if !name.starts_with("Camel") {
+            // The route's control headers stay in the process, as on every transport.
+            if !camel_api::inbound::is_control_header(name) {
                 headers.insert(name, value.to_string().as_str());
             }
         }
