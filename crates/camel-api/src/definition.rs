@@ -103,6 +103,9 @@ pub struct ExpressionDefinition {
     pub text: String,
     /// Language options (`suppress_exceptions` …), as written.
     pub options: Map<String, Json>,
+    /// Written in Camel's generic form, `language: {language: NAME, expression: TEXT}`:
+    /// kept so that the expression is written back, and located, the way it was read.
+    wrapped: bool,
 }
 
 impl ExpressionDefinition {
@@ -112,7 +115,19 @@ impl ExpressionDefinition {
             language: language.into(),
             text: text.into(),
             options: Map::new(),
+            wrapped: false,
         }
+    }
+
+    /// True when the expression was written as `language: {language: NAME, expression: …}`.
+    pub fn is_wrapped(&self) -> bool {
+        self.wrapped
+    }
+
+    /// The expression's value is null: `constant: null` (YAML's null, not the text
+    /// `"null"`), which sets a null body or header as Camel does.
+    pub fn is_null_constant(&self) -> bool {
+        self.language == "constant" && self.options.get(NULL_CONSTANT) == Some(&Json::Bool(true))
     }
 
     /// Adds a language option.
@@ -134,7 +149,11 @@ impl Serialize for ExpressionDefinition {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(Some(1))?;
-        m.serialize_entry(&self.language, &self.value())?;
+        if self.wrapped {
+            m.serialize_entry(GENERIC_LANGUAGE, &LanguageWrapper(self.clone()))?;
+        } else {
+            m.serialize_entry(&self.language, &self.value())?;
+        }
         m.end()
     }
 }
@@ -144,13 +163,14 @@ impl<'de> Deserialize<'de> for ExpressionDefinition {
         let map = Map::<String, Json>::deserialize(d)?;
         let mut entries = map.into_iter();
         match (entries.next(), entries.next()) {
+            (Some((language, value)), None) if language == GENERIC_LANGUAGE => {
+                let LanguageWrapper(e) =
+                    LanguageWrapper::deserialize(value).map_err(D::Error::custom)?;
+                Ok(e)
+            }
             (Some((language, value)), None) => {
                 let value = LanguageValue::deserialize(value).map_err(D::Error::custom)?;
-                Ok(ExpressionDefinition {
-                    language,
-                    text: value.text,
-                    options: value.options,
-                })
+                Ok(ExpressionDefinition::read(language, value, false))
             }
             _ => Err(D::Error::custom(
                 "`expression` takes exactly one language key, as in `{simple: \"${body}\"}`",
@@ -159,8 +179,111 @@ impl<'de> Deserialize<'de> for ExpressionDefinition {
     }
 }
 
+impl ExpressionDefinition {
+    /// The expression `value` holds under `language`, with Camel's default trimming of
+    /// the text applied (see [`LanguageValue`]).
+    fn read(language: String, value: LanguageValue, wrapped: bool) -> Self {
+        let LanguageValue {
+            mut text,
+            mut options,
+        } = value;
+        if language != "constant" {
+            // `simple: null` is an empty text; only a constant can be null.
+            options.remove(NULL_CONSTANT);
+        }
+        let keep_spaces = options.get(TRIM) == Some(&Json::Bool(false));
+        // The token of `tokenize` is often a space or a line break: never trimmed.
+        if !keep_spaces && language != "tokenize" {
+            let trimmed = text.trim();
+            if trimmed.len() != text.len() {
+                text = trimmed.to_string();
+            }
+        }
+        ExpressionDefinition {
+            language,
+            text,
+            options,
+            wrapped,
+        }
+    }
+}
+
+/// The key of Camel's generic language wrapper, `language: {language: NAME, expression: …}`.
+pub const GENERIC_LANGUAGE: &str = "language";
+
+/// The option marking a null constant (`constant: null`). Not a Camel option: the
+/// definition sets it when the value is YAML's null, and the `constant` language reads it.
+pub const NULL_CONSTANT: &str = "$null";
+
+/// Camel's `trim` option of every expression (default true): whether the text loses its
+/// leading and trailing whitespace before it is compiled.
+pub const TRIM: &str = "trim";
+
+/// Camel's generic language expression, `language: {language: groovy, expression: "…"}`:
+/// the language named by a value instead of a key. Reads into the same
+/// [`ExpressionDefinition`] as the language's own key would, so an unknown or JVM
+/// language is refused with its own name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LanguageWrapper(pub ExpressionDefinition);
+
+impl Serialize for LanguageWrapper {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = self.0.options.clone();
+        map.remove(NULL_CONSTANT);
+        map.insert(
+            GENERIC_LANGUAGE.into(),
+            Json::String(self.0.language.clone()),
+        );
+        map.insert("expression".into(), Json::String(self.0.text.clone()));
+        map.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LanguageWrapper {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const SHAPE: &str = "`language` takes `language: NAME` and `expression: TEXT`, \
+                             as in `language: {language: simple, expression: \"${body}\"}`";
+        let Json::Object(mut map) = Json::deserialize(d)? else {
+            return Err(D::Error::custom(SHAPE));
+        };
+        let name = match map.remove(GENERIC_LANGUAGE) {
+            Some(Json::String(name)) if !name.trim().is_empty() => name.trim().to_string(),
+            Some(other) if !other.is_string() => {
+                return Err(D::Error::custom(format!(
+                    "the language's name must be text, got `{other}`; {SHAPE}"
+                )))
+            }
+            _ => {
+                return Err(D::Error::custom(format!(
+                    "missing the language's name; {SHAPE}"
+                )))
+            }
+        };
+        if name == GENERIC_LANGUAGE {
+            return Err(D::Error::custom(
+                "`language` cannot name itself; name a language such as `simple`",
+            ));
+        }
+        if !map.contains_key("expression") {
+            return Err(D::Error::custom(format!(
+                "missing `expression` (the text in `{name}`); {SHAPE}"
+            )));
+        }
+        let value = LanguageValue::deserialize(Json::Object(map)).map_err(D::Error::custom)?;
+        Ok(LanguageWrapper(ExpressionDefinition::read(
+            name, value, true,
+        )))
+    }
+}
+
 /// What a language key holds: the text (`simple: "${body}"`), or the text with options
 /// (`jsonpath: {expression: "$.a", suppress_exceptions: true}`).
+///
+/// As in Camel, the text of every language but `tokenize` loses its leading and
+/// trailing whitespace (a YAML block's last line break, say) unless `trim: false` is
+/// given; that happens when the expression is read from the definition, so the
+/// languages compile the text they are given. YAML's null (`constant: null`) is the
+/// empty text, or a null value for `constant` ([`NULL_CONSTANT`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LanguageValue {
     /// The expression text.
@@ -171,6 +294,12 @@ pub struct LanguageValue {
 
 impl Serialize for LanguageValue {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.text.is_empty()
+            && self.options.len() == 1
+            && self.options.get(NULL_CONSTANT) == Some(&Json::Bool(true))
+        {
+            return s.serialize_none();
+        }
         if self.options.is_empty() {
             return s.serialize_str(&self.text);
         }
@@ -208,8 +337,13 @@ impl<'de> Deserialize<'de> for LanguageValue {
                             keys.join(", ")
                         ))
                     })?;
+                normalise_trim(&mut options).map_err(D::Error::custom)?;
                 Ok(LanguageValue { text, options })
             }
+            Json::Null => Ok(LanguageValue {
+                text: String::new(),
+                options: Map::from_iter([(NULL_CONSTANT.to_string(), Json::Bool(true))]),
+            }),
             other => Ok(LanguageValue {
                 text: text_of(&other)
                     .ok_or_else(|| D::Error::custom("a language key takes an expression text"))?,
@@ -217,6 +351,32 @@ impl<'de> Deserialize<'de> for LanguageValue {
             }),
         }
     }
+}
+
+/// Reads Camel's `trim` option as a boolean (`true`, `false` or their text).
+fn normalise_trim(options: &mut Map<String, Json>) -> Result<(), String> {
+    let trim = match options.get(TRIM) {
+        None => return Ok(()),
+        Some(Json::Bool(b)) => *b,
+        Some(Json::String(t)) if t.eq_ignore_ascii_case("true") => true,
+        Some(Json::String(t)) if t.eq_ignore_ascii_case("false") => false,
+        Some(other) => {
+            return Err(format!(
+                "option `trim` must be true or false, got `{other}`"
+            ))
+        }
+    };
+    options.insert(TRIM.into(), Json::Bool(trim));
+    Ok(())
+}
+
+/// Reads an optional language key where YAML's null is a value (`constant: null`), not
+/// an absent key (not public API; used by [`expression_config!`]).
+#[doc(hidden)]
+pub fn nullable_language<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<LanguageValue>, D::Error> {
+    LanguageValue::deserialize(d).map(Some)
 }
 
 /// The languages a step may name directly beside its other options (`simple: "…"`),
@@ -262,7 +422,9 @@ pub trait WithExpression {
 /// spellings Camel's YAML DSL accepts: `expression: {simple: "…"}`, or a language key
 /// (`simple`, `constant`, `header`, `jsonpath`, `jq`, `csimple`, `tokenize`) beside the
 /// other options, its value a text
-/// or `{expression: text, …options}`. Unknown keys are refused.
+/// or `{expression: text, …options}`, or Camel's generic
+/// `language: {language: NAME, expression: text}` (also under `expression:`). Unknown
+/// keys are refused.
 ///
 /// ```
 /// use camel_api::definition::{ExpressionDefinition, WithExpression};
@@ -295,26 +457,57 @@ macro_rules! expression_config {
             /// `expression: {language: text}`: the expression in any registered language.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub expression: Option<$crate::definition::ExpressionDefinition>,
-            /// `simple: text`.
+            /// `language: {language: name, expression: text}`: Camel's generic wrapper.
             #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub language: Option<$crate::definition::LanguageWrapper>,
+            /// `simple: text`.
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub simple: Option<$crate::definition::LanguageValue>,
             /// `constant: text`.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub constant: Option<$crate::definition::LanguageValue>,
             /// `header: name`.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub header: Option<$crate::definition::LanguageValue>,
             /// `jsonpath: text`.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub jsonpath: Option<$crate::definition::LanguageValue>,
             /// `jq: text`.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub jq: Option<$crate::definition::LanguageValue>,
             /// `csimple: text` (the simple language).
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub csimple: Option<$crate::definition::LanguageValue>,
             /// `tokenize: token` or `tokenize: {token, …options}`.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
             pub tokenize: Option<$crate::definition::LanguageValue>,
         }
 
@@ -322,6 +515,7 @@ macro_rules! expression_config {
             fn expressions(&self) -> Vec<(String, $crate::definition::ExpressionDefinition)> {
                 $crate::definition::collect_expressions(
                     self.expression.as_ref(),
+                    self.language.as_ref(),
                     [
                         ("simple", self.simple.as_ref()),
                         ("constant", self.constant.as_ref()),
@@ -336,6 +530,7 @@ macro_rules! expression_config {
 
             fn set_expression(&mut self, e: $crate::definition::ExpressionDefinition) {
                 self.expression = None;
+                self.language = None;
                 self.simple = None;
                 self.constant = None;
                 self.header = None;
@@ -343,6 +538,10 @@ macro_rules! expression_config {
                 self.jq = None;
                 self.csimple = None;
                 self.tokenize = None;
+                if e.is_wrapped() {
+                    self.language = Some($crate::definition::LanguageWrapper(e));
+                    return;
+                }
                 let value = Some(e.value());
                 match e.language.as_str() {
                     "simple" => self.simple = value,
@@ -362,23 +561,28 @@ macro_rules! expression_config {
 /// Lists the expressions present in an [`expression_config!`] struct (not public API).
 #[doc(hidden)]
 pub fn collect_expressions(
-    wrapped: Option<&ExpressionDefinition>,
+    under_expression: Option<&ExpressionDefinition>,
+    generic: Option<&LanguageWrapper>,
     shorthand: [(&str, Option<&LanguageValue>); 7],
 ) -> Vec<(String, ExpressionDefinition)> {
     let mut found = Vec::new();
-    if let Some(e) = wrapped {
-        let at = pointer_of(&format!("/expression/{}", e.language), &e.options);
+    if let Some(e) = under_expression {
+        let at = if e.wrapped {
+            format!("/expression/{GENERIC_LANGUAGE}/expression")
+        } else {
+            pointer_of(&format!("/expression/{}", e.language), &e.options)
+        };
         found.push((at, e.clone()));
+    }
+    if let Some(LanguageWrapper(e)) = generic {
+        found.push((format!("/{GENERIC_LANGUAGE}/expression"), e.clone()));
     }
     for (language, value) in shorthand {
         if let Some(v) = value {
+            let at = pointer_of(&format!("/{language}"), &v.options);
             found.push((
-                pointer_of(&format!("/{language}"), &v.options),
-                ExpressionDefinition {
-                    language: language.to_string(),
-                    text: v.text.clone(),
-                    options: v.options.clone(),
-                },
+                at,
+                ExpressionDefinition::read(language.to_string(), v.clone(), false),
             ));
         }
     }
@@ -386,7 +590,7 @@ pub fn collect_expressions(
 }
 
 fn pointer_of(key: &str, options: &Map<String, Json>) -> String {
-    if options.is_empty() {
+    if options.keys().all(|k| k == NULL_CONSTANT) {
         key.to_string()
     } else {
         format!("{key}/expression")
@@ -396,6 +600,9 @@ fn pointer_of(key: &str, options: &Map<String, Json>) -> String {
 #[cfg(test)]
 #[allow(unreachable_pub)]
 mod tests {
+    // The macro names this crate as its users do.
+    extern crate self as camel_api;
+
     use super::*;
     use serde_json::json;
 
@@ -455,6 +662,129 @@ mod tests {
         assert_eq!(v, json!({"name": "a", "expression": {"shout": "x"}}));
         let back: Probe = serde_json::from_value(v).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn the_generic_language_wrapper_reads_as_the_language_key() {
+        for (v, at) in [
+            (
+                json!({"name": "a", "language": {"language": "simple", "expression": "${body}"}}),
+                "/language/expression",
+            ),
+            (
+                json!({"name": "a", "expression": {"language": {"language": "simple", "expression": "${body}"}}}),
+                "/expression/language/expression",
+            ),
+        ] {
+            let p: Probe = serde_json::from_value(v.clone()).unwrap();
+            let (pointer, e) = p.expression().unwrap();
+            assert_eq!(pointer, at, "{v}");
+            assert_eq!(
+                (e.language.as_str(), e.text.as_str()),
+                ("simple", "${body}")
+            );
+            assert!(e.is_wrapped());
+            assert!(e.options.is_empty());
+            // Written back the way it was read.
+            assert_eq!(serde_json::to_value(&p).unwrap(), v);
+        }
+        // A JVM language keeps its own name, for the compiler to refuse by name.
+        let e: ExpressionDefinition = serde_json::from_value(
+            json!({"language": {"language": "groovy", "expression": "body.x", "trim": false}}),
+        )
+        .unwrap();
+        assert_eq!(e.language, "groovy");
+        assert_eq!(e.options["trim"], json!(false));
+    }
+
+    #[test]
+    fn a_broken_wrapper_says_what_it_needs() {
+        for (v, needle) in [
+            (
+                json!({"language": {"expression": "x"}}),
+                "missing the language's name",
+            ),
+            (
+                json!({"language": {"language": "simple"}}),
+                "missing `expression`",
+            ),
+            (
+                json!({"language": {"language": 3, "expression": "x"}}),
+                "must be text",
+            ),
+            (json!({"language": "simple"}), "takes `language: NAME`"),
+            (
+                json!({"language": {"language": "language", "expression": "x"}}),
+                "itself",
+            ),
+        ] {
+            let e = serde_json::from_value::<ExpressionDefinition>(v.clone()).unwrap_err();
+            assert!(e.to_string().contains(needle), "{v}: {e}");
+        }
+        let e =
+            serde_json::from_value::<Probe>(json!({"name": "a", "language": {"expression": "x"}}))
+                .unwrap_err();
+        assert!(e.to_string().contains("language's name"), "{e}");
+    }
+
+    #[test]
+    fn yaml_null_is_a_null_constant_and_an_empty_text_elsewhere() {
+        let p: Probe = serde_json::from_value(json!({"name": "a", "constant": null})).unwrap();
+        let (at, e) = p.expression().unwrap();
+        assert_eq!(at, "/constant");
+        assert!(e.is_null_constant());
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"name": "a", "constant": null})
+        );
+        let e: ExpressionDefinition = serde_json::from_value(json!({"constant": null})).unwrap();
+        assert!(e.is_null_constant());
+        // The text "null" is text.
+        let e: ExpressionDefinition = serde_json::from_value(json!({"constant": "null"})).unwrap();
+        assert!(!e.is_null_constant());
+        let p: Probe = serde_json::from_value(json!({"name": "a", "simple": null})).unwrap();
+        let (_, e) = p.expression().unwrap();
+        assert_eq!(e, ExpressionDefinition::new("simple", ""));
+    }
+
+    #[test]
+    fn texts_are_trimmed_unless_trim_is_false() {
+        let read = |v: Json| {
+            let p: Probe = serde_json::from_value(v).unwrap();
+            p.expression().unwrap().1
+        };
+        assert_eq!(
+            read(json!({"name": "a", "simple": "  Hi ${body}\n"})).text,
+            "Hi ${body}"
+        );
+        assert_eq!(
+            read(json!({"name": "a", "constant": {"expression": " x ", "trim": "true"}})).text,
+            "x"
+        );
+        let kept = read(json!({"name": "a", "constant": {"expression": " x ", "trim": false}}));
+        assert_eq!(
+            (kept.text.as_str(), &kept.options["trim"]),
+            (" x ", &json!(false))
+        );
+        let e: ExpressionDefinition =
+            serde_json::from_value(json!({"simple": " ${body} "})).unwrap();
+        assert_eq!(e.text, "${body}");
+        // A tokenize token is often whitespace itself.
+        assert_eq!(read(json!({"name": "a", "tokenize": " "})).text, " ");
+        assert_eq!(
+            read(json!({"name": "a", "tokenize": {"token": "\n"}})).text,
+            "\n"
+        );
+        // The Rust builder's text is taken as written.
+        assert_eq!(ExpressionDefinition::new("simple", " x ").text, " x ");
+        let e = serde_json::from_value::<Probe>(
+            json!({"name": "a", "simple": {"expression": "x", "trim": 1}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("`trim` must be true or false"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -35,8 +35,9 @@ use jaq_core::load::{self, Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, Native, Vars};
 use jaq_json::Val;
 
-use crate::options::{reject_options, Options};
+use crate::options::{reject_options, trimmed, Options};
 use crate::problem::located;
+use crate::result_type::{ResultType, RESULT_TYPE};
 
 const LANGUAGE: &str = "jq";
 
@@ -51,7 +52,9 @@ pub fn jq(text: &str) -> Result<BoxExpression, ExpressionError> {
     Ok(Arc::new(compile(text)?))
 }
 
-fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
+/// Compiles a filter for the simple language's `${jq(…)}`, which runs it on a value of
+/// its choosing ([`JqExpression::evaluate_body`]).
+pub(crate) fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());
@@ -108,6 +111,7 @@ fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
     Ok(JqExpression {
         text: text.into(),
         filter,
+        result_type: None,
     })
 }
 
@@ -172,9 +176,11 @@ fn dismantle(value: Val) {
     }
 }
 
-struct JqExpression {
+pub(crate) struct JqExpression {
     text: Arc<str>,
     filter: Filter<Native<Data>>,
+    /// Camel's `resultType`: each output is converted, as camel-jq converts each one.
+    result_type: Option<ResultType>,
 }
 
 impl std::fmt::Debug for JqExpression {
@@ -207,13 +213,9 @@ impl JqExpression {
             .map_err(|e| self.failure(format!("the body is not JSON: {e}")))
     }
 
-    /// Runs the filter, giving each output to `each` until it returns false.
-    fn run(
-        &self,
-        exchange: &Exchange,
-        mut each: impl FnMut(Val) -> bool,
-    ) -> Result<(), CamelError> {
-        let input = self.input(&exchange.message.body)?;
+    /// Runs the filter on `body`, giving each output to `each` until it returns false.
+    fn run(&self, body: &Body, mut each: impl FnMut(Val) -> bool) -> Result<(), CamelError> {
+        let input = self.input(body)?;
         let ctx = Ctx::<Data>::new(&self.filter.lut, Vars::new([]));
         for (n, out) in self.filter.id.run((ctx, input)).enumerate() {
             if n >= MAX_OUTPUTS {
@@ -254,14 +256,27 @@ fn to_value(v: &Val) -> Result<Value, String> {
 
 impl Expression for JqExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
+        self.evaluate_body(&exchange.message.body)
+    }
+}
+
+impl JqExpression {
+    /// The filter's value on `body` (the message body, or a header read as one).
+    pub(crate) fn evaluate_body(&self, body: &Body) -> Result<Value, CamelError> {
         let mut outputs = Vec::new();
-        self.run(exchange, |v| {
+        self.run(body, |v| {
             outputs.push(v);
             true
         })?;
         let mut values = outputs
             .iter()
-            .map(to_value)
+            .map(|v| {
+                let value = to_value(v)?;
+                match self.result_type {
+                    Some(to) => to.convert(value),
+                    None => Ok(value),
+                }
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.failure(e))?;
         Ok(match values.len() {
@@ -277,7 +292,7 @@ impl Expression for JqExpression {
 impl Predicate for JqExpression {
     fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
         let mut holds = false;
-        self.run(exchange, |v| {
+        self.run(&exchange.message.body, |v| {
             holds = !matches!(v, Val::Null | Val::Bool(false));
             false
         })?;
@@ -285,9 +300,21 @@ impl Predicate for JqExpression {
     }
 }
 
-/// The `jq` language for a [`crate::LanguageRegistry`]. Takes no options.
+/// The `jq` language for a [`crate::LanguageRegistry`]. Options: `result_type` (alias
+/// `resultType`: `String`, `Integer`, `Boolean`… each output is converted to) and `trim`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JqLanguage;
+
+impl JqLanguage {
+    fn compile(&self, text: &str, options: &Options) -> Result<JqExpression, ExpressionError> {
+        reject_options(LANGUAGE, text, options, &[RESULT_TYPE])?;
+        let result_type = ResultType::from_options(LANGUAGE, text, options)?;
+        Ok(JqExpression {
+            result_type,
+            ..compile(trimmed(text, options))?
+        })
+    }
+}
 
 impl Language for JqLanguage {
     fn name(&self) -> &'static str {
@@ -295,13 +322,11 @@ impl Language for JqLanguage {
     }
 
     fn expression(&self, text: &str, options: &Options) -> Result<BoxExpression, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[])?;
-        Ok(Arc::new(compile(text)?))
+        Ok(Arc::new(self.compile(text, options)?))
     }
 
     fn predicate(&self, text: &str, options: &Options) -> Result<BoxPredicate, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[])?;
-        Ok(Arc::new(compile(text)?))
+        Ok(Arc::new(self.compile(text, options)?))
     }
 }
 
@@ -425,6 +450,34 @@ mod tests {
         assert!(err.to_string().contains("more than"), "{err}");
         let mut options = Options::new();
         options.insert("x".into(), true.into());
+        assert!(JqLanguage.expression(".", &options).is_err());
+    }
+
+    #[test]
+    fn result_type_converts_each_output() {
+        let ex = order();
+        let with = |text: &str, to: &str| {
+            let mut options = Options::new();
+            options.insert("resultType".into(), to.into());
+            JqLanguage.expression(text, &options).unwrap().evaluate(&ex)
+        };
+        assert_eq!(with(".id", "java.lang.String").unwrap(), Value::from("7"));
+        assert_eq!(with(".vip", "String").unwrap(), Value::from("true"));
+        assert_eq!(
+            with(".items[].qty", "String").unwrap().to_json(),
+            json!(["2", "5"])
+        );
+        assert_eq!(
+            with(".items[0]", "String").unwrap(),
+            Value::from(r#"{"qty":2,"sku":"a"}"#)
+        );
+        assert_eq!(with(".items[0].sku", "String").unwrap(), Value::from("a"));
+        assert_eq!(with("\"12\"", "Integer").unwrap(), Value::Int(12));
+        assert_eq!(with("\"TRUE\"", "Boolean").unwrap(), Value::Bool(true));
+        let err = with(".items", "Integer").unwrap_err();
+        assert!(err.to_string().contains("cannot convert a list"), "{err}");
+        let mut options = Options::new();
+        options.insert("resultType".into(), "com.acme.Order".into());
         assert!(JqLanguage.expression(".", &options).is_err());
     }
 

@@ -2,9 +2,17 @@
 //! the message body.
 //!
 //! A JSON body is queried in place; text or bytes are parsed as JSON first. One match
-//! yields that value, several yield a JSON array of them, none is an error unless the
-//! expression suppresses exceptions (then it yields null). As a predicate, a query holds
-//! when it matches something (a single boolean match holds when it is `true`).
+//! yields that value with its JSON type (a number stays a number), several yield a JSON
+//! array of them, none is an error unless the expression suppresses exceptions (then it
+//! yields null). As a predicate, a query holds when it matches something (a single
+//! boolean match holds when it is `true`).
+//!
+//! Camel's options: `suppress_exceptions`; `write_as_string` (each element of a list
+//! result, each value of a map result, or a single result becomes its JSON text, as
+//! camel-jsonpath writes it with Jackson: a string keeps its quotes); `result_type`
+//! (`String`, `Integer`, `List`…, applied after `write_as_string`; a `List` of a single
+//! value is a one-element list); `unpack_array` (with a `result_type` that is not a
+//! list, a one-element array is unpacked first).
 //!
 //! ```
 //! use camel_api::{Body, Exchange, Value};
@@ -26,11 +34,14 @@ use camel_api::{
 };
 use serde_json_path::JsonPath;
 
-use crate::options::{bool_option, reject_options, Options};
+use crate::options::{bool_option, reject_options, trimmed, Options};
 use crate::problem::located;
+use crate::result_type::{ResultType, RESULT_TYPE};
 
 const LANGUAGE: &str = "jsonpath";
 const SUPPRESS: (&str, &str) = ("suppress_exceptions", "suppressExceptions");
+const WRITE_AS_STRING: (&str, &str) = ("write_as_string", "writeAsString");
+const UNPACK_ARRAY: (&str, &str) = ("unpack_array", "unpackArray");
 
 /// Compiles a JSONPath query over the body. With `suppress_exceptions`, a query that
 /// matches nothing (or a body that is not JSON) yields null instead of an error.
@@ -49,6 +60,64 @@ fn compile(text: &str, suppress_exceptions: bool) -> Result<JsonPathExpression, 
         text: text.into(),
         path,
         suppress_exceptions,
+        shape: Shape::default(),
+    })
+}
+
+/// What happens to a result after the query: Camel's `writeAsString`, `resultType` and
+/// `unpackArray`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Shape {
+    write_as_string: bool,
+    result_type: Option<ResultType>,
+    unpack_array: bool,
+}
+
+impl Shape {
+    fn apply(self, value: Value) -> Result<Value, String> {
+        let value = if self.write_as_string {
+            written_as_string(value)?
+        } else {
+            value
+        };
+        let Some(to) = self.result_type else {
+            return Ok(value);
+        };
+        let value = match value {
+            Value::Json(j) if self.unpack_array && to != ResultType::List => match &*j {
+                serde_json::Value::Array(items) if items.len() == 1 => {
+                    Value::from_json(items[0].clone())
+                }
+                _ => Value::Json(j),
+            },
+            other => other,
+        };
+        to.convert(value)
+    }
+}
+
+/// Camel's `writeAsString`: a list's elements, a map's values, or the one value, each
+/// as JSON text.
+fn written_as_string(value: Value) -> Result<Value, String> {
+    let text = |v: &serde_json::Value| {
+        serde_json::to_string(v)
+            .map(serde_json::Value::String)
+            .map_err(|e| format!("cannot write the result as JSON: {e}"))
+    };
+    Ok(match value {
+        Value::Null => Value::Null,
+        Value::Json(j) => match &*j {
+            serde_json::Value::Array(items) => Value::Json(Arc::new(serde_json::Value::Array(
+                items.iter().map(text).collect::<Result<_, _>>()?,
+            ))),
+            serde_json::Value::Object(map) => Value::Json(Arc::new(serde_json::Value::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), text(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ))),
+            other => Value::from_json(text(other)?),
+        },
+        other => Value::from_json(text(&other.to_json())?),
     })
 }
 
@@ -57,6 +126,7 @@ struct JsonPathExpression {
     text: Arc<str>,
     path: JsonPath,
     suppress_exceptions: bool,
+    shape: Shape,
 }
 
 impl JsonPathExpression {
@@ -83,7 +153,15 @@ impl JsonPathExpression {
 
 impl Expression for JsonPathExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
-        let document = match self.document(&exchange.message.body) {
+        let value = self.query(&exchange.message.body)?;
+        self.shape.apply(value).map_err(|e| self.failure(e))
+    }
+}
+
+impl JsonPathExpression {
+    /// The query's result on `body`, before Camel's result options.
+    fn query(&self, body: &Body) -> Result<Value, CamelError> {
+        let document = match self.document(body) {
             Ok(Some(document)) => document,
             Ok(None) if self.suppress_exceptions => return Ok(Value::Null),
             Ok(None) => return Err(self.failure("the body is empty")),
@@ -119,8 +197,9 @@ impl Predicate for JsonPathExpression {
     }
 }
 
-/// The `jsonpath` language for a [`crate::LanguageRegistry`]. Option:
-/// `suppress_exceptions` (alias `suppressExceptions`), a boolean, default false.
+/// The `jsonpath` language for a [`crate::LanguageRegistry`]. Options (snake_case, or
+/// Camel's camelCase): `suppress_exceptions`, `write_as_string`, `unpack_array`
+/// (booleans, default false), `result_type` (a Java type name) and `trim`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonPathLanguage;
 
@@ -130,8 +209,22 @@ impl JsonPathLanguage {
         text: &str,
         options: &Options,
     ) -> Result<JsonPathExpression, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[SUPPRESS])?;
-        compile(text, bool_option(LANGUAGE, text, options, SUPPRESS)?)
+        reject_options(
+            LANGUAGE,
+            text,
+            options,
+            &[SUPPRESS, WRITE_AS_STRING, UNPACK_ARRAY, RESULT_TYPE],
+        )?;
+        let suppress = bool_option(LANGUAGE, text, options, SUPPRESS)?;
+        let shape = Shape {
+            write_as_string: bool_option(LANGUAGE, text, options, WRITE_AS_STRING)?,
+            result_type: ResultType::from_options(LANGUAGE, text, options)?,
+            unpack_array: bool_option(LANGUAGE, text, options, UNPACK_ARRAY)?,
+        };
+        Ok(JsonPathExpression {
+            shape,
+            ..compile(trimmed(text, options), suppress)?
+        })
     }
 }
 
@@ -269,6 +362,72 @@ mod tests {
             .predicate("$.a", &options)
             .unwrap()
             .matches(&not_json)
+            .is_err());
+    }
+
+    fn with(options: serde_json::Value) -> Options {
+        options.as_object().cloned().unwrap_or_default()
+    }
+
+    fn eval(text: &str, options: serde_json::Value) -> Result<Value, CamelError> {
+        JsonPathLanguage
+            .expression(text, &with(options))
+            .unwrap()
+            .evaluate(&order())
+    }
+
+    #[test]
+    fn results_keep_their_json_type() {
+        assert_eq!(eval("$.id", json!({})).unwrap().to_json(), json!(7));
+        assert_eq!(eval("$.vip", json!({})).unwrap().to_json(), json!(true));
+        assert_eq!(eval("$.items[1].qty", json!({})).unwrap(), Value::Int(5));
+    }
+
+    #[test]
+    fn write_as_string_writes_each_element_as_json_text() {
+        let w = json!({"writeAsString": true});
+        assert_eq!(
+            eval("$.items", w.clone()).unwrap().to_json(),
+            json!([r#"{"qty":2,"sku":"a"}"#, r#"{"qty":5,"sku":"b"}"#])
+        );
+        assert_eq!(
+            eval("$.items[0]", w.clone()).unwrap().to_json(),
+            json!({"qty": "2", "sku": r#""a""#})
+        );
+        // A single string keeps its quotes, as Jackson writes it.
+        assert_eq!(
+            eval("$.items[0].sku", w.clone()).unwrap(),
+            Value::from(r#""a""#)
+        );
+        assert_eq!(eval("$.id", w).unwrap(), Value::from("7"));
+    }
+
+    #[test]
+    fn result_type_and_unpack_array() {
+        assert_eq!(
+            eval("$.id", json!({"resultType": "String"})).unwrap(),
+            Value::from("7")
+        );
+        assert_eq!(
+            eval("$.id", json!({"result_type": "java.util.List"}))
+                .unwrap()
+                .to_json(),
+            json!([7])
+        );
+        let one = json!({"resultType": "Integer", "unpackArray": true});
+        assert_eq!(
+            eval("$.items[?@.qty > 3].qty", one.clone()).unwrap(),
+            Value::Int(5)
+        );
+        // Two matches are an array, which no unpacking makes an integer.
+        assert!(eval("$.items[*].qty", one).is_err());
+        let err = eval("$.items", json!({"resultType": "Integer"})).unwrap_err();
+        assert!(err.to_string().contains("cannot convert a list"), "{err}");
+        // Suppressed: a missing path is null, whatever the result type.
+        let none = json!({"suppressExceptions": true, "resultType": "Integer"});
+        assert_eq!(eval("$.nope", none).unwrap(), Value::Null);
+        assert!(JsonPathLanguage
+            .expression("$", &with(json!({"resultType": "Order"})))
             .is_err());
     }
 

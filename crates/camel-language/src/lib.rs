@@ -41,6 +41,7 @@ mod jsonpath;
 mod options;
 mod problem;
 mod registry;
+mod result_type;
 mod simple;
 mod tokenize;
 

@@ -39,7 +39,8 @@ use camel_api::{
     Predicate, Value,
 };
 
-use crate::options::reject_options;
+use crate::options::{reject_options, trimmed};
+use crate::result_type::{ResultType, RESULT_TYPE};
 use ast::Node;
 use parser::Mode;
 pub use uri::simple_uri;
@@ -63,6 +64,7 @@ fn compile(text: &str, mode: Mode) -> Result<SimpleExpression, ExpressionError> 
     Ok(SimpleExpression {
         text: text.into(),
         node,
+        result_type: None,
     })
 }
 
@@ -70,6 +72,8 @@ fn compile(text: &str, mode: Mode) -> Result<SimpleExpression, ExpressionError> 
 struct SimpleExpression {
     text: Arc<str>,
     node: Node,
+    /// Camel's `resultType`: the value converted before it is handed on.
+    result_type: Option<ResultType>,
 }
 
 impl fmt::Debug for SimpleExpression {
@@ -80,7 +84,13 @@ impl fmt::Debug for SimpleExpression {
 
 impl Expression for SimpleExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
-        self.node.evaluate(exchange)
+        let value = self.node.evaluate(exchange)?;
+        match self.result_type {
+            None => Ok(value),
+            Some(to) => to.convert(value).map_err(|message| {
+                crate::problem::located(LANGUAGE, &self.text, 0, message).into()
+            }),
+        }
     }
 }
 
@@ -90,7 +100,8 @@ impl Predicate for SimpleExpression {
     }
 }
 
-/// The `simple` language for a [`crate::LanguageRegistry`]. Takes no options.
+/// The `simple` language for a [`crate::LanguageRegistry`]. Options: `result_type`
+/// (alias `resultType`, a Java type name the value is converted to) and `trim`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SimpleLanguage;
 
@@ -104,8 +115,12 @@ impl Language for SimpleLanguage {
         text: &str,
         options: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<BoxExpression, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[])?;
-        simple(text)
+        reject_options(LANGUAGE, text, options, &[RESULT_TYPE])?;
+        let result_type = ResultType::from_options(LANGUAGE, text, options)?;
+        Ok(Arc::new(SimpleExpression {
+            result_type,
+            ..compile(trimmed(text, options), Mode::Expression)?
+        }))
     }
 
     fn predicate(
@@ -113,8 +128,10 @@ impl Language for SimpleLanguage {
         text: &str,
         options: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<BoxPredicate, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[])?;
-        simple_predicate(text)
+        // A predicate yields a boolean: `resultType` has nothing to convert.
+        reject_options(LANGUAGE, text, options, &[RESULT_TYPE])?;
+        ResultType::from_options(LANGUAGE, text, options)?;
+        simple_predicate(trimmed(text, options))
     }
 }
 

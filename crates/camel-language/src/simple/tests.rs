@@ -320,8 +320,16 @@ fn language_rejects_options_and_compiles_both_forms() {
         .unwrap();
     assert!(p.matches(&ex).unwrap());
     let mut bad = serde_json::Map::new();
-    bad.insert("trim".into(), true.into());
+    bad.insert("trimm".into(), true.into());
     assert!(SimpleLanguage.expression("x", &bad).is_err());
+    // Camel's `trim` and `resultType`.
+    let mut typed = serde_json::Map::new();
+    typed.insert("resultType".into(), "java.lang.Integer".into());
+    typed.insert("trim".into(), true.into());
+    let e = SimpleLanguage.expression(" ${body} ", &typed).unwrap();
+    assert_eq!(e.evaluate(&Exchange::new("12")).unwrap(), Value::Int(12));
+    let err = e.evaluate(&Exchange::new("twelve")).unwrap_err();
+    assert!(err.to_string().contains("cannot convert"), "{err}");
     assert!(format!("{e:?}").contains("simple"));
 }
 
