@@ -1,5 +1,5 @@
-//! The built-in components: `direct`, `seda`, `timer`, `scheduler`, `cron`, `quartz`,
-//! `log`, `file`, `mock`.
+//! The built-in components: `direct`, `seda`, `timer`, `once`, `scheduler`, `cron`,
+//! `quartz`, `log`, `file`, `file-watch`, `stream`, `mock`.
 //!
 //! Each component is a [`camel_api::Component`] registered in the context by its scheme.
 //! [`all`] returns one instance of each, ready to register; tests that assert on `mock:`
@@ -17,21 +17,27 @@ use camel_api::{CamelError, Component, EndpointUri};
 mod bare_context;
 pub mod direct;
 pub mod file;
+pub mod file_watch;
 pub mod log;
 pub mod mock;
+pub mod once;
 pub mod schedule;
 pub mod scheduler;
 pub mod seda;
+pub mod stream;
 pub mod timer;
 
 pub use bare_context::BareContext;
 pub use direct::DirectComponent;
 pub use file::{FileComponent, FileError};
+pub use file_watch::FileWatchComponent;
 pub use log::LogComponent;
 pub use mock::{MockAssertionError, MockComponent, MockEndpoint};
+pub use once::OnceComponent;
 pub use schedule::{CronComponent, QuartzComponent};
 pub use scheduler::SchedulerComponent;
 pub use seda::SedaComponent;
+pub use stream::StreamComponent;
 pub use timer::TimerComponent;
 
 #[cfg(test)]
@@ -51,18 +57,21 @@ pub fn all() -> Vec<Arc<dyn Component>> {
 /// let mock = MockComponent::new();
 /// let components = all_with_mock(&mock);
 /// let schemes: Vec<&str> = components.iter().map(|c| c.scheme()).collect();
-/// assert_eq!(schemes, ["direct", "seda", "timer", "scheduler", "cron", "quartz", "log", "file", "mock"]);
+/// assert_eq!(schemes, ["direct", "seda", "timer", "once", "scheduler", "cron", "quartz", "log", "file", "file-watch", "stream", "mock"]);
 /// ```
 pub fn all_with_mock(mock: &MockComponent) -> Vec<Arc<dyn Component>> {
     vec![
         Arc::new(DirectComponent::new()),
         Arc::new(SedaComponent::new()),
         Arc::new(TimerComponent),
+        Arc::new(OnceComponent),
         Arc::new(SchedulerComponent),
         Arc::new(CronComponent::new()),
         Arc::new(QuartzComponent::new()),
         Arc::new(LogComponent),
         Arc::new(FileComponent),
+        Arc::new(FileWatchComponent),
+        Arc::new(StreamComponent::new()),
         Arc::new(mock.clone()),
     ]
 }
