@@ -352,6 +352,14 @@ impl Properties {
                     .ok_or_else(|| PropertyError::MissingEnv { name: name.into() }),
             };
         }
+        // `{{?key}}`: Camel's optional placeholder, nothing when the key is not set.
+        if let Some(key) = inner.strip_prefix('?') {
+            let key = key.trim();
+            return match self.values.get(key) {
+                Some(v) => self.resolve_at(v, depth + 1, Some(key), room),
+                None => Ok(String::new()),
+            };
+        }
         let (key, default) = split_default(inner);
         if key.is_empty() {
             return Err(PropertyError::Malformed("`{{}}` names no property".into()));

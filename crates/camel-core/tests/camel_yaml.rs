@@ -156,12 +156,26 @@ spec:
         "  source:\n    uri: direct:p\n",
         "  source:\n    ref:\n      kind: Kamelet\n      name: timer-source\n",
     );
+    // The built-in `timer-source` needs its `message`: said at the reference, with the
+    // parameter's description.
     let err = camel_core::yaml::load_str(&kamelet, "pipe.yaml").unwrap_err();
     assert!(
-        err.to_string().contains("`timer-source` is a Kamelet"),
+        err.to_string().contains(
+            "Kamelet `timer-source` needs the parameter `message` (The body of each message.)"
+        ),
         "{err}"
     );
     assert_eq!(err.0[0].location.as_ref().map(|l| l.line), Some(7), "{err}");
+    let other = pipe.replace(
+        "  source:\n    uri: direct:p\n",
+        "  source:\n    ref:\n      kind: Broker\n      name: default\n",
+    );
+    let err = camel_core::yaml::load_str(&other, "pipe.yaml").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a Pipe `ref` to a `Broker` is not supported"),
+        "{err}"
+    );
 }
 
 /// A file with five mistakes, each of another kind.
@@ -257,7 +271,7 @@ async fn unsupported_languages_and_top_level_items_are_named() {
     )
     .await;
     assert!(errs.to_string().contains("runs JVM code"), "{errs}");
-    let errs = errors_of("- routeTemplate:\n    id: x\n").await;
+    let errs = errors_of("- dataFormats:\n    - json: {}\n").await;
     assert!(
         errs.to_string()
             .contains("is a Camel top-level construct that camel-rs does not support yet"),

@@ -1,7 +1,7 @@
 //! Camel K resources as route files: an `Integration` carries ordinary routes under
 //! `spec.flows`; a `Pipe` (formerly `KameletBinding`) is one route from `spec.source`
-//! through `spec.steps` to `spec.sink`, each an endpoint given by `uri` (Kamelet
-//! references need Kamelets, which camel-rs does not have yet).
+//! through `spec.steps` to `spec.sink`, each an endpoint given by `uri` or by a `ref` to a
+//! Kamelet (made a `kamelet:` URI before the Pipe is read, see `expand`).
 
 use serde_json::{Map, Value as Json};
 
@@ -118,15 +118,17 @@ impl Reader {
             ));
         };
         let mut map = self.object(value, pointer, "a pipe endpoint is a map with `uri`")?;
+        // Kamelet references were made `kamelet:` URIs before the Pipe was read.
         if let Some(reference) = map.get("ref") {
-            let name = reference.get("name").and_then(Json::as_str).unwrap_or("?");
-            return Err(self.invalid(
-                format!(
-                    "`{name}` is a Kamelet, which camel-rs does not support yet; give the \
-                     endpoint as `uri:` with a component camel-rs has"
+            let kind = reference.get("kind").and_then(Json::as_str).unwrap_or("?");
+            let message = match reference.get("name").and_then(Json::as_str) {
+                None if kind == "Kamelet" => "a `ref` to a Kamelet needs its `name`".to_string(),
+                _ => format!(
+                    "a Pipe `ref` to a `{kind}` is not supported: camel-rs resolves references \
+                     to Kamelets (`kind: Kamelet`); give other endpoints as `uri:`"
                 ),
-                &format!("{pointer}/ref"),
-            ));
+            };
+            return Err(self.invalid(message, &format!("{pointer}/ref")));
         }
         let uri = match map.remove("uri") {
             Some(v) => self.string(v, &format!("{pointer}/uri"), "uri")?,

@@ -5,10 +5,10 @@ use camel_api::suggest::{nearest, to_snake_case};
 use serde_json::{Map, Value as Json};
 
 use super::configuration::{ContextErrors, ContextPart, ContextSet};
-use super::node::{self, Spanned};
+use super::node;
 use crate::error::{Location, RouteError, RouteErrorKind, RouteErrors};
 use crate::model::{camel_dsl, BeanDefinition, Positions, RouteDefinition, SourceMap};
-use crate::properties::{Budget, Properties};
+use crate::properties::Properties;
 
 /// Loads the routes of a YAML file.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Vec<RouteDefinition>, RouteErrors> {
@@ -111,18 +111,161 @@ pub fn load_texts_partial_with(
     texts: &[(&str, &str)],
     properties: &Properties,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    load_with_kamelets(texts, &[], properties)
+}
+
+/// Like [`load_texts_partial_with`], with Kamelet definitions from `kamelets` (`(text,
+/// file name)`, e.g. the files of a `--kamelets` folder, in rising precedence): only their
+/// `kind: Kamelet` documents are read, and the errors of one are reported only when a
+/// route uses it. Kamelets in `texts` take precedence over them, and every one of them
+/// over the Kamelets built in.
+pub fn load_with_kamelets(
+    texts: &[(&str, &str)],
+    kamelets: &[(&str, &str)],
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    let mut errors = Vec::new();
+    let mut library = super::builtin::library();
+    for (text, file) in kamelets {
+        let file: Arc<str> = (*file).into();
+        if let Ok(docs) = node::parse_all(text) {
+            for doc in docs {
+                collect_kamelet(doc, &file, &mut library, None);
+            }
+        }
+    }
+    // Every text parsed first, so a template may be used before (or away from) its
+    // definition.
+    let mut parsed = Vec::new();
+    for (text, file) in texts {
+        let file: Arc<str> = (*file).into();
+        match node::parse_all(text) {
+            Ok(docs) => {
+                let docs: Vec<(Json, PositionIndex)> =
+                    docs.into_iter()
+                        .map(|d| (d.value, Arc::new(d.positions)))
+                        .collect();
+                parsed.push((file, docs));
+            }
+            Err(e) => errors.push(RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(
+                Location {
+                    file,
+                    line: e.line,
+                    column: e.column,
+                },
+            ))),
+        }
+    }
+    for (file, docs) in &mut parsed {
+        for (value, positions) in docs.iter_mut() {
+            collect_templates(value, file, positions, &mut library, &mut errors);
+        }
+    }
+    let load = super::expand::Load::new(library, properties);
     let mut set = ContextSet::default();
     let mut routes = Vec::new();
-    let mut errors = Vec::new();
-    // What placeholders may expand to, every string of every text together.
-    let mut budget = Budget::default();
-    for (text, file) in texts {
-        let (r, e) = read_text(text, file, properties, &mut budget, &mut set);
+    for (file, docs) in parsed {
+        let (r, e) = read_docs(file, docs, &load, &mut set);
         routes.extend(r);
         errors.extend(e);
     }
     errors.extend(set.apply(&mut routes));
     (routes, errors)
+}
+
+/// Takes a `kind: Kamelet` document into `library` (replacing one of the same name),
+/// leaving `null` in its place; its errors go to `errors`, or are dropped when `None`
+/// (a library folder: only a Kamelet that is used matters).
+fn collect_kamelet(
+    doc: node::Spanned,
+    file: &Arc<str>,
+    library: &mut super::templates::Library,
+    errors: Option<&mut Vec<RouteError>>,
+) {
+    let Json::Object(map) = &doc.value else {
+        return;
+    };
+    if map.get("kind").and_then(Json::as_str) != Some("Kamelet") {
+        return;
+    }
+    let positions = Arc::new(doc.positions);
+    let reader = super::templates::DefinitionReader {
+        file,
+        positions: &positions,
+    };
+    match reader.kamelet(map) {
+        Ok(template) => {
+            library.kamelets.insert(template.name.clone(), template);
+        }
+        Err(e) => {
+            if let Some(errors) = errors {
+                errors.extend(e);
+            }
+        }
+    }
+}
+
+/// Takes the Kamelets and `routeTemplate` items of a route file's document into
+/// `library`. A Kamelet document becomes `null`; a `routeTemplate` item keeps its key
+/// with a `null` value, so the items after it keep their positions.
+fn collect_templates(
+    value: &mut Json,
+    file: &Arc<str>,
+    positions: &PositionIndex,
+    library: &mut super::templates::Library,
+    errors: &mut Vec<RouteError>,
+) {
+    let reader = super::templates::DefinitionReader { file, positions };
+    match value {
+        Json::Object(map) if map.get("kind").and_then(Json::as_str) == Some("Kamelet") => {
+            match reader.kamelet(map) {
+                Ok(template) => {
+                    library.kamelets.insert(template.name.clone(), template);
+                }
+                Err(e) => errors.extend(e),
+            }
+            *value = Json::Null;
+        }
+        Json::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let Json::Object(map) = item else { continue };
+                let Some(key) = map
+                    .keys()
+                    .find(|k| to_snake_case(k) == "route_template")
+                    .cloned()
+                else {
+                    continue;
+                };
+                let body = map.insert(key.clone(), Json::Null).unwrap_or(Json::Null);
+                match reader.route_template(&body, &format!("/{i}/{key}")) {
+                    Ok(template) => {
+                        if let Some(first) = library.route_templates.get(&template.name) {
+                            if first.file != template.file || first.pointer != template.pointer {
+                                errors.push(
+                                    RouteError::new(RouteErrorKind::InvalidValue(format!(
+                                        "route template `{}` is defined twice{}",
+                                        template.name,
+                                        first
+                                            .location
+                                            .as_ref()
+                                            .map(|l| format!(" (first at {l})"))
+                                            .unwrap_or_default()
+                                    )))
+                                    .at(template.location.clone()),
+                                );
+                                continue;
+                            }
+                        }
+                        library
+                            .route_templates
+                            .insert(template.name.clone(), template);
+                    }
+                    Err(e) => errors.extend(e),
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Loads several route files as the routes of one context (see [`load_texts_with`]),
@@ -140,6 +283,16 @@ pub fn load_files_partial_with(
     paths: &[impl AsRef<Path>],
     properties: &Properties,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+    load_files_with_kamelets(paths, &[], properties)
+}
+
+/// Like [`load_files_partial_with`], with Kamelet definitions from `kamelets` (`(text, file
+/// name)`, lowest precedence first; see [`load_with_kamelets`]).
+pub fn load_files_with_kamelets(
+    paths: &[impl AsRef<Path>],
+    kamelets: &[(String, String)],
+    properties: &Properties,
+) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let mut texts = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
@@ -153,7 +306,11 @@ pub fn load_files_partial_with(
         .iter()
         .map(|(t, f)| (t.as_str(), f.as_str()))
         .collect();
-    let (routes, more) = load_texts_partial_with(&texts, properties);
+    let kamelets: Vec<(&str, &str)> = kamelets
+        .iter()
+        .map(|(t, f)| (t.as_str(), f.as_str()))
+        .collect();
+    let (routes, more) = load_with_kamelets(&texts, &kamelets, properties);
     errors.extend(more);
     (routes, errors)
 }
@@ -166,49 +323,25 @@ fn read_error(path: &Path, e: std::io::Error) -> RouteError {
     }))
 }
 
-/// Reads one text: its routes and errors, its context-level items added to `set`
-/// (applied by the caller once every text is read).
-fn read_text(
-    text: &str,
-    file: &str,
-    properties: &Properties,
-    budget: &mut Budget,
+/// Reads the documents of one text: its routes and errors, its context-level items added
+/// to `set` (applied by the caller once every text is read).
+fn read_docs(
+    file: Arc<str>,
+    docs: Vec<(Json, PositionIndex)>,
+    load: &std::rc::Rc<super::expand::Load>,
     set: &mut ContextSet,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
-    let file: Arc<str> = file.into();
-    let docs = match node::parse_all(text) {
-        Ok(docs) => docs,
-        Err(e) => {
-            let error = RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(Location {
-                file: file.clone(),
-                line: e.line,
-                column: e.column,
-            }));
-            return (Vec::new(), vec![error]);
-        }
-    };
     let mut routes = Vec::new();
     let mut errors = Vec::new();
     let mut beans = Vec::new();
-    for Spanned {
-        mut value,
-        positions,
-    } in docs
-    {
-        let reader = Reader {
-            file: file.clone(),
-            positions: Arc::new(positions),
-            partial: Default::default(),
-            beans: Default::default(),
-            rest_items: Default::default(),
-            context: Default::default(),
-        };
+    for (mut value, positions) in docs {
+        let reader = Reader::new(file.clone(), positions, load.clone());
         let mut unresolved = Vec::new();
         super::placeholders::resolve(
             &mut value,
             String::new(),
-            properties,
-            budget,
+            &load.properties,
+            &mut load.budget.borrow_mut(),
             &mut unresolved,
         );
         if !unresolved.is_empty() {
@@ -223,9 +356,14 @@ fn read_text(
             errors.extend(found);
             continue;
         }
+        let uses = reader.find_uses(&mut value, &mut errors);
         let (r, e) = reader.document(value);
         routes.extend(r);
         errors.extend(e);
+        let (r, e) = reader.instantiate_uses(uses);
+        routes.extend(r);
+        errors.extend(e);
+        routes.extend(reader.instances.take());
         routes.extend(reader.partial.into_inner());
         beans.extend(reader.beans.into_inner());
         let source = Positions {
@@ -264,6 +402,9 @@ fn read_text(
     (routes, errors)
 }
 
+/// Where each node of a document was written, by JSON pointer.
+pub(super) type PositionIndex = Arc<std::collections::HashMap<String, (usize, usize)>>;
+
 /// What was read from one part of a file, or every error found in it.
 pub(super) type Read<T> = Result<T, Vec<RouteError>>;
 
@@ -282,9 +423,47 @@ pub(super) struct Reader {
     pub(super) rest_items: std::cell::RefCell<super::rest::RestItems>,
     /// The context-level items of each list read, for [`ContextSet::apply`].
     context: std::cell::RefCell<Vec<ContextErrors>>,
+    /// The load this reader is part of: its templates and properties.
+    pub(super) load: std::rc::Rc<super::expand::Load>,
+    /// Routes made from templates while reading (`templatedRoute` items).
+    pub(super) instances: std::cell::RefCell<Vec<RouteDefinition>>,
 }
 
 impl Reader {
+    fn new(
+        file: Arc<str>,
+        positions: Arc<std::collections::HashMap<String, (usize, usize)>>,
+        load: std::rc::Rc<super::expand::Load>,
+    ) -> Reader {
+        Reader {
+            file,
+            positions,
+            partial: Default::default(),
+            beans: Default::default(),
+            rest_items: Default::default(),
+            context: Default::default(),
+            load,
+            instances: Default::default(),
+        }
+    }
+
+    /// A reader of the file a template was written in, in the same load.
+    pub(super) fn for_template(&self, template: &super::templates::Template) -> Reader {
+        Reader::new(
+            template.file.clone(),
+            template.positions.clone(),
+            self.load.clone(),
+        )
+    }
+
+    pub(super) fn has_position(&self, pointer: &str) -> bool {
+        self.positions.contains_key(pointer)
+    }
+
+    pub(super) fn locate_pointer(&self, pointer: &str) -> Option<Location> {
+        self.locate(pointer)
+    }
+
     pub(super) fn keep_partial(&self, route: RouteDefinition) {
         self.partial.borrow_mut().push(route);
     }
@@ -435,6 +614,17 @@ impl Reader {
             }
             "rest" => self.rest(body, &at),
             "rest_configuration" => self.rest_configuration(body, &at),
+            // Collected before the routes are read (`collect_templates`).
+            "route_template" => Ok(()),
+            "templated_route" => {
+                let (routes, errors) = self.templated_route(body, &at);
+                self.instances.borrow_mut().extend(routes);
+                return if errors.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(errors)
+                };
+            }
             other => {
                 return Err(vec![
                     match camel_dsl::unsupported(camel_dsl::Kind::TopLevel, other) {
@@ -454,6 +644,8 @@ impl Reader {
                                 "intercept_send_to_endpoint",
                                 "rest",
                                 "rest_configuration",
+                                "route_template",
+                                "templated_route",
                             ],
                             pointer,
                         ),

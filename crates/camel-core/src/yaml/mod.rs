@@ -26,8 +26,10 @@
 //! are resolved before the routes are read ([`load_str_with`] takes the properties; the
 //! functions without `_with` resolve defaults and `env:` only).
 
+mod builtin;
 mod camel_k;
 mod configuration;
+mod expand;
 mod intercept;
 mod loader;
 mod node;
@@ -36,11 +38,12 @@ mod placeholders;
 mod rest;
 mod route;
 mod route_configuration;
+mod templates;
 
 pub use loader::{
     load_file, load_file_partial, load_file_partial_with, load_file_with, load_files_partial_with,
     load_files_with, load_str, load_str_partial, load_str_partial_with, load_str_with,
-    load_texts_partial_with, load_texts_with,
+    load_texts_partial_with, load_texts_with, load_with_kamelets, load_files_with_kamelets,
 };
 
 /// The values of every document of a YAML text, or its syntax error with line and column

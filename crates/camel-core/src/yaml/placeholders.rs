@@ -42,6 +42,9 @@ impl Pass<'_> {
     fn walk(&mut self, value: &mut Json, pointer: String) {
         match value {
             Json::String(text) if text.contains("{{") && !self.spent => {
+                if text.contains("{{?") {
+                    *text = self.drop_unset_options(text);
+                }
                 match self.properties.resolve_counted(text, self.budget) {
                     Ok(resolved) => {
                         let whole = text.starts_with("{{")
@@ -65,11 +68,44 @@ impl Pass<'_> {
                 }
             }
             Json::Object(map) => {
+                // An option whose value is an unset optional placeholder alone is left
+                // out, as Camel leaves it out, rather than given empty.
+                map.retain(|_, v| !v.as_str().is_some_and(|t| self.unset_optional(t)));
                 for (k, v) in map.iter_mut() {
                     self.walk(v, format!("{pointer}/{}", escape(&to_snake_case(k))));
                 }
             }
             _ => {}
+        }
+    }
+}
+
+impl Pass<'_> {
+    /// Whether `text` is `{{?key}}` alone and `key` is not set.
+    fn unset_optional(&self, text: &str) -> bool {
+        super::templates::is_optional_placeholder(text)
+            .is_some_and(|key| self.properties.get(key).is_none())
+    }
+
+    /// A URI without its `name={{?key}}` options whose key is not set.
+    fn drop_unset_options(&self, text: &str) -> String {
+        let Some((base, query)) = text.split_once('?') else {
+            return text.to_string();
+        };
+        if !query.contains("{{?") {
+            return text.to_string();
+        }
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|option| {
+                let value = option.split_once('=').map(|(_, v)| v).unwrap_or("");
+                !self.unset_optional(value)
+            })
+            .collect();
+        if kept.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", kept.join("&"))
         }
     }
 }
@@ -126,6 +162,30 @@ mod tests {
         assert_eq!(
             value,
             serde_json::json!({"n": 10, "b": true, "z": "007", "f": 1.5, "mixed": "10ms"})
+        );
+    }
+
+    #[test]
+    fn optional_placeholders_leave_out_what_is_not_set() {
+        let mut props = Properties::new();
+        props.set("set", "5");
+        let mut value = serde_json::json!({
+            "a": "{{?unset}}", "b": "{{?set}}", "c": "x{{?unset}}y",
+            "uri": "timer:t?period={{?set}}&repeatCount={{?unset}}",
+            "only": "timer:t?repeatCount={{?unset}}"
+        });
+        let mut errors = Vec::new();
+        resolve(
+            &mut value,
+            String::new(),
+            &props,
+            &mut Budget::default(),
+            &mut errors,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            value,
+            serde_json::json!({"b": 5, "c": "xy", "uri": "timer:t?period=5", "only": "timer:t"})
         );
     }
 
