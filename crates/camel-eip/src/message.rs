@@ -16,6 +16,23 @@ pub fn set_header(name: &str, expression: BoxExpression) -> BoxProcessor {
     .named("set_header")
 }
 
+/// `set_headers`: evaluates each expression in order and stores it as its header, so a
+/// later expression sees the headers set before it.
+pub fn set_headers(headers: Vec<(String, BoxExpression)>) -> BoxProcessor {
+    let headers: Vec<(StripedName, BoxExpression)> = headers
+        .into_iter()
+        .map(|(name, e)| (StripedName::new(&name), e))
+        .collect();
+    BoxProcessor::sync_in_place(move |ex: &mut Exchange| {
+        for (name, expression) in &headers {
+            let value = expression.evaluate(ex)?;
+            ex.message.headers.set(name.get(), value);
+        }
+        Ok(())
+    })
+    .named("set_headers")
+}
+
 /// `set_property`: evaluates `expression` and stores it as exchange property `name`.
 pub fn set_property(name: &str, expression: BoxExpression) -> BoxProcessor {
     let name = StripedName::new(name);

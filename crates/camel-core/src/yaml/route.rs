@@ -133,7 +133,7 @@ impl Reader {
                 ));
             } else {
                 steps_pointer = format!("{pointer}/steps");
-                route.steps = self.steps(steps, &steps_pointer, &mut errors);
+                self.route_steps(steps, &steps_pointer, &mut route, &mut errors);
             }
         }
         route.source = Some(self.source_map(pointer, &steps_pointer));
@@ -179,7 +179,7 @@ impl Reader {
                     .object(value, &at, "`parameters` takes a map")
                     .map(|p| route.from.parameters = p.into_iter().collect()),
                 "steps" => {
-                    route.steps = self.steps(value, &steps_pointer, errors);
+                    self.route_steps(value, &steps_pointer, route, errors);
                     Ok(())
                 }
                 // Camel's node id and description of the consumer: named, not used.
@@ -195,6 +195,30 @@ impl Reader {
             None => errors.push(self.error(RouteErrorKind::Missing("uri".into()), pointer)),
         }
         steps_pointer
+    }
+
+    /// Reads a route's step list into `route`. An `on_exception` written among the steps
+    /// (as Camel's Java DSL places it, and files converted from it) is the route's own
+    /// clause, the same as one under `route.on_exception`.
+    fn route_steps(
+        &self,
+        value: Json,
+        pointer: &str,
+        route: &mut RouteDefinition,
+        errors: &mut Vec<RouteError>,
+    ) {
+        let mut steps = Vec::new();
+        for (i, step) in self.steps(value, pointer, errors).into_iter().enumerate() {
+            if step.name == "on_exception" {
+                let at = format!("{pointer}/{i}/on_exception");
+                if let Err(e) = self.route_on_exception(step.config, &at, route) {
+                    errors.push(e);
+                }
+            } else {
+                steps.push(step);
+            }
+        }
+        route.steps = steps;
     }
 
     /// Reads a step list, adding the error of each bad item to `errors`.

@@ -333,7 +333,8 @@ pub(super) fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
 }
 
 /// `do_try: {steps: [...], do_catch: [{exception: [...], on_when, steps}], do_finally:
-/// {steps}}`.
+/// {steps}}`. Camel's tools also write the catches and the finally block as the last items
+/// of `steps` (`- doCatch: {…}`, `- doFinally: {…}`); the compiler reads both forms.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DoTry {
@@ -362,7 +363,8 @@ pub struct DoCatch {
     /// Camel's node id: accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// The kinds or Java class names caught (at least one).
+    /// The kinds or Java class names caught; none (Camel's default) catches every failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exception: Vec<String>,
     /// Only when this predicate holds on the failed exchange.
     #[serde(default, alias = "onWhen", skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,19 @@ impl StepConfig for SetHeader {
     const NAME: &'static str = "set_header";
 }
 
+/// `set_headers: {headers: [{name: a, simple: "…"}, {name: b, constant: x}]}`: several
+/// headers at once, set in order (a later expression sees the earlier headers).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetHeaders {
+    /// The headers to set.
+    pub headers: Vec<SetHeader>,
+}
+
+impl StepConfig for SetHeaders {
+    const NAME: &'static str = "set_headers";
+}
+
 expression_config! {
     /// `set_property: {name: x, simple: "…"}`.
     pub struct SetProperty {

@@ -65,7 +65,8 @@ pub use errors::{
 pub use exchange::{ConvertHeaderTo, Pattern, SetExchangePattern, Step, Validate};
 pub use looping::{Loop, Sort};
 pub use message::{
-    Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
+    Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetHeaders, SetProperty,
+    Stop,
 };
 pub use multicast::{Multicast, Strategy};
 pub use resequence::Resequence;

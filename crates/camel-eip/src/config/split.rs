@@ -23,6 +23,11 @@ expression_config! {
         /// `docs/eips.md`), and `CamelSplitSize` is known only on the last part.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub streaming: bool,
+        /// Where text is cut when no `tokenize` says: the body without an expression, or
+        /// the text an expression gives (`simple: "${header.ids}"`). Line ends by
+        /// default; `false` or `single` keeps the text whole (one part).
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "text_or_false")]
+        pub delimiter: Option<String>,
         /// Run parts concurrently (at most `parallel_limit` at a time).
         #[serde(default, skip_serializing_if = "std::ops::Not::not", alias = "parallelProcessing")]
         pub parallel_processing: bool,
@@ -47,6 +52,19 @@ expression_config! {
         /// The steps each part runs through.
         #[serde(default)]
         pub steps: Vec<StepDefinition>,
+    }
+}
+
+/// Text, or `false` written as a boolean (as text: `"false"`).
+fn text_or_false<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(s) => Ok(Some(s)),
+        serde_json::Value::Bool(false) => Ok(Some("false".into())),
+        other => Err(D::Error::custom(format!(
+            "`delimiter` takes text or `false`, not `{other}`"
+        ))),
     }
 }
 

@@ -51,7 +51,7 @@ mod service;
 mod tests;
 
 pub use layer::SplitLayer;
-pub use parts::SplitExpression;
+pub use parts::{SplitExpression, TextDelimiter};
 pub use service::{Split, SplitOptions};
 
 /// Property with the part's index, from 0.

@@ -26,6 +26,29 @@ pub enum SplitExpression {
     Expression(BoxExpression),
 }
 
+/// How text is cut when no tokenizer says (the body without an expression, the text an
+/// expression gives): Camel's split `delimiter`.
+#[derive(Clone, Debug, Default)]
+pub enum TextDelimiter {
+    /// At line ends (camel-rs's default; Camel's is a comma for an expression's text).
+    #[default]
+    Lines,
+    /// At this token.
+    Token(Tokenizer),
+    /// Not at all: the text is one part (Camel's `delimiter: false` or `single`).
+    Whole,
+}
+
+impl TextDelimiter {
+    fn tokenizer(&self) -> Option<Tokenizer> {
+        match self {
+            TextDelimiter::Lines => Some(Tokenizer::lines()),
+            TextDelimiter::Token(t) => Some(t.clone()),
+            TextDelimiter::Whole => None,
+        }
+    }
+}
+
 /// The parts of one exchange, taken in order.
 #[derive(Debug)]
 pub(crate) enum Parts {
@@ -48,10 +71,14 @@ impl Parts {
     /// size is unknown until the end).
     pub(crate) async fn open(
         expression: &SplitExpression,
+        delimiter: &TextDelimiter,
         ex: &Exchange,
         streaming: bool,
     ) -> Result<Parts, CamelError> {
-        let text = |tokenizer: Tokenizer, bytes: Bytes| {
+        let text = |tokenizer: Option<Tokenizer>, bytes: Bytes| {
+            let Some(tokenizer) = tokenizer else {
+                return listed(vec![part_body(bytes)]);
+            };
             if streaming {
                 Parts::Scanned(Box::new(Scanned {
                     scanner: Scanner::over(tokenizer, bytes),
@@ -69,19 +96,27 @@ impl Parts {
             }
         };
         match expression {
-            SplitExpression::Expression(e) => Ok(from_value(e.evaluate(ex)?, text)),
+            SplitExpression::Expression(e) => {
+                Ok(from_value(e.evaluate(ex)?, delimiter.tokenizer(), text))
+            }
             SplitExpression::Body | SplitExpression::Tokenize(_) => {
                 let tokenizer = match expression {
-                    SplitExpression::Tokenize(t) => t.clone(),
-                    _ => Tokenizer::lines(),
+                    SplitExpression::Tokenize(t) => Some(t.clone()),
+                    _ => delimiter.tokenizer(),
                 };
                 match &ex.message.body {
                     Body::Empty => match ex.header(FILE_ABSOLUTE_PATH).and_then(|v| v.as_str()) {
-                        Some(path) => open_file(path, tokenizer, streaming).await,
+                        Some(path) => match tokenizer {
+                            Some(tokenizer) => open_file(path, tokenizer, streaming).await,
+                            None => {
+                                let bytes = tokio::fs::read(path).await?;
+                                Ok(listed(vec![part_body(bytes.into())]))
+                            }
+                        },
                         None => Ok(listed(Vec::new())),
                     },
                     Body::Json(j) if matches!(expression, SplitExpression::Body) => {
-                        Ok(from_value(Value::Json(j.clone()), text))
+                        Ok(from_value(Value::Json(j.clone()), tokenizer, text))
                     }
                     Body::Json(j) => Ok(text(tokenizer, json_text(j))),
                     Body::Text(t) => Ok(text(tokenizer, Bytes::copy_from_slice(t.as_bytes()))),
@@ -151,21 +186,25 @@ fn listed(items: Vec<Body>) -> Parts {
     }
 }
 
-fn from_value(value: Value, text: impl Fn(Tokenizer, Bytes) -> Parts) -> Parts {
+fn from_value(
+    value: Value,
+    tokenizer: Option<Tokenizer>,
+    text: impl Fn(Option<Tokenizer>, Bytes) -> Parts,
+) -> Parts {
     match value {
         Value::Null => listed(Vec::new()),
         Value::Json(j) => match &*j {
             serde_json::Value::Array(items) => {
                 listed(items.iter().cloned().map(json_body).collect())
             }
-            serde_json::Value::String(s) => text(Tokenizer::lines(), Bytes::from(s.clone())),
+            serde_json::Value::String(s) => text(tokenizer, Bytes::from(s.clone())),
             _ => listed(vec![Body::Json(j)]),
         },
         Value::Text(t) => match json_array(&t) {
             Some(items) => listed(items.into_iter().map(json_body).collect()),
-            None => text(Tokenizer::lines(), Bytes::copy_from_slice(t.as_bytes())),
+            None => text(tokenizer, Bytes::copy_from_slice(t.as_bytes())),
         },
-        Value::Bytes(b) => text(Tokenizer::lines(), b),
+        Value::Bytes(b) => text(tokenizer, b),
         other => listed(vec![Body::from(other)]),
     }
 }

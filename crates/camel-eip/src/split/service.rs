@@ -12,7 +12,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
-use super::parts::{Parts, SplitExpression};
+use super::parts::{Parts, SplitExpression, TextDelimiter};
 use super::results::Results;
 use super::{SPLIT_COMPLETE, SPLIT_INDEX, SPLIT_SIZE};
 use crate::aggregation::SharedStrategy;
@@ -22,6 +22,8 @@ use crate::aggregation::SharedStrategy;
 pub struct SplitOptions {
     /// What the exchange is cut into.
     pub expression: SplitExpression,
+    /// How text no tokenizer names is cut (at line ends by default).
+    pub delimiter: TextDelimiter,
     /// Take parts one at a time from their source instead of listing them first.
     pub streaming: bool,
     /// Parts run at once: 1 runs them one after another.
@@ -43,6 +45,7 @@ impl SplitOptions {
     pub fn new(expression: SplitExpression) -> Self {
         SplitOptions {
             expression,
+            delimiter: TextDelimiter::Lines,
             streaming: false,
             parallel_limit: 1,
             stop_on_exception: false,
@@ -57,6 +60,7 @@ impl std::fmt::Debug for SplitOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SplitOptions")
             .field("expression", &self.expression)
+            .field("delimiter", &self.delimiter)
             .field("streaming", &self.streaming)
             .field("parallel_limit", &self.parallel_limit)
             .field("stop_on_exception", &self.stop_on_exception)
@@ -146,7 +150,7 @@ where
     S::Future: Send + 'static,
 {
     let (opts, names) = &*options;
-    let mut parts = Parts::open(&opts.expression, &ex, opts.streaming).await?;
+    let mut parts = Parts::open(&opts.expression, &opts.delimiter, &ex, opts.streaming).await?;
     let mut cut = Cutter {
         size: parts.size(),
         index: 0,

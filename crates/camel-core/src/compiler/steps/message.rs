@@ -2,7 +2,8 @@
 
 use camel_api::BoxProcessor;
 use camel_eip::config::{
-    Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetProperty, Stop,
+    Log, RemoveHeader, RemoveHeaders, RemoveProperty, SetBody, SetHeader, SetHeaders, SetProperty,
+    Stop,
 };
 use camel_eip::{log as log_eip, message as eip};
 
@@ -10,9 +11,13 @@ use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
 
 fn name_of<'a>(name: &'a str, cx: &StepContext<'_>) -> Result<&'a str, RouteError> {
+    name_at(name, "/name", cx)
+}
+
+fn name_at<'a>(name: &'a str, at: &str, cx: &StepContext<'_>) -> Result<&'a str, RouteError> {
     if name.is_empty() {
         return Err(cx.error_at(
-            "/name",
+            at,
             RouteErrorKind::InvalidValue("`name` must not be empty".into()),
         ));
     }
@@ -25,6 +30,21 @@ pub(super) fn set_header(
 ) -> Result<BoxProcessor, RouteError> {
     let expression = cx.expression_in(&config, "")?;
     Ok(eip::set_header(name_of(&config.name, cx)?, expression))
+}
+
+/// `set_headers: {headers: [{name, simple: …}, …]}` (Camel 4).
+pub(super) fn set_headers(
+    config: SetHeaders,
+    cx: &mut StepContext<'_>,
+) -> Result<BoxProcessor, RouteError> {
+    let mut headers = Vec::with_capacity(config.headers.len());
+    for (i, item) in config.headers.iter().enumerate() {
+        let at = format!("/headers/{i}");
+        let expression = cx.expression_in(item, &at)?;
+        let name = name_at(&item.name, &format!("{at}/name"), cx)?;
+        headers.push((name.to_string(), expression));
+    }
+    Ok(eip::set_headers(headers))
 }
 
 pub(super) fn set_property(

@@ -30,6 +30,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("bean", typed(bean::bean));
     r.register("log", typed(message::log));
     r.register("set_header", typed(message::set_header));
+    r.register("set_headers", typed(message::set_headers));
     r.register("set_property", typed(message::set_property));
     r.register("set_body", typed(message::set_body));
     r.register("transform", typed(message::set_body));
@@ -43,6 +44,11 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("stop", typed(message::stop));
     r.register("filter", typed(routing::filter));
     r.register("choice", typed(routing::choice));
+    // Camel's Switch EIP (`doSwitch`, Camel 3.15 to 4.22) has choice's shape; it picks its
+    // branch once at start, which gives the same branch as choosing per exchange when
+    // the predicates read only properties, as they must there.
+    r.register("do_switch", typed(routing::choice));
+    r.register("switch", typed(routing::choice));
     r.register("marshal", data::DataStep { marshal: true });
     r.register("unmarshal", data::DataStep { marshal: false });
     r.register("convert_body_to", typed(data::convert_body_to));

@@ -19,7 +19,7 @@ use camel_api::definition::{ExpressionSlotError, WithExpression};
 use camel_api::BoxProcessor;
 use camel_eip::aggregation::{builtin, SharedStrategy, BUILTIN_NAMES};
 use camel_eip::config::Split as SplitStep;
-use camel_eip::split::{Split, SplitExpression, SplitOptions};
+use camel_eip::split::{Split, SplitExpression, SplitOptions, TextDelimiter};
 
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
@@ -49,8 +49,10 @@ pub(super) fn split(
     };
     let steps = cx.compile_steps(&config.steps, "/steps")?;
     let (steps, correlate) = crate::compiler::errors::around_part(steps, &cx.path);
+    let delimiter = delimiter(config.delimiter.as_deref(), cx)?;
     let options = SplitOptions {
         expression,
+        delimiter,
         streaming: config.streaming,
         parallel_limit,
         stop_on_exception: config.stop_on_exception,
@@ -70,6 +72,25 @@ fn expression(config: &SplitStep, cx: &StepContext<'_>) -> Result<SplitExpressio
             Ok(SplitExpression::Tokenize(t))
         }
         _ => Ok(SplitExpression::Expression(cx.expression_in(config, "")?)),
+    }
+}
+
+/// Camel's split `delimiter`: `false` and `single` keep text whole, any other text cuts
+/// at it (taken literally, as Camel does).
+fn delimiter(text: Option<&str>, cx: &StepContext<'_>) -> Result<TextDelimiter, RouteError> {
+    match text {
+        None => Ok(TextDelimiter::Lines),
+        Some(t) if t.eq_ignore_ascii_case("false") || t.eq_ignore_ascii_case("single") => {
+            Ok(TextDelimiter::Whole)
+        }
+        Some(t) => camel_language::Tokenizer::new(t, false)
+            .map(TextDelimiter::Token)
+            .map_err(|why| {
+                cx.error_at(
+                    "/delimiter",
+                    RouteErrorKind::InvalidValue(format!("`delimiter`: {why}")),
+                )
+            }),
     }
 }
 

@@ -1,0 +1,274 @@
+//! EIP options in the spellings Camel's own files use (Camel JBang examples, Kaoto output,
+//! Camel's docs), run through the binary.
+
+mod support;
+
+use support::{camel, stderr, text};
+
+/// Writes `yaml` to a file in a fresh folder; the folder lives as long as the guard.
+fn file(yaml: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("route.camel.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let path = path.display().to_string();
+    (dir, path)
+}
+
+/// Runs `yaml` to `max` messages; returns its log.
+fn run(yaml: &str, max: &str) -> String {
+    let (_dir, path) = file(yaml);
+    let out = camel(&["run", &path, "--max-messages", max, "--max-seconds", "60"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("max-messages reached"), "{log}");
+    log
+}
+
+/// `camel validate` on `yaml`: whether it passed, and everything it printed.
+fn validate(yaml: &str) -> (bool, String) {
+    let (_dir, path) = file(yaml);
+    let out = camel(&["validate", &path]);
+    (out.status.success(), text(&out))
+}
+
+#[test]
+fn quoted_booleans_and_numbers_are_read_as_camel_reads_them() {
+    let log = run(
+        r#"
+- route:
+    from:
+      uri: timer:quoted
+      parameters: {period: 10, repeatCount: 4}
+      steps:
+        - setBody: {simple: "${header.CamelTimerCounter}"}
+        - aggregate:
+            correlationExpression: {constant: all}
+            aggregationStrategy: string
+            completionSize: "2"
+            steps:
+              - log: "batch ${body}"
+- route:
+    from:
+      uri: timer:split
+      parameters: {period: 10, repeatCount: "2"}
+      steps:
+        - split:
+            simple: "a,b"
+            parallelProcessing: "true"
+            stopOnException: "false"
+            steps:
+              - log: "part ${body}"
+"#,
+        "6",
+    );
+    assert_eq!(log.matches("batch ").count(), 2, "{log}");
+    assert_eq!(log.matches("part a").count(), 2, "{log}");
+}
+
+#[test]
+fn quoted_text_that_is_no_value_is_a_located_error() {
+    let (ok, all) = validate(
+        r#"
+- from:
+    uri: direct:a
+    steps:
+      - split:
+          simple: "${body}"
+          parallelProcessing: "sometimes"
+          steps: [{to: log:x}]
+      - aggregate:
+          correlationExpression: {constant: all}
+          aggregationStrategy: string
+          completionSize: "two"
+"#,
+    );
+    assert!(!ok, "{all}");
+    assert!(all.contains("route.camel.yaml:7:"), "{all}");
+    assert!(
+        all.contains("`sometimes` is not `true` or `false`"),
+        "{all}"
+    );
+    assert!(all.contains("route.camel.yaml:12:"), "{all}");
+    assert!(all.contains("`two` is not a whole number"), "{all}");
+    assert!(!all.contains("invalid type"), "{all}");
+}
+
+#[test]
+fn set_headers_sets_each_header_in_order() {
+    let log = run(
+        r#"
+- from:
+    uri: timer:headers
+    parameters: {repeatCount: 1}
+    steps:
+      - setHeaders:
+          headers:
+            - name: customer
+              constant: ACME
+            - name: greeting
+              simple: "Hello ${header.customer}"
+            - name: total
+              expression: {simple: "${header.CamelTimerCounter}"}
+      - log: "${header.greeting} / ${header.total}"
+"#,
+        "1",
+    );
+    assert!(log.contains("Hello ACME / 1"), "{log}");
+}
+
+#[test]
+fn switch_and_do_switch_route_like_choice() {
+    for step in ["switch", "doSwitch"] {
+        let log = run(
+            &format!(
+                r#"
+- from:
+    uri: timer:switch
+    parameters: {{repeatCount: 2}}
+    steps:
+      - {step}:
+          when:
+            - simple: "${{header.CamelTimerCounter}} == 1"
+              steps: [{{log: "first via {step}"}}]
+          otherwise:
+            steps: [{{log: "later via {step}"}}]
+"#
+            ),
+            "2",
+        );
+        assert!(log.contains(&format!("first via {step}")), "{log}");
+        assert!(log.contains(&format!("later via {step}")), "{log}");
+    }
+}
+
+#[test]
+fn on_exception_among_a_routes_steps_is_the_routes_clause() {
+    let log = run(
+        r#"
+- route:
+    id: guarded
+    from:
+      uri: timer:guarded
+      parameters: {repeatCount: 1}
+      steps:
+        - onException:
+            exception: [java.lang.IllegalStateException]
+            handled: {constant: true}
+            onWhen: {expression: {simple: "${exception.message} contains 'boom'"}}
+            steps:
+              - log: "handled in route: ${exception.message}"
+        - throwException: {exceptionType: java.lang.IllegalStateException, message: boom}
+"#,
+        "1",
+    );
+    assert!(log.contains("handled in route: boom"), "{log}");
+}
+
+#[test]
+fn predicates_wrapped_in_expression_everywhere() {
+    let log = run(
+        r#"
+- from:
+    uri: timer:wrapped
+    parameters: {repeatCount: 2}
+    steps:
+      - filter:
+          expression: {simple: "${header.CamelTimerCounter} > 0"}
+          steps: [{log: "filtered ${header.CamelTimerCounter}"}]
+      - choice:
+          when:
+            - expression: {simple: "${header.CamelTimerCounter} == 2"}
+              steps: [{log: "chose two"}]
+      - doTry:
+          steps:
+            - throwException: {exceptionType: java.io.IOException, message: "io ${header.CamelTimerCounter}"}
+          doCatch:
+            - exception: [java.io.IOException]
+              onWhen: {expression: {simple: "${header.CamelTimerCounter} == 1"}}
+              steps: [{log: "caught first: ${exception.message}"}]
+            - exception: [java.lang.Exception]
+              steps: [{log: "caught other: ${exception.message}"}]
+"#,
+        "2",
+    );
+    assert!(
+        log.contains("filtered 1") && log.contains("filtered 2"),
+        "{log}"
+    );
+    assert_eq!(log.matches("chose two").count(), 1, "{log}");
+    assert!(log.contains("caught first: io 1"), "{log}");
+    assert!(log.contains("caught other: io 2"), "{log}");
+}
+
+#[test]
+fn kaoto_do_try_with_catch_and_finally_in_its_steps_and_a_catch_without_a_list() {
+    let log = run(
+        r#"
+- route:
+    id: kaoto
+    from:
+      id: from-1
+      uri: timer:kaoto
+      parameters: {repeatCount: 1}
+      steps:
+        - doTry:
+            id: doTry-1
+            steps:
+              - throwException:
+                  id: throw-1
+                  exceptionType: java.lang.IllegalArgumentException
+                  message: refused
+              - doCatch:
+                  id: doCatch-1
+                  description: catches everything
+                  steps:
+                    - log: "caught without a list: ${exception.message}"
+              - doFinally:
+                  id: doFinally-1
+                  steps:
+                    - log: "finally ran"
+"#,
+        "1",
+    );
+    assert!(log.contains("caught without a list: refused"), "{log}");
+    assert!(log.contains("finally ran"), "{log}");
+}
+
+#[test]
+fn split_delimiter_cuts_text_and_false_keeps_it_whole() {
+    let log = run(
+        r#"
+- from:
+    uri: timer:delimited
+    parameters: {repeatCount: 1}
+    description: the consumer
+    steps:
+      - setBody: {constant: "a;b;c", description: a body to cut}
+      - split:
+          description: cut at semicolons
+          simple: "${body}"
+          delimiter: ";"
+          steps:
+            - log: "cut ${body}"
+      - split:
+          simple: "${body}"
+          delimiter: false
+          steps:
+            - log: "whole ${body}"
+      - choice:
+          description: a choice
+          when:
+            - description: the only branch
+              simple: "${body} == 'a;b;c'"
+              steps: [{log: "described branch"}]
+          otherwise:
+            description: the other branch
+            steps: [{log: never}]
+"#,
+        "1",
+    );
+    for part in ["cut a", "cut b", "cut c", "whole a;b;c", "described branch"] {
+        assert!(log.contains(part), "{part}: {log}");
+    }
+    assert!(!log.contains("cut a;b"), "{log}");
+}
