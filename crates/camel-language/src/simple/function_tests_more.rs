@@ -307,3 +307,104 @@ fn message_timestamp_is_the_header_consumers_set_and_null_without_it() {
         Value::Null
     );
 }
+
+#[test]
+fn jsonpath_on_a_named_input() {
+    let ex = Exchange::new("not json")
+        .with_header("doc", r#"{"name": "scott", "tags": ["a", "b"]}"#)
+        .with_header("with space", r#"{"n": 1}"#);
+    assert_eq!(
+        eval_on(&ex, "${jsonpath(header:doc,$.name)}"),
+        Value::from("scott")
+    );
+    assert_eq!(
+        eval_on(&ex, "${jsonpath(header:with space, $.n)}"),
+        Value::Int(1)
+    );
+    assert_eq!(
+        eval_on(&ex, "${jsonpath(header:doc,$.tags[0,1])}").to_json(),
+        json!(["a", "b"])
+    );
+    assert!(error_at("${jsonpath(header:doc)}")
+        .1
+        .contains("missing `,`"));
+}
+
+#[test]
+fn jq_function() {
+    let mut order = Exchange::new(Body::from(
+        json!({"id": 7, "items": [{"sku": "a", "qty": 20}, {"sku": "b", "qty": 1}]}),
+    ))
+    .with_header("doc", r#"{"name": "scott"}"#);
+    order.properties.insert("p", Value::from("[1, 2, 3]"));
+    assert_eq!(eval_on(&order, "${jq(.id)}"), Value::Int(7));
+    assert_eq!(
+        eval_on(&order, "${jq(.items | map(.qty) | add)}"),
+        Value::Int(21)
+    );
+    // A filter holds commas of its own.
+    assert_eq!(
+        eval_on(&order, "${jq([.id, (.items | length)])}").to_json(),
+        json!([7, 2])
+    );
+    assert_eq!(
+        eval_on(&order, "${jq(header:doc,.name)}"),
+        Value::from("scott")
+    );
+    assert_eq!(
+        eval_on(&order, "${jq(exchangeProperty:p, length)}"),
+        Value::Int(3)
+    );
+    assert_eq!(eval_on(&order, "${jq(property:p, .[1])}"), Value::Int(2));
+    assert_eq!(
+        eval_on(&order, "${jq(${header.doc}, .name)}"),
+        Value::from("scott")
+    );
+    assert_eq!(
+        eval_on(&order, "sku=${jq(.items[0].sku)}"),
+        Value::from("sku=a")
+    );
+    assert!(simple_predicate("${jq(.id)} == 7")
+        .unwrap()
+        .matches(&order)
+        .unwrap());
+    let (col, msg) = error_at("${jq(.id | nosuch)}");
+    assert!(
+        msg.contains("invalid jq filter") && msg.contains("nosuch"),
+        "{msg}"
+    );
+    assert_eq!(col, 12);
+    assert!(error_at("${jq()}").1.contains("needs a filter"));
+    assert!(fails_when_evaluated(&Exchange::new("x"), "${jq(.a)}").contains("not JSON"));
+}
+
+#[test]
+fn header_as_converts_like_body_as() {
+    let ex = Exchange::new("")
+        .with_header("n", "42")
+        .with_header("f", "2.5")
+        .with_header("b", "TRUE")
+        .with_header("i", 7);
+    assert_eq!(eval_on(&ex, "${headerAs(n,Integer)}"), Value::Int(42));
+    assert_eq!(
+        eval_on(&ex, "${headerAs('n', java.lang.Long)}"),
+        Value::Int(42)
+    );
+    assert_eq!(eval_on(&ex, "${headerAs(f,Double)}"), Value::Float(2.5));
+    assert_eq!(eval_on(&ex, "${headerAs(b,Boolean)}"), Value::Bool(true));
+    assert_eq!(eval_on(&ex, "${headerAs(i,String)}"), Value::from("7"));
+    assert_eq!(
+        eval_on(&ex, "${headerAs(i,String).length()}"),
+        Value::Int(1)
+    );
+    assert_eq!(eval_on(&ex, "${headerAs(missing,Integer)}"), Value::Null);
+    assert!(simple_predicate("${headerAs(n,Integer)} > 41")
+        .unwrap()
+        .matches(&ex)
+        .unwrap());
+    assert!(fails_when_evaluated(&ex, "${headerAs(b,Integer)}").contains("integer"));
+    assert!(error_at("${headerAs(n,Date)}").1.contains("unknown type"));
+    assert!(error_at("${headerAs(n)}")
+        .1
+        .contains("a header name and a type"));
+}

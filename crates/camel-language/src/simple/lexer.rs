@@ -55,7 +55,7 @@ pub(crate) fn lex(text: &str) -> Result<Lexed, Problem> {
             TokenKind::Function(function)
         } else if word_start && (c == '\'' || c == '"') {
             word_start = false;
-            match text[at + 1..].find(c) {
+            match closing_quote(&text[at + 1..], c) {
                 Some(len) => {
                     at += 1 + len + 1;
                     TokenKind::Quoted(text[start + 1..at - 1].into())
@@ -81,6 +81,30 @@ pub(crate) fn lex(text: &str) -> Result<Lexed, Problem> {
         tokens,
         unclosed_quote,
     })
+}
+
+/// The offset of the quote `q` that closes a quoted text starting `text`. A function
+/// inside the quotes is skipped whole, so its own quotes (`'${date:now:yyyy-MM-dd'T'HH}'`)
+/// do not end the text.
+fn closing_quote(text: &str, q: char) -> Option<usize> {
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        if c == q {
+            return Some(i);
+        }
+        if text[i..].starts_with("${") {
+            match closing_brace(&text[i + 2..]) {
+                Some(len) => {
+                    i += 2 + len + 1;
+                    continue;
+                }
+                // An unclosed function: the lexer reports it where it starts.
+                None => return text[i..].find(q).map(|n| i + n),
+            }
+        }
+        i += c.len_utf8();
+    }
+    None
 }
 
 fn skip_while(text: &str, from: usize, keep: impl Fn(char) -> bool) -> usize {
@@ -169,6 +193,19 @@ mod tests {
         assert_eq!(lexed.unclosed_quote, None);
         assert_eq!(lexed.tokens[0].kind, TokenKind::Word);
         assert_eq!(lexed.tokens[0].end, 4);
+    }
+
+    #[test]
+    fn quotes_inside_a_quoted_function_do_not_end_the_text() {
+        use TokenKind::*;
+        let text = "'${date:now:yyyy-MM-dd'T'HH}' x";
+        let lexed = lex(text).unwrap();
+        assert_eq!(
+            lexed.tokens[0].kind,
+            Quoted("${date:now:yyyy-MM-dd'T'HH}".into())
+        );
+        assert_eq!(lexed.tokens[0].end, 29);
+        assert_eq!(lexed.unclosed_quote, None);
     }
 
     #[test]

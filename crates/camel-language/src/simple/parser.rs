@@ -249,9 +249,21 @@ fn literal(word: &str) -> Value {
 }
 
 /// Builds the operand for a token range: one function or literal keeps its type;
-/// anything longer is a text template of the raw text.
+/// anything longer is a text template of the raw text. A quoted literal with functions
+/// inside (`'${header.x}'`, `'order-${header.id}'`) has them filled in, as Camel does.
 fn operand(text: &str, tokens: &[Token]) -> Operand {
     match tokens {
+        [Token {
+            kind: TokenKind::Quoted(q),
+            ..
+        }] if q.contains("${") => match lex(q) {
+            Ok(lexed) => {
+                let mut template = Template::builder();
+                add_tokens(&mut template, q, &lexed.tokens);
+                template.finish()
+            }
+            Err(_) => Operand::Literal(Value::Text((&**q).into())),
+        },
         [Token {
             kind: TokenKind::Quoted(q),
             ..

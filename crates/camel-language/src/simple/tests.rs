@@ -359,3 +359,33 @@ fn documented_examples_hold() {
         Value::from("Price > 5 or less")
     );
 }
+
+#[test]
+fn functions_inside_quoted_literals_are_evaluated() {
+    let ex = Exchange::new("a-1")
+        .with_header("x", "a")
+        .with_header("n", 1)
+        .with_header("list", "b,c");
+    let holds = |t: &str| simple_predicate(t).unwrap().matches(&ex).unwrap();
+    assert!(holds("${body} == '${header.x}-${header.n}'"));
+    assert!(holds("${body} == \"${header.x}-1\""));
+    assert!(holds("${body} startsWith '${header.x}'"));
+    assert!(!holds("${body} == '${header.x}'"));
+    assert!(holds("${header.x} in 'z,${header.x}'"));
+    assert!(holds("${body} regex '${header.x}-\\d'"));
+    // The same condition compiled as an expression.
+    let e = simple("${body} == '${header.x}-${header.n}'").unwrap();
+    assert_eq!(e.evaluate(&ex).unwrap(), Value::Bool(true));
+    // A literal without functions stays as written.
+    assert!(holds("${header.x} != '$x'"));
+    // A date pattern's own quotes inside a quoted text.
+    let t = simple("'${date:now:yyyy'-'MM}'")
+        .unwrap()
+        .evaluate(&ex)
+        .unwrap();
+    let t = t.to_string();
+    assert!(
+        t.starts_with("'2") && t.ends_with('\'') && t.len() == 9,
+        "{t}"
+    );
+}

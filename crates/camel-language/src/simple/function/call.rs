@@ -89,8 +89,10 @@ pub(crate) enum Call {
     List(lists::ListOp, Box<[Arg]>),
     /// `${sort([value][,descending])}`.
     Sort(Option<Arg>, Option<Arg>),
-    /// `${jsonpath(path)}` on the body, `${jsonpath(${…},path)}` on a value.
+    /// `${jsonpath(path)}` on the body, `${jsonpath(header:doc,path)}` on a value.
     JsonPath(Option<Arg>, query::Query),
+    /// `${jq(filter)}` on the body, `${jq(header:doc,filter)}` on a value.
+    Jq(Option<Arg>, query::Query),
 }
 
 /// What `${createEmpty(kind)}` makes.
@@ -150,6 +152,7 @@ const OTHERS: &[&str] = &[
     "createEmpty",
     "empty",
     "jsonpath",
+    "jq",
     "hash",
     "list",
     "reverse",

@@ -16,7 +16,10 @@ pub(super) fn parse_known(
     inner_at: usize,
 ) -> Result<Call, Problem> {
     if name == "jsonpath" {
-        return query::parse(at, inner, inner_at);
+        return query::parse(query::Kind::JsonPath, at, inner, inner_at);
+    }
+    if name == "jq" {
+        return query::parse(query::Kind::Jq, at, inner, inner_at);
     }
     let spans = args::split(inner, inner_at)?;
     let count = |min: usize, max: usize| -> Result<(), Problem> {

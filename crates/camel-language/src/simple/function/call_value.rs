@@ -209,10 +209,8 @@ impl Call {
             }
             Call::List(op, args) => lists::evaluate(*op, args, exchange)?,
             Call::Sort(s, descending) => lists::sort(s.as_ref(), descending.as_ref(), exchange)?,
-            Call::JsonPath(None, query) => query.expression.evaluate(exchange)?,
-            Call::JsonPath(Some(input), query) => {
-                let document = Exchange::new(camel_api::Body::from(input.value(exchange)?));
-                query.expression.evaluate(&document)?
+            Call::JsonPath(input, query) | Call::Jq(input, query) => {
+                query.value(input.as_ref(), exchange)?
             }
             Call::Empty(Empty::Text) => text_value(""),
             Call::Empty(Empty::List) => Value::from_json(serde_json::json!([])),

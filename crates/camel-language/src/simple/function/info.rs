@@ -81,7 +81,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("variableAs", "write `${variable.NAME}` and compare it: numbers in text compare as numbers; or convert it first with the `convert_variable_to` step"),
     ("setVariable", "expressions do not change the exchange; use the `set_variable` step"),
     ("setHeader", "expressions do not change the exchange; use the `set_header` step"),
-    ("headerAs", "write `${header.NAME}` and compare it: numbers in text compare as numbers"),
     ("sys", "there are no JVM system properties; use `${env.NAME}`"),
     ("properties", "property placeholders are not resolved yet"),
     ("propertiesExist", "property placeholders are not resolved yet"),
@@ -113,7 +112,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("mapAdd", "expressions do not change the exchange"),
     ("mapRemove", "expressions do not change the exchange"),
     ("xpath", "there is no XML support"),
-    ("jq", "there is no jq support; use `${jsonpath(…)}`"),
     ("simpleJsonpath", "use `${jsonpath(…)}`"),
 ];
 

@@ -1,4 +1,4 @@
-//! The functions that read the message: `body`, `bodyAs`, `header`, `headers`,
+//! The functions that read the message: `body`, `bodyAs`, `header`, `headerAs`, `headers`,
 //! `exchangeProperty`, `variable`, `variables`, `exchangeId`, `null`, each with its indexes and method calls.
 
 use std::sync::Arc;
@@ -55,6 +55,28 @@ pub(super) fn parse(name: &str, at: usize) -> Result<Option<Function>, Problem> 
                 steps,
             )));
         }
+    }
+    if let Some(rest) = name.strip_prefix("headerAs(") {
+        let rest_at = at + "headerAs(".len();
+        let Some(close) = rest.find(')') else {
+            return Err(Problem::new(rest_at, "missing `)` after the type"));
+        };
+        let Some((key, type_name)) = rest[..close].rsplit_once(',') else {
+            return Err(Problem::new(
+                rest_at,
+                "`headerAs` takes a header name and a type: `${headerAs(NAME,Integer)}`",
+            ));
+        };
+        let key = text::unquote(key.trim());
+        if key.is_empty() {
+            return Err(Problem::new(rest_at, "missing header name"));
+        }
+        let conversion = parse_type(type_name, rest_at + key.len() + 1)?;
+        let steps = access::parse_steps(&rest[close + 1..], rest_at + close + 1, true)?;
+        return Ok(Some(with_steps(
+            Function::HeaderAs(key.into(), conversion),
+            steps,
+        )));
     }
     if name == "headers.size" || name == "in.headers.size" {
         return Ok(Some(with_steps(

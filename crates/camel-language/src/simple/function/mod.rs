@@ -37,6 +37,7 @@ const KNOWN: &[&str] = &[
     "in.body",
     "bodyAs",
     "mandatoryBodyAs",
+    "headerAs",
     "bodyOneLine",
     "prettyBody",
     "header",
@@ -66,6 +67,8 @@ pub(crate) enum Function {
     BodyAs(Conversion, Mandatory),
     /// `${header.NAME}`: a header, or null.
     Header(Arc<str>),
+    /// `${headerAs(NAME,Type)}`: a header converted to a type (null when absent).
+    HeaderAs(Arc<str>, Conversion),
     /// `${headers}`: every header, as a JSON object.
     Headers,
     /// `${exchangeProperty.NAME}`: an exchange property, or null.
@@ -113,6 +116,10 @@ impl Function {
         Ok(match self {
             Function::Body => Cow::Owned(exchange.message.body.to_value()),
             Function::Header(name) => borrowed_or_null(exchange.header(name)),
+            Function::HeaderAs(name, conversion) => match exchange.header(name) {
+                None | Some(Value::Null) => Cow::Owned(Value::Null),
+                Some(value) => Cow::Owned(convert_value(value, *conversion)?),
+            },
             Function::Property(name) => borrowed_or_null(exchange.property(name)),
             Function::Variable(variable) => {
                 variable.get(exchange).unwrap_or(Cow::Owned(Value::Null))
@@ -222,6 +229,20 @@ impl Conversion {
             Conversion::Decimal => "decimal",
             Conversion::Boolean => "boolean",
         }
+    }
+}
+
+/// A value converted as `${bodyAs}` converts the body: a value of the type already
+/// stays as it is, anything else is read from its text.
+fn convert_value(value: &Value, to: Conversion) -> Result<Value, CamelError> {
+    match (to, value) {
+        (Conversion::Text, Value::Text(_))
+        | (Conversion::Integer, Value::Int(_))
+        | (Conversion::Decimal, Value::Float(_))
+        | (Conversion::Boolean, Value::Bool(_)) => Ok(value.clone()),
+        (Conversion::Decimal, Value::Int(i)) => Ok(Value::Float(*i as f64)),
+        (_, Value::Bytes(b)) => convert_body(&Body::Bytes(b.clone()), to),
+        (_, other) => convert_body(&Body::Text(other.to_string().into()), to),
     }
 }
 
