@@ -140,6 +140,29 @@ fn json_unmarshal(f: &JsonFormat, body: &Body) -> Result<Body, CamelError> {
         .as_ref()
         .and_then(Value::as_str)
         .and_then(shape_of);
+    if f.use_list {
+        // Camel's `useList`: a list, each element of the `unmarshal_type` when one is given.
+        let Value::Array(items) = &*value else {
+            return Err(CamelError::conversion(
+                "json",
+                format!("use_list asks for a list, the document is {}", kind(&value)),
+            ));
+        };
+        if let Some((i, item)) = items
+            .iter()
+            .enumerate()
+            .find(|(_, item)| wanted == Some(Shape::Map) && !item.is_object())
+        {
+            return Err(CamelError::conversion(
+                "json",
+                format!(
+                    "use_list with unmarshal_type Map: element {i} is {}",
+                    kind(item)
+                ),
+            ));
+        }
+        return Ok(Body::Json(value));
+    }
     match (wanted, &*value) {
         (Some(Shape::Map), v) if !v.is_object() => Err(CamelError::conversion(
             "json",
@@ -184,6 +207,7 @@ fn csv_unmarshal(f: &CsvFormat, text: &str) -> Result<Value, CamelError> {
         .from_reader(text.as_bytes());
     let mut names: Option<Vec<String>> = (!f.header.is_empty()).then(|| f.header.clone());
     let mut skip_first = f.skip_header_record || (f.use_maps && names.is_none());
+    let mut checked = false;
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| csv_error(&e))?;
@@ -193,6 +217,12 @@ fn csv_unmarshal(f: &CsvFormat, text: &str) -> Result<Value, CamelError> {
                 names = Some(record.iter().map(str::to_string).collect());
             }
             continue;
+        }
+        if !checked {
+            if let Some(names) = &names {
+                check_column_names(f, names, record.position().map_or(1, |p| p.line()))?;
+            }
+            checked = true;
         }
         let row = match &names {
             None => Value::Array(record.iter().map(|s| Value::String(s.into())).collect()),
@@ -212,6 +242,8 @@ fn csv_unmarshal(f: &CsvFormat, text: &str) -> Result<Value, CamelError> {
                     names
                         .iter()
                         .zip(record.iter())
+                        // A column without a name is left out (allowed by the check).
+                        .filter(|(k, _)| !k.trim().is_empty())
                         .map(|(k, v)| (k.clone(), Value::String(v.into())))
                         .collect(),
                 )
@@ -220,6 +252,25 @@ fn csv_unmarshal(f: &CsvFormat, text: &str) -> Result<Value, CamelError> {
         rows.push(row);
     }
     Ok(Value::Array(rows))
+}
+
+/// Column names must not be empty unless `allow_missing_column_names`, as Commons CSV
+/// (on which Camel's csv is built) requires of a header.
+fn check_column_names(f: &CsvFormat, names: &[String], line: u64) -> Result<(), CamelError> {
+    if f.allow_missing_column_names {
+        return Ok(());
+    }
+    match names.iter().position(|n| n.trim().is_empty()) {
+        None => Ok(()),
+        Some(i) => Err(CamelError::conversion(
+            "csv",
+            format!(
+                "column {} of the header has no name (line {line}); set \
+                 allow_missing_column_names to leave it out",
+                i + 1
+            ),
+        )),
+    }
 }
 
 fn csv_error(e: &csv::Error) -> CamelError {
@@ -850,6 +901,73 @@ mod tests {
             compression_level: Some(12)
         }))
         .is_err());
+    }
+
+    #[test]
+    fn json_use_list_asks_for_a_list() {
+        let list = DataFormat::Json(DataFormat::json().use_list(true));
+        let out = unmarshal(&list, &Body::from(r#"[{"a":1},{"a":2}]"#)).unwrap();
+        assert_eq!(value(&out), json!([{"a": 1}, {"a": 2}]));
+        let e = err_text(unmarshal(&list, &Body::from(r#"{"a":1}"#)));
+        assert!(
+            e.contains("use_list asks for a list") && e.contains("a map"),
+            "{e}"
+        );
+        let maps = DataFormat::Json(DataFormat::json().use_list(true).unmarshal_type("Map"));
+        let e = err_text(unmarshal(&maps, &Body::from(r#"[{"a":1}, 2]"#)));
+        assert!(e.contains("element 1 is a number"), "{e}");
+        // Without options any document is read, a list included.
+        let plain = DataFormat::Json(DataFormat::json());
+        assert_eq!(
+            value(&unmarshal(&plain, &Body::from("[1]")).unwrap()),
+            json!([1])
+        );
+        // Camel's spelling.
+        let f: crate::config::JsonFormat =
+            serde_json::from_value(json!({"useList": true})).unwrap();
+        assert!(f.use_list);
+    }
+
+    #[test]
+    fn csv_header_as_text_and_missing_column_names() {
+        let f: CsvFormat = serde_json::from_value(json!({"header": "id, name"})).unwrap();
+        assert_eq!(f.header, ["id", "name"]);
+        let f: CsvFormat = serde_json::from_value(json!({"header": ["id", "name"]})).unwrap();
+        assert_eq!(f.header, ["id", "name"]);
+        let e = serde_json::from_value::<CsvFormat>(json!({"header": {"a": 1}})).unwrap_err();
+        assert!(e.to_string().contains("comma-separated"), "{e}");
+        let maps = DataFormat::Csv(DataFormat::csv().use_maps(true));
+        let e = err_text(unmarshal(
+            &maps,
+            &Body::from(
+                "id,,name
+1,x,ann
+",
+            ),
+        ));
+        assert!(e.contains("column 2 of the header has no name"), "{e}");
+        let f: CsvFormat =
+            serde_json::from_value(json!({"useMaps": true, "allowMissingColumnNames": true}))
+                .unwrap();
+        let out = unmarshal(
+            &DataFormat::Csv(f),
+            &Body::from(
+                "id,,name
+1,x,ann
+",
+            ),
+        )
+        .unwrap();
+        assert_eq!(value(&out), json!([{"id": "1", "name": "ann"}]));
+        let given = DataFormat::Csv(DataFormat::csv().header(["a", ""]));
+        assert!(err_text(unmarshal(
+            &given,
+            &Body::from(
+                "1,2
+"
+            )
+        ))
+        .contains("no name"));
     }
 
     #[test]

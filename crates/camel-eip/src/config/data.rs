@@ -124,6 +124,10 @@ pub struct JsonFormat {
         skip_serializing_if = "Option::is_none"
     )]
     pub unmarshal_type: Option<serde_json::Value>,
+    /// Unmarshal: the document is a list (Camel's `useList`, a `List` of maps or of
+    /// `unmarshal_type`); with `unmarshal_type: Map` each element must be a map.
+    #[serde(default, alias = "useList", skip_serializing_if = "is_false")]
+    pub use_list: bool,
     /// Accepted for Camel compatibility (Jackson's inclusion rule); no effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include: Option<String>,
@@ -154,6 +158,11 @@ impl JsonFormat {
         self.unmarshal_type = Some(name.into());
         self
     }
+    /// Unmarshal checks the value is a list (of `unmarshal_type`, when given).
+    pub fn use_list(mut self, on: bool) -> Self {
+        self.use_list = on;
+        self
+    }
 }
 
 /// Options of the CSV data format.
@@ -166,10 +175,18 @@ pub struct CsvFormat {
     /// The quote character (default `"`).
     #[serde(skip_serializing_if = "is_double_quote")]
     pub quote: String,
-    /// Column names. Marshal writes them as the first line; unmarshal reads rows as maps
-    /// with these keys (and treats the first line as data unless `skip_header_record`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Column names, a list or Camel's comma-separated text (`header: "id,name"`).
+    /// Marshal writes them as the first line; unmarshal reads rows as maps with these
+    /// keys (and treats the first line as data unless `skip_header_record`).
+    #[serde(
+        deserialize_with = "names_or_text",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub header: Vec<String>,
+    /// Unmarshal: a column without a name (an empty header field) is left out of the
+    /// maps instead of being an error, as Commons CSV's `allowMissingColumnNames`.
+    #[serde(alias = "allowMissingColumnNames", skip_serializing_if = "is_false")]
+    pub allow_missing_column_names: bool,
     /// Unmarshal: the first line is a header; rows become maps keyed by it.
     #[serde(
         alias = "useMaps",
@@ -200,6 +217,7 @@ impl Default for CsvFormat {
             delimiter: ",".into(),
             quote: "\"".into(),
             header: Vec::new(),
+            allow_missing_column_names: false,
             use_maps: false,
             skip_header_record: false,
             trim: false,
@@ -237,6 +255,11 @@ impl CsvFormat {
     /// Trim spaces around fields.
     pub fn trim(mut self, on: bool) -> Self {
         self.trim = on;
+        self
+    }
+    /// Leave columns without a name out of the maps instead of failing.
+    pub fn allow_missing_column_names(mut self, on: bool) -> Self {
+        self.allow_missing_column_names = on;
         self
     }
 }
@@ -375,6 +398,29 @@ impl From<crate::convert::BodyType> for ConvertBodyTo {
             BodyType::Json => "json",
         };
         ConvertBodyTo { to: name.into() }
+    }
+}
+
+/// Column names as a list, or as one comma-separated text (Camel's YAML reads a scalar
+/// `header: "id,name"` so); names are trimmed.
+fn names_or_text<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    use serde::de::Error;
+    use serde_json::Value;
+    let name = |v: Value| match v {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(D::Error::custom(format!(
+            "a column name is text, got `{other}`"
+        ))),
+    };
+    match Value::deserialize(d)? {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(names) => names.into_iter().map(name).collect(),
+        Value::String(text) if text.trim().is_empty() => Ok(Vec::new()),
+        Value::String(text) => Ok(text.split(',').map(|n| n.trim().to_string()).collect()),
+        other => Err(D::Error::custom(format!(
+            "`header` takes a list of column names or one comma-separated text, got `{other}`"
+        ))),
     }
 }
 
