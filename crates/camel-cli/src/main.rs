@@ -8,6 +8,7 @@ mod outbox;
 mod properties;
 mod run;
 mod shutdown;
+mod sources;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -30,7 +31,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the routes in the given files until Ctrl-C, SIGTERM or a --max-* limit.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Compile the routes without running them; list every error.
     Validate {
         /// Route files (YAML).
@@ -58,7 +59,7 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => run::run(*args).await,
             Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
         }

@@ -18,13 +18,22 @@ pub(crate) struct PropertyArgs {
     /// One property value, KEY=VALUE; repeatable; wins over every file.
     #[arg(long = "property", visible_alias = "prop", value_name = "KEY=VALUE")]
     property_values: Vec<String>,
+    /// Where Kamelet definitions come from.
+    #[command(flatten)]
+    pub(crate) kamelets: crate::sources::KameletArgs,
 }
 
 impl PropertyArgs {
     /// Reads every source now (a reload calls it again, so edited files count).
     /// Checked here rather than by clap, whose error echoes the argument: one written
     /// without its key may be a secret.
-    pub(crate) fn load(&self, route_files: &[PathBuf]) -> Result<Properties, String> {
+    /// `named` are the properties files given among the route files (`camel run *` in a
+    /// JBang folder), read after the one beside them and before `--properties`.
+    pub(crate) fn load_with(
+        &self,
+        route_files: &[PathBuf],
+        named: &[PathBuf],
+    ) -> Result<Properties, String> {
         let mut props = Properties::new();
         if let Some(first) = route_files.first() {
             let dir = first
@@ -36,7 +45,7 @@ impl PropertyArgs {
                 props.merge(Properties::read_file(&beside).map_err(message)?);
             }
         }
-        for file in &self.property_files {
+        for file in named.iter().chain(&self.property_files) {
             props.merge(Properties::read_file(file).map_err(message)?);
         }
         for (i, arg) in self.property_values.iter().enumerate() {

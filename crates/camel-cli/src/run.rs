@@ -71,11 +71,14 @@ fn load(
     files: &[PathBuf],
     properties: &PropertyArgs,
 ) -> Result<Vec<RouteDefinition>, Vec<RouteError>> {
-    let properties = properties
-        .load(files)
-        .map_err(|e| vec![RouteError::new(camel_core::RouteErrorKind::InvalidValue(e))])?;
     // One context: the top-level error handling of any file applies to every route.
-    camel_core::yaml::load_files_with(files, &properties).map_err(|e| e.0)
+    let (routes, errors) = crate::sources::load_partial(files, properties)
+        .map_err(|e| vec![RouteError::new(camel_core::RouteErrorKind::InvalidValue(e))])?;
+    if errors.is_empty() {
+        Ok(routes)
+    } else {
+        Err(errors)
+    }
 }
 
 fn report(errors: &[RouteError]) {
@@ -113,14 +116,13 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
 /// Loads every file and compiles every route that loaded, even when others did not: a
 /// mistake in one item does not hide the errors inside the other routes.
 pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> ExitCode {
-    let properties = match properties.load(files) {
-        Ok(p) => p,
+    let (routes, mut errors) = match crate::sources::load_partial(files, properties) {
+        Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let (routes, mut errors) = camel_core::yaml::load_files_partial_with(files, &properties);
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()));
     if let Err(e) = ctx.validate(&routes).await {

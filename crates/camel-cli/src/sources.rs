@@ -1,0 +1,188 @@
+//! What the files on the command line are, and where Kamelet definitions come from.
+//!
+//! `camel run *` in a Camel JBang example folder names every file there: YAML files are
+//! route files (Kamelets and Pipes included), `*.properties` files are properties (read
+//! as `--properties` would, after `application.properties` beside the first route file),
+//! and the folder's other files (README, metadata, pictures, Java sources) are passed
+//! over with a note, as Camel JBang passes over what it cannot load. Kamelets are read
+//! from `--kamelets` folders, then from `*.kamelet.yaml` beside the route files, then from
+//! the route files themselves: a later definition of a name wins, and every one of them
+//! wins over the Kamelets built in.
+
+use std::path::{Path, PathBuf};
+
+use camel_core::RouteDefinition;
+use camel_core::RouteError;
+
+use crate::properties::PropertyArgs;
+
+/// A Kamelet file larger than this is not read (catalog Kamelets are a few KiB, their
+/// icons included).
+const MAX_KAMELET_FILE: u64 = 4 << 20;
+/// Kamelet files read from the folders at most (Camel's catalog has about 250).
+const MAX_KAMELET_FILES: usize = 10_000;
+
+/// Extensions of files a JBang example folder holds beside its routes.
+const NOT_ROUTES: &[&str] = &[
+    "md",
+    "adoc",
+    "txt",
+    "json",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "sh",
+    "http",
+    "csv",
+    "html",
+    "env",
+    "gitignore",
+    "jar",
+    "log",
+];
+/// Route files in a JVM language: Camel JBang runs them, camel-rs cannot.
+const JVM_ROUTES: &[&str] = &["java", "groovy", "kts", "js", "xml", "jsh"];
+
+/// The files of the command line, sorted by what they are.
+#[derive(Debug, Default)]
+pub(crate) struct Sources {
+    pub(crate) routes: Vec<PathBuf>,
+    pub(crate) properties: Vec<PathBuf>,
+}
+
+/// Sorts `files`: route files, properties files, and the others left out with a note.
+pub(crate) fn sort(files: &[PathBuf]) -> Sources {
+    let mut sources = Sources::default();
+    for file in files {
+        let ext = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        if ext == "properties" {
+            sources.properties.push(file.clone());
+        } else if NOT_ROUTES.contains(&ext.as_str()) || file.is_dir() {
+            tracing::info!(file = %file.display(), "not a route file: passed over");
+        } else if JVM_ROUTES.contains(&ext.as_str()) {
+            tracing::warn!(
+                file = %file.display(),
+                "routes written in Java, XML, Groovy or JavaScript cannot run here; \
+                 camel-rs reads YAML routes: passed over"
+            );
+        } else {
+            sources.routes.push(file.clone());
+        }
+    }
+    sources
+}
+
+/// Options that say where Kamelet definitions come from.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct KameletArgs {
+    /// A folder of Kamelet definitions (`*.kamelet.yaml`, also under its `kamelets/`
+    /// folder: a checkout of Camel's kamelet catalog will do); repeatable.
+    #[arg(long = "kamelets", value_name = "DIR")]
+    pub(crate) dirs: Vec<PathBuf>,
+}
+
+/// The texts of the Kamelet files of the `--kamelets` folders and beside the route files,
+/// lowest precedence first.
+pub(crate) fn kamelet_texts(
+    routes: &[PathBuf],
+    args: &KameletArgs,
+) -> Result<Vec<(String, String)>, String> {
+    let mut files = Vec::new();
+    for dir in &args.dirs {
+        if !dir.is_dir() {
+            return Err(format!(
+                "--kamelets {}: not a folder (give the folder holding the .kamelet.yaml files)",
+                dir.display()
+            ));
+        }
+        kamelet_files(dir, &mut files);
+        kamelet_files(&dir.join("kamelets"), &mut files);
+    }
+    let mut beside: Vec<PathBuf> = Vec::new();
+    for route in routes {
+        let dir = route
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !beside.iter().any(|d| d == dir) {
+            beside.push(dir.to_path_buf());
+        }
+    }
+    for dir in &beside {
+        kamelet_files(dir, &mut files);
+    }
+    // A file given on the command line is read as a route file already.
+    files.retain(|f| !routes.iter().any(|r| same_file(r, f)));
+    if files.len() > MAX_KAMELET_FILES {
+        return Err(format!(
+            "more than {MAX_KAMELET_FILES} Kamelet files in the --kamelets folders"
+        ));
+    }
+    let mut texts = Vec::new();
+    for file in files {
+        // Only regular files of a sane size: a FIFO or a device named `x.kamelet.yaml`
+        // would block or never end.
+        let Ok(meta) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > MAX_KAMELET_FILE {
+            tracing::warn!(file = %file.display(), "not a regular Kamelet file of at most 4 MiB: passed over");
+            continue;
+        }
+        match std::fs::read_to_string(&file) {
+            Ok(text) => texts.push((text, file.display().to_string())),
+            Err(e) => {
+                tracing::warn!(file = %file.display(), error = %e, "cannot read this Kamelet file")
+            }
+        }
+    }
+    Ok(texts)
+}
+
+/// The `*.kamelet.yaml` files directly in `dir`, sorted by name.
+fn kamelet_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".kamelet.yaml") || n.ends_with(".kamelet.yml"))
+        })
+        .take(MAX_KAMELET_FILES + 1)
+        .collect();
+    found.sort();
+    out.extend(found);
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Loads the route files among `files` as one context, with their properties and
+/// Kamelets: the routes that loaded and every error (`camel validate`), or an error
+/// that stops everything (a properties file that cannot be read).
+pub(crate) fn load_partial(
+    files: &[PathBuf],
+    args: &PropertyArgs,
+) -> Result<(Vec<RouteDefinition>, Vec<RouteError>), String> {
+    let sources = sort(files);
+    let properties = args.load_with(&sources.routes, &sources.properties)?;
+    let texts = kamelet_texts(&sources.routes, &args.kamelets)?;
+    Ok(camel_core::yaml::load_files_with_kamelets(
+        &sources.routes,
+        &texts,
+        &properties,
+    ))
+}
