@@ -196,3 +196,101 @@ fn file_watch_sends_camel_events_and_a_fifo_does_not_hang_it() {
     }
     assert!(!seen.contains("before.csv"), "{seen}");
 }
+
+#[test]
+fn log_multiline_puts_each_part_on_a_line_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = route_file(
+        dir.path(),
+        "multiline.camel.yaml",
+        "\
+- route:
+    from:
+      uri: once:m?delay=0&body=hello&header.id=7
+      steps:
+        - to: log:multi?multiline=true&showHeaders=true
+",
+    );
+    let out = camel(&["run", &file, "--max-messages", "1", "--max-seconds", "60"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    // The binary keeps one event on one log line, its breaks written as `\n`.
+    assert!(
+        log.contains(r"Exchange[\n  Headers: {id=7}\n  BodyType: Text\n  Body: hello\n]"),
+        "{log}"
+    );
+}
+
+#[test]
+fn file_idempotent_skips_a_file_name_taken_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let inbox = dir.path().join("inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    std::fs::write(inbox.join("a.txt"), "first").unwrap();
+    let file = route_file(
+        dir.path(),
+        "idempotent.camel.yaml",
+        &format!(
+            "\
+- route:
+    from:
+      uri: file:{}?idempotent=true&initialDelay=0&delay=50
+      steps:
+        - log: 'took ${{header.CamelFileName}}: ${{body}}'
+",
+            inbox.display()
+        ),
+    );
+    let (mut child, lines) =
+        support::spawn(&["run", &file, "--max-messages", "3", "--max-seconds", "60"]);
+    support::wait_line(&lines, "took a.txt: first");
+    // Once b.txt is through, a.txt has been moved away.
+    std::fs::write(inbox.join("b.txt"), "second").unwrap();
+    support::wait_line(&lines, "took b.txt");
+    std::fs::write(inbox.join("a.txt"), "again").unwrap();
+    std::fs::write(inbox.join("c.txt"), "third").unwrap();
+    let line = support::wait_line(&lines, "took ");
+    assert!(line.contains("took c.txt"), "{line}");
+    assert!(child.wait().unwrap().success());
+    // The same name again was passed over, and stays.
+    assert_eq!(
+        std::fs::read_to_string(inbox.join("a.txt")).unwrap(),
+        "again"
+    );
+}
+
+#[test]
+fn file_polls_on_a_quartz_cron_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let inbox = dir.path().join("inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    std::fs::write(inbox.join("a.txt"), "1").unwrap();
+    std::fs::write(inbox.join("b.txt"), "2").unwrap();
+    let file = route_file(
+        dir.path(),
+        "cron.camel.yaml",
+        &format!(
+            "\
+- route:
+    from:
+      uri: file:{}
+      parameters:
+        scheduler: quartz
+        scheduler.cron: '* * * * * ?'
+        initialDelay: 3600000
+      steps:
+        - log: 'polled ${{header.CamelFileName}}'
+",
+            inbox.display()
+        ),
+    );
+    // The hour-long initial delay does not apply: the cron fires every second.
+    let out = camel(&["run", &file, "--max-messages", "2", "--max-seconds", "60"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("max-messages reached"), "{log}");
+    assert!(
+        log.contains("polled a.txt") && log.contains("polled b.txt"),
+        "{log}"
+    );
+}

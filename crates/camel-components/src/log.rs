@@ -19,6 +19,7 @@
 //! | `show_exchange_pattern` | `false` | Show `InOnly` / `InOut`. |
 //! | `skip_body_line_separator` | `true` | Print a multi-line body on one line. |
 //! | `max_chars` | `10000` | Cut the body after this many characters; `0` never cuts. |
+//! | `multiline` | `false` | Each part (`Id: …`, `Headers: …`, `Body: …`) on a line of its own, as Camel lays it out. |
 //!
 //! ```
 //! use camel_api::{Component, EndpointUri, Exchange};
@@ -52,6 +53,7 @@ const OPTIONS: &[&str] = &[
     "show_exchange_pattern",
     "skip_body_line_separator",
     "max_chars",
+    "multiline",
 ];
 const DEFAULT_MAX_CHARS: usize = 10_000;
 
@@ -71,6 +73,8 @@ struct Format {
     one_line: bool,
     /// 0 = no limit.
     max_chars: usize,
+    /// Each part on a line of its own.
+    multiline: bool,
 }
 
 impl Component for LogComponent {
@@ -107,6 +111,7 @@ impl Component for LogComponent {
             pattern: flag("show_exchange_pattern", false)?,
             one_line: p.take_bool("skip_body_line_separator")?.unwrap_or(true),
             max_chars: p.take::<usize>("max_chars")?.unwrap_or(DEFAULT_MAX_CHARS),
+            multiline: p.take_bool("multiline")?.unwrap_or(false),
         };
         let raw = uri.raw();
         uri.parameters.finish(OPTIONS)?;
@@ -186,6 +191,16 @@ impl Format {
         }
         if self.body {
             parts.push(format!("Body: {}", self.body_text(body)));
+        }
+        if self.multiline {
+            // Camel's layout: the opening bracket, each part indented on its own line,
+            // the closing bracket alone.
+            let mut line = String::from("Exchange[\n");
+            for part in &parts {
+                let _ = writeln!(line, "  {part}");
+            }
+            line.push(']');
+            return line;
         }
         format!("Exchange[{}]", parts.join(", "))
     }

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use camel_api::{CamelError, Consumer, ConsumerContext};
 
 use super::folder::resolve_parent;
+use super::idempotent::KeyMemory;
 use super::{AfterSuccess, ConsumerOptions, FileError};
 
 mod read;
@@ -26,6 +27,8 @@ pub(super) struct FileConsumer {
     auto_create: bool,
     /// With `noop`: files already handled successfully in this run.
     done: HashSet<String>,
+    /// With `idempotent`: the keys of the files taken.
+    keys: KeyMemory,
     skips: SkipLog,
 }
 
@@ -36,6 +39,16 @@ impl fmt::Debug for FileConsumer {
             .field("dir", &self.dir)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a file may be taken, under `idempotent`.
+enum Claim {
+    /// Yes; with the key taken, if the consumer is idempotent.
+    Taken(Option<String>),
+    /// Its key was taken before: skip it.
+    Seen,
+    /// It went away since the listing.
+    Gone,
 }
 
 /// How a poll ended.
@@ -58,6 +71,7 @@ impl FileConsumer {
             options,
             auto_create,
             done: HashSet::new(),
+            keys: KeyMemory::default(),
             skips: SkipLog::default(),
         }
     }
@@ -84,10 +98,23 @@ impl FileConsumer {
             if full || ctx.is_cancelled() {
                 break;
             }
+            let key = match self.claim(&file).await {
+                Ok(Claim::Taken(key)) => key,
+                Ok(Claim::Seen | Claim::Gone) => continue,
+                Err(skip) => {
+                    skipped.push((file.name, skip));
+                    continue;
+                }
+            };
             let exchange = match read::read(&file, self.options.lazy_body).await {
                 Ok(Some(exchange)) => exchange,
-                Ok(None) => continue, // Gone since the listing (another consumer took it).
+                Ok(None) => {
+                    // Gone since the listing (another consumer took it).
+                    self.release(key.as_deref());
+                    continue;
+                }
                 Err(skip) => {
+                    self.release(key.as_deref());
                     skipped.push((file.name, skip));
                     continue;
                 }
@@ -96,8 +123,13 @@ impl FileConsumer {
             sent += 1;
             match ctx.send(exchange).await {
                 Ok(_) => self.succeeded(file).await,
-                Err(CamelError::Stopping(_)) => return Poll::Stopped,
+                Err(CamelError::Stopping(_)) => {
+                    self.release(key.as_deref());
+                    return Poll::Stopped;
+                }
                 Err(error) => {
+                    // Given back, so the file is tried again (unless moved away below).
+                    self.release(key.as_deref());
                     tracing::warn!(uri = %self.uri, file = %file.name, exchange_id = %id, %error,
                         "route failed; the file stays for a later poll");
                     if let Some(target) = &self.options.move_failed {
@@ -107,6 +139,41 @@ impl FileConsumer {
             }
         }
         Poll::Done
+    }
+
+    /// With `idempotent`: takes the file's key, or says the file was taken before.
+    async fn claim(&mut self, file: &Found) -> Result<Claim, Skip> {
+        let Some(idempotent) = &self.options.idempotent else {
+            return Ok(Claim::Taken(None));
+        };
+        let key = match &idempotent.key {
+            None => read::absolute(file),
+            Some(expression) => {
+                let Some(headers) = read::headers_only(file).await? else {
+                    return Ok(Claim::Gone);
+                };
+                expression
+                    .evaluate(&headers)
+                    .map_err(|e| {
+                        Skip::Unreadable(std::io::Error::other(format!("idempotent_key: {e}")))
+                    })?
+                    .to_string()
+            }
+        };
+        if self.keys.contains(&key) {
+            tracing::debug!(uri = %self.uri, file = %file.name, %key,
+                "file taken before (idempotent): skipped");
+            return Ok(Claim::Seen);
+        }
+        self.keys.insert(key.clone());
+        Ok(Claim::Taken(Some(key)))
+    }
+
+    /// Gives a key back: the file was not handled.
+    fn release(&mut self, key: Option<&str>) {
+        if let Some(key) = key {
+            self.keys.remove(key);
+        }
     }
 
     /// Warns about skipped entries, each at most once per `skip_log::REPEAT_AFTER`.
@@ -126,7 +193,9 @@ impl FileConsumer {
     async fn succeeded(&mut self, file: Found) {
         match &self.options.after_success {
             AfterSuccess::Leave => {
-                self.done.insert(file.name);
+                if self.options.remember_noop {
+                    self.done.insert(file.name);
+                }
             }
             AfterSuccess::Delete => {
                 if let Err(error) = tokio::fs::remove_file(&file.path).await {
@@ -180,12 +249,25 @@ impl Consumer for FileConsumer {
         }
         let mut wait = self.options.initial_delay;
         loop {
-            tokio::select! {
-                biased;
-                () = ctx.cancelled() => return Ok(()),
-                () = tokio::time::sleep(wait) => {}
+            if let Some(cron) = &self.options.schedule {
+                // On a cron scheduler, the polls are the cron's firings (no initial delay).
+                let clock = crate::schedule::SystemClock;
+                let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
+                let Some(at) = cron.next_after(now) else {
+                    tracing::warn!(uri = %self.uri, cron = %cron, "the cron schedule has no more firings: polling stops");
+                    return Ok(());
+                };
+                if !crate::schedule::sleep_until(&clock, at, &ctx).await {
+                    return Ok(());
+                }
+            } else {
+                tokio::select! {
+                    biased;
+                    () = ctx.cancelled() => return Ok(()),
+                    () = tokio::time::sleep(wait) => {}
+                }
+                wait = self.options.delay;
             }
-            wait = self.options.delay;
             match self.poll(&ctx).await {
                 Ok(Poll::Done) => {}
                 Ok(Poll::Stopped) => return Ok(()),
@@ -198,5 +280,7 @@ impl Consumer for FileConsumer {
 
 #[cfg(test)]
 mod entry_tests;
+#[cfg(test)]
+mod option_tests;
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,10 @@
 //! | `recursive` | `false` | Also read sub-folders (except dot-folders and the `move` folder). |
 //! | `max_messages_per_poll` | `0` | At most this many files per poll; `0` takes all. |
 //! | `follow_symlinks` | `false` | Take links whose target resolves inside `DIR`. |
+//! | `idempotent` | `false` (`true` with `noop`) | Skip files taken before, by key, remembering the last 1000 keys in memory. |
+//! | `idempotent_key` | absolute path | Simple expression for the key (`${file:name}-${file:modified}`). |
+//! | `idempotent_eager` | `true` | Accepted; one consumer takes its files one at a time either way. |
+//! | `scheduler` | none | `spring` or `quartz`: poll on `scheduler.cron` (and `scheduler.time_zone`) instead of every `delay`. |
 //! | `lazy_body` | `false` | Leave the body empty instead of reading the file; a `split` reads it from `CamelFileAbsolutePath` (with `streaming`, in chunks: any size in bounded memory). camel-rs only: Camel's file body is always lazy. |
 //!
 //! Producer:
@@ -66,9 +70,13 @@
 //! ```
 
 mod consumer;
+mod cron_poll;
 mod folder;
+mod idempotent;
 mod path;
 mod producer;
+
+pub use idempotent::CAPACITY as IDEMPOTENT_CAPACITY;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -107,6 +115,12 @@ const OPTIONS: &[&str] = &[
     "max_messages_per_poll",
     "follow_symlinks",
     "lazy_body",
+    "idempotent",
+    "idempotent_key",
+    "idempotent_eager",
+    "scheduler",
+    "scheduler.cron",
+    "scheduler.time_zone",
     "file_name",
     "file_exist",
     "auto_create",
@@ -141,6 +155,12 @@ struct ConsumerOptions {
     follow_symlinks: bool,
     /// Hand the file over unread (empty body); a streaming `split` reads it.
     lazy_body: bool,
+    /// Skip files whose key was taken already (`idempotent`, `idempotent_key`).
+    idempotent: Option<idempotent::Idempotent>,
+    /// With `noop`: remember the names taken so they are not taken again.
+    remember_noop: bool,
+    /// Poll on this cron expression instead of every `delay` (`scheduler.cron`).
+    schedule: Option<crate::schedule::CronExpression>,
 }
 
 /// What the producer does when the target file exists.
@@ -230,6 +250,8 @@ impl Component for FileComponent {
                 AfterSuccess::MoveTo(dir.join(target.as_deref().unwrap_or(DEFAULT_MOVE)))
             }
         };
+        let remembered = idempotent::take(p, ctx, noop, &bad)?;
+        let schedule = cron_poll::take(p, &raw)?;
         let consumer = ConsumerOptions {
             include,
             exclude,
@@ -245,6 +267,9 @@ impl Component for FileComponent {
             max_per_poll: p.take::<usize>("max_messages_per_poll")?.unwrap_or(0),
             follow_symlinks: p.take_bool("follow_symlinks")?.unwrap_or(false),
             lazy_body: p.take_bool("lazy_body")?.unwrap_or(false),
+            idempotent: remembered.idempotent,
+            remember_noop: remembered.remember_noop,
+            schedule,
         };
         let file_name = p
             .take_str("file_name")

@@ -120,6 +120,25 @@ fn clips_long_bodies_and_joins_lines() {
 }
 
 #[test]
+fn multiline_puts_each_part_on_its_own_line() {
+    let (_, text) = log(
+        "log:o?multiline=true&showHeaders=true",
+        Level::INFO,
+        sample(),
+    );
+    assert!(
+        text.contains("Exchange[\n  Headers: {id=7}\n  BodyType: Text\n  Body: hello\n]"),
+        "{text}"
+    );
+    // Without it, one line as before.
+    let (_, text) = log("log:o?multiline=false", Level::INFO, sample());
+    assert!(
+        text.contains("Exchange[BodyType: Text, Body: hello]"),
+        "{text}"
+    );
+}
+
+#[test]
 fn rejects_bad_options_and_cannot_consume() {
     let err = endpoint(&LogComponent, "log:o?level=loud")
         .unwrap_err()

@@ -73,7 +73,11 @@ fn catch_up(
 }
 
 /// Sleeps until the wall clock reads `at`; false when cancelled first.
-async fn sleep_until(clock: &dyn WallClock, at: DateTime<Utc>, ctx: &ConsumerContext) -> bool {
+pub(crate) async fn sleep_until(
+    clock: &dyn WallClock,
+    at: DateTime<Utc>,
+    ctx: &ConsumerContext,
+) -> bool {
     loop {
         if ctx.is_cancelled() {
             return false;

@@ -35,6 +35,8 @@ mod expression;
 
 pub use clock::{SystemClock, TokioClock, WallClock};
 pub use component::{CronComponent, QuartzComponent};
+pub(crate) use consumer::sleep_until;
+pub(crate) use expression::parse_zone as parse_zone_option;
 pub use expression::CronExpression;
 
 /// Why a schedule could not be built.

@@ -119,6 +119,9 @@ async fn an_unreadable_file_does_not_use_up_max_messages_per_poll() {
         max_per_poll: 1,
         follow_symlinks: false,
         lazy_body: false,
+        idempotent: None,
+        remember_noop: true,
+        schedule: None,
     };
     let mut consumer = FileConsumer::new("file:test".into(), dir.path().into(), options, false);
     let pipeline = camel_api::BoxProcessor::sync(Ok);

@@ -30,6 +30,31 @@ pub(super) async fn read(file: &Found, lazy: bool) -> Result<Option<Exchange>, S
         Ok(None) => return Ok(None),
         Err(skip) => return Err(skip),
     };
+    let body = if lazy { Body::Empty } else { Body::from(bytes) };
+    Ok(Some(with_headers(Exchange::new(body), file, &meta)))
+}
+
+/// The exchange of `file` without its body, from its `stat`: what an `idempotent_key`
+/// reads. Nothing is opened, so a FIFO swapped in since the listing cannot block it;
+/// `Ok(None)` when the file went away.
+pub(super) async fn headers_only(file: &Found) -> Result<Option<Exchange>, Skip> {
+    match tokio::fs::metadata(&file.open).await {
+        Ok(meta) => Ok(Some(with_headers(Exchange::default(), file, &meta))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Skip::Unreadable(e)),
+    }
+}
+
+/// The absolute path of `file`, its default idempotent key and `CamelFileAbsolutePath`.
+pub(super) fn absolute(file: &Found) -> String {
+    std::path::absolute(&file.path)
+        .unwrap_or_else(|_| file.path.clone())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `exchange` with the consumer's file headers.
+fn with_headers(exchange: Exchange, file: &Found, meta: &Metadata) -> Exchange {
     let modified = meta
         .modified()
         .ok()
@@ -41,19 +66,12 @@ pub(super) async fn read(file: &Found, lazy: bool) -> Result<Option<Exchange>, S
         .next()
         .unwrap_or(&file.name)
         .to_string();
-    let absolute = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
-    let body = if lazy { Body::Empty } else { Body::from(bytes) };
-    Ok(Some(
-        Exchange::new(body)
-            .with_header(names::FILE_NAME, file.name.as_str())
-            .with_header(headers::FILE_NAME_ONLY, only)
-            .with_header(headers::FILE_LENGTH, meta.len())
-            .with_header(headers::FILE_LAST_MODIFIED, modified)
-            .with_header(
-                headers::FILE_ABSOLUTE_PATH,
-                absolute.to_string_lossy().into_owned(),
-            ),
-    ))
+    exchange
+        .with_header(names::FILE_NAME, file.name.as_str())
+        .with_header(headers::FILE_NAME_ONLY, only)
+        .with_header(headers::FILE_LENGTH, meta.len())
+        .with_header(headers::FILE_LAST_MODIFIED, modified)
+        .with_header(headers::FILE_ABSOLUTE_PATH, absolute(file))
 }
 
 /// Opens `path` without blocking and without following a final link, and reads it (unless
