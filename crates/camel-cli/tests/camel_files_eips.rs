@@ -272,3 +272,92 @@ fn split_delimiter_cuts_text_and_false_keeps_it_whole() {
     }
     assert!(!log.contains("cut a;b"), "{log}");
 }
+
+#[test]
+fn dead_letter_channel_level_sets_the_level_of_its_exhausted_line() {
+    let log = run(
+        r#"
+- route:
+    id: warned
+    errorHandler:
+      deadLetterChannel:
+        deadLetterUri: log:dead
+        level: WARN
+        redeliveryPolicy: {maximumRedeliveries: "0"}
+    from:
+      uri: timer:warned
+      parameters: {repeatCount: 1}
+      steps:
+        - throwException: {exceptionType: java.lang.IllegalStateException, message: warned}
+- route:
+    id: silent
+    errorHandler:
+      deadLetterChannel:
+        deadLetterUri: log:dead
+        level: "OFF"
+    from:
+      uri: timer:silent
+      parameters: {repeatCount: 1}
+      steps:
+        - throwException: {exceptionType: java.lang.IllegalStateException, message: silent}
+"#,
+        "2",
+    );
+    let exhausted: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("redeliveries exhausted"))
+        .collect();
+    assert_eq!(exhausted.len(), 1, "{log}");
+    assert!(exhausted[0].contains(" WARN "), "{log}");
+    assert!(exhausted[0].contains("warned"), "{log}");
+    let (ok, all) = validate(
+        r#"
+- route:
+    errorHandler:
+      deadLetterChannel: {deadLetterUri: log:dead, level: LOUD}
+    from: {uri: direct:a, steps: [{to: log:x}]}
+"#,
+    );
+    assert!(!ok, "{all}");
+    assert!(all.contains("unknown level `LOUD`"), "{all}");
+}
+
+#[test]
+fn variable_send_and_receive_on_to_and_variable_receive_on_from() {
+    let log = run(
+        r#"
+- route:
+    from:
+      uri: timer:vars
+      parameters: {repeatCount: 1}
+      steps:
+        - setBody: {constant: order-1}
+        - setHeader: {name: kind, constant: gold}
+        - setVariable: {name: item, constant: widget}
+        - to:
+            uri: direct:lookup
+            variableSend: item
+            variableReceive: price
+        - log: "main: ${body} ${header.kind} / ${variable.price}"
+        - to: direct:store
+- route:
+    from:
+      uri: direct:lookup
+      steps:
+        - setBody: {simple: "price of ${body} for ${header.kind}"}
+        - setHeader: {name: kind, constant: changed}
+- route:
+    from:
+      uri: direct:store
+      variableReceive: incoming
+      steps:
+        - log: "store: body=[${body}] received=${variable.incoming}"
+"#,
+        "1",
+    );
+    assert!(
+        log.contains("main: order-1 gold / price of widget for gold"),
+        "{log}"
+    );
+    assert!(log.contains("store: body=[] received=order-1"), "{log}");
+}

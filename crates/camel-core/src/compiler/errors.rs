@@ -9,7 +9,8 @@ use camel_api::definition::ExpressionDefinition;
 use camel_api::{BoxPredicate, BoxProcessor, StepLifecycle};
 use camel_eip::config::{ErrorHandlerConfig, OnException, PredicateOption, RedeliveryPolicyConfig};
 use camel_eip::error_handler::{
-    ChannelRole, Clause, DeadLetter, Decision, ErrorHandler, HandlerKind, RedeliveryPolicy,
+    ChannelRole, Clause, DeadLetter, Decision, ErrorHandler, HandlerKind, LogLevel,
+    RedeliveryPolicy,
 };
 
 use super::step_context::StepContext;
@@ -88,10 +89,13 @@ fn handler_kind(
     }
     let base = RedeliveryPolicy::default();
     if let Some(d) = &config.default_error_handler {
-        let policy = policy(
-            &base,
+        let at = "/default_error_handler";
+        let mut policy = policy(&base, d.redelivery_policy.as_ref(), at, cx)?;
+        handler_level(
+            &mut policy,
+            d.level.as_deref(),
             d.redelivery_policy.as_ref(),
-            "/default_error_handler",
+            at,
             cx,
         )?;
         return Ok((Some(HandlerKind::Default), policy));
@@ -100,7 +104,14 @@ fn handler_kind(
         return Ok((None, base));
     };
     let at = "/dead_letter_channel";
-    let policy = policy(&base, d.redelivery_policy.as_ref(), at, cx)?;
+    let mut policy = policy(&base, d.redelivery_policy.as_ref(), at, cx)?;
+    handler_level(
+        &mut policy,
+        d.level.as_deref(),
+        d.redelivery_policy.as_ref(),
+        at,
+        cx,
+    )?;
     let uri_at = format!("{at}/dead_letter_uri");
     let endpoint = cx.endpoint(&EndpointDefinition::new(d.dead_letter_uri.clone()), &uri_at)?;
     let producer = endpoint
@@ -116,6 +127,34 @@ fn handler_kind(
         })),
         policy,
     ))
+}
+
+/// Camel's error handler `level`: the level of the exhausted line, unless the redelivery
+/// policy names one itself.
+fn handler_level(
+    policy: &mut RedeliveryPolicy,
+    level: Option<&str>,
+    config: Option<&RedeliveryPolicyConfig>,
+    at: &str,
+    cx: &StepContext<'_>,
+) -> Result<(), RouteError> {
+    let Some(text) = level else {
+        return Ok(());
+    };
+    let level = LogLevel::parse(text).ok_or_else(|| {
+        cx.error_at(
+            &format!("{at}/level"),
+            RouteErrorKind::InvalidValue(format!(
+                "unknown level `{text}` (TRACE, DEBUG, INFO, WARN, ERROR, OFF)"
+            )),
+        )
+    })?;
+    let named_by_policy = config
+        .is_some_and(|c| c.retries_exhausted_log_level.is_some() || c.log_exhausted == Some(false));
+    if !named_by_policy {
+        policy.retries_exhausted_log_level = level;
+    }
+    Ok(())
 }
 
 fn policy(

@@ -23,7 +23,7 @@ use camel_api::definition::StepConfig;
 use camel_api::{BoxProcessor, Endpoint, StepLifecycle};
 use serde_json::Value as Json;
 
-pub use route::{compile_route, compile_route_reporting_all};
+pub use route::{compile_route, compile_route_reporting_all, VARIABLE_RECEIVE};
 pub use step_context::StepContext;
 
 use crate::error::RouteError;

@@ -10,8 +10,9 @@ use super::decode::decode;
 use super::step_context::{compile_list, StepContext};
 use super::{CompiledRoute, PipelineAssembly};
 use crate::context::Registry;
+use crate::error::Location;
 use crate::error::{RouteError, RouteErrorKind};
-use crate::model::{RouteDefinition, StepDefinition};
+use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
 
 /// Compiles `route` (whose id is already assigned) against the context's registries.
 pub fn compile_route(
@@ -43,11 +44,64 @@ pub fn compile_route_reporting_all(
     }
 }
 
+/// The parameter of `from` that carries Camel's `variableReceive` (Camel 4.4): the YAML
+/// reader puts the option there, a builder may too. It is taken off before the endpoint
+/// is made: the received body goes into the variable, the message goes on without it.
+pub const VARIABLE_RECEIVE: &str = "variableReceive";
+
+/// `from` without [`VARIABLE_RECEIVE`], and the variable it names.
+fn receive_variable(
+    from: &EndpointDefinition,
+) -> (std::borrow::Cow<'_, EndpointDefinition>, Option<Json>) {
+    if !from.parameters.contains_key(VARIABLE_RECEIVE) {
+        return (std::borrow::Cow::Borrowed(from), None);
+    }
+    let mut from = from.clone();
+    let name = from.parameters.remove(VARIABLE_RECEIVE);
+    (std::borrow::Cow::Owned(from), name)
+}
+
+/// The step that moves the received body into the variable `name` (a JSON string).
+fn receive_step(
+    name: &Json,
+    locate: impl Fn(&str) -> Option<Location>,
+    id: &str,
+) -> Result<camel_api::BoxProcessor, RouteError> {
+    let parsed = match name {
+        Json::String(n) => {
+            camel_api::variables::Variable::parse(n).map_err(|e| format!("`{n}`: {e}"))
+        }
+        other => Err(format!(
+            "`variable_receive` takes a variable name, not `{other}`"
+        )),
+    };
+    parsed
+        .map(camel_eip::variable::receive_into)
+        .map_err(|why| {
+            RouteError::new(RouteErrorKind::InvalidValue(why))
+                .at(locate("/from/variable_receive"))
+                .in_route(Some(id))
+                .in_step(Some("from".into()))
+        })
+}
+
 /// The errors of the source and of each top-level step, compiled on their own.
 fn every_error(registry: &Registry, route: &RouteDefinition) -> Vec<RouteError> {
     let id = route.id.clone().unwrap_or_default();
     let mut errors = Vec::new();
-    if let Err(kind) = registry.endpoint(&route.from, Some(&id)) {
+    let (from, receive) = receive_variable(&route.from);
+    if let Some(name) = &receive {
+        let locate = |suffix: &str| {
+            route
+                .source
+                .as_ref()
+                .and_then(|s| s.locate(&format!("{}{suffix}", s.route_pointer)))
+        };
+        if let Err(e) = receive_step(name, locate, &id) {
+            errors.push(e);
+        }
+    }
+    if let Err(kind) = registry.endpoint(&from, Some(&id)) {
         let location = route
             .source
             .as_ref()
@@ -103,7 +157,12 @@ fn compile_first_error(
             .at(route_location(""))
             .in_route(Some(&id)));
     }
-    let source = registry.endpoint(&route.from, Some(&id)).map_err(|kind| {
+    let (from, receive) = receive_variable(&route.from);
+    let receive = match &receive {
+        Some(name) => Some(receive_step(name, route_location, &id)?),
+        None => None,
+    };
+    let source = registry.endpoint(&from, Some(&id)).map_err(|kind| {
         RouteError::new(kind)
             .at(route_location("/from/uri"))
             .in_route(Some(&id))
@@ -172,6 +231,10 @@ fn compile_first_error(
             None => prefix,
         };
         pipeline = camel_eip::pipeline::pipeline(vec![prefix, pipeline]);
+    }
+    if let Some(receive) = receive {
+        // What the consumer handed over, before anything else (intercepts included).
+        pipeline = camel_eip::pipeline::pipeline(vec![receive, pipeline]);
     }
     if handler.as_ref().is_some_and(|h| h.keeps_original()) {
         pipeline = camel_eip::error_handler::keep_original(pipeline);

@@ -157,7 +157,14 @@ impl Reader {
         route: &mut RouteDefinition,
         errors: &mut Vec<RouteError>,
     ) -> String {
-        const KEYS: &[&str] = &["uri", "parameters", "steps", "id", "description"];
+        const KEYS: &[&str] = &[
+            "uri",
+            "parameters",
+            "steps",
+            "id",
+            "description",
+            "variable_receive",
+        ];
         let steps_pointer = format!("{pointer}/steps");
         if let Json::String(uri) = body {
             route.from = EndpointDefinition::new(uri);
@@ -171,6 +178,7 @@ impl Reader {
             }
         };
         let mut uri = None;
+        let mut variable_receive = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             let read = match to_snake_case(&key).as_str() {
@@ -184,6 +192,9 @@ impl Reader {
                 }
                 // Camel's node id and description of the consumer: named, not used.
                 "id" | "description" => self.string(value, &at, &key).map(|_| ()),
+                "variable_receive" => self
+                    .string(value, &at, "variable_receive")
+                    .map(|v| variable_receive = Some(v)),
                 _ => Err(self.unknown_key(&key, KEYS, pointer)),
             };
             if let Err(e) = read {
@@ -193,6 +204,13 @@ impl Reader {
         match uri {
             Some(uri) => route.from.uri = uri,
             None => errors.push(self.error(RouteErrorKind::Missing("uri".into()), pointer)),
+        }
+        // The compiler takes it off the parameters before the endpoint sees them.
+        if let Some(v) = variable_receive {
+            route
+                .from
+                .parameters
+                .insert(crate::compiler::VARIABLE_RECEIVE.into(), Json::String(v));
         }
         steps_pointer
     }

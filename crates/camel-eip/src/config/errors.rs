@@ -48,6 +48,11 @@ pub struct DeadLetterChannel {
     /// Where exhausted exchanges go.
     #[serde(alias = "deadLetterUri")]
     pub dead_letter_uri: String,
+    /// Camel's `level`: the level of the handler's line when redeliveries are exhausted
+    /// (`ERROR` by default; TRACE, DEBUG, INFO, WARN, ERROR or OFF). The policy's
+    /// `retries_exhausted_log_level` wins when both are given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// Send the message as it entered the route instead of its state at the failure.
     #[serde(default, alias = "useOriginalMessage")]
     pub use_original_message: bool,
@@ -78,6 +83,11 @@ pub struct DefaultErrorHandler {
     /// Camel's node id: accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Camel's `level`: the level of the handler's line when redeliveries are exhausted
+    /// (`ERROR` by default; TRACE, DEBUG, INFO, WARN, ERROR or OFF). The policy's
+    /// `retries_exhausted_log_level` wins when both are given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// The redelivery policy.
     #[serde(
         default,

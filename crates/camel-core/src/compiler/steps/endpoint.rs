@@ -1,8 +1,10 @@
 //! `to` and `process`.
 
+use camel_api::variables::Variable;
 use camel_api::BoxProcessor;
+use serde_json::Value as Json;
 
-use crate::compiler::StepContext;
+use crate::compiler::{StepCompiler, StepContext};
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, Process};
 
@@ -34,4 +36,49 @@ pub(super) fn process(
             config.reference
         )))
     })
+}
+
+/// Camel's `variableSend`/`variableReceive` (Camel 4.4) on a sending step: the options
+/// are taken off the configuration, the step compiled by `inner` from the rest, and its
+/// processor wrapped by [`camel_eip::variable::around_send`].
+pub(super) struct BodyVariables<C>(pub(super) C);
+
+/// The spellings of the two options (the reader keeps option keys as written).
+const SEND: &[&str] = &["variable_send", "variableSend", "variable-send"];
+const RECEIVE: &[&str] = &["variable_receive", "variableReceive", "variable-receive"];
+
+impl<C: StepCompiler> StepCompiler for BodyVariables<C> {
+    fn compile(&self, config: &Json, cx: &mut StepContext<'_>) -> Result<BoxProcessor, RouteError> {
+        let Json::Object(map) = config else {
+            return self.0.compile(config, cx);
+        };
+        let mut rest = map.clone();
+        let send = take_variable(&mut rest, SEND, cx)?;
+        let receive = take_variable(&mut rest, RECEIVE, cx)?;
+        let inner = self.0.compile(&Json::Object(rest), cx)?;
+        Ok(camel_eip::variable::around_send(inner, send, receive))
+    }
+}
+
+fn take_variable(
+    map: &mut serde_json::Map<String, Json>,
+    spellings: &[&str],
+    cx: &StepContext<'_>,
+) -> Result<Option<Variable>, RouteError> {
+    let Some((key, value)) = spellings
+        .iter()
+        .find_map(|k| map.remove(*k).map(|v| (spellings[0], v)))
+    else {
+        return Ok(None);
+    };
+    let at = format!("/{key}");
+    let Json::String(name) = value else {
+        return Err(cx.error_at(
+            &at,
+            RouteErrorKind::InvalidValue(format!("`{key}` takes a variable name")),
+        ));
+    };
+    Variable::parse(&name)
+        .map(Some)
+        .map_err(|e| cx.error_at(&at, RouteErrorKind::InvalidValue(format!("`{name}`: {e}"))))
 }

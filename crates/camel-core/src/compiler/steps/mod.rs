@@ -25,7 +25,7 @@ mod variable;
 use super::{typed, StepRegistry};
 
 pub(crate) fn register_builtin(r: &mut StepRegistry) {
-    r.register("to", typed(endpoint::to));
+    r.register("to", endpoint::BodyVariables(typed(endpoint::to)));
     r.register("process", typed(endpoint::process));
     r.register("bean", typed(bean::bean));
     r.register("log", typed(message::log));
@@ -73,7 +73,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("recipient_list", typed(dynamic::recipient_list));
     r.register("routing_slip", typed(dynamic::routing_slip));
     r.register("dynamic_router", typed(dynamic::dynamic_router));
-    r.register("to_d", typed(dynamic::to_d));
+    r.register("to_d", endpoint::BodyVariables(typed(dynamic::to_d)));
     r.register("wire_tap", typed(enrich::wire_tap));
     r.register("enrich", typed(enrich::enrich));
     r.register("poll_enrich", typed(enrich::poll_enrich));
