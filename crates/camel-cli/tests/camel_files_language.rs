@@ -148,7 +148,14 @@ fn jq_and_jsonpath_options() {
         - setHeader:
             name: v
             jsonpath: "$.v"
-        - log: "jq=${header.idText} ${kindOfType(${header.idText})} missing=[${header.missing}] tags=${header.tags} count=${kindOfType(${header.count})} v=${kindOfType(${header.v})}"
+        - setHeader: {name: doc, constant: '{"who": "ann"}'}
+        - setHeader:
+            name: who
+            jq: {expression: ".who", source: "header:doc"}
+        - setHeader:
+            name: who2
+            jsonpath: {expression: "$.who", headerName: doc}
+        - log: "jq=${header.idText} ${kindOfType(${header.idText})} missing=[${header.missing}] tags=${header.tags} count=${kindOfType(${header.count})} v=${kindOfType(${header.v})} who=${header.who}/${header.who2}"
 "#,
         "1",
     );
@@ -158,6 +165,7 @@ fn jq_and_jsonpath_options() {
     assert!(log.contains("count=number"), "{log}");
     // A jsonpath result keeps its JSON type.
     assert!(log.contains("v=number"), "{log}");
+    assert!(log.contains("who=ann/ann"), "{log}");
     let (ok, all) = validate(
         r#"
 - route:

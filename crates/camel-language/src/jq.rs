@@ -38,6 +38,7 @@ use jaq_json::Val;
 use crate::options::{reject_options, trimmed, Options};
 use crate::problem::located;
 use crate::result_type::{ResultType, RESULT_TYPE};
+use crate::source::{Source, HEADER_NAME, PROPERTY_NAME, SOURCE};
 
 const LANGUAGE: &str = "jq";
 
@@ -112,6 +113,7 @@ pub(crate) fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
         text: text.into(),
         filter,
         result_type: None,
+        source: None,
     })
 }
 
@@ -181,6 +183,8 @@ pub(crate) struct JqExpression {
     filter: Filter<Native<Data>>,
     /// Camel's `resultType`: each output is converted, as camel-jq converts each one.
     result_type: Option<ResultType>,
+    /// Camel's `source`: the header, property or variable run on instead of the body.
+    source: Option<Source>,
 }
 
 impl std::fmt::Debug for JqExpression {
@@ -256,7 +260,10 @@ fn to_value(v: &Val) -> Result<Value, String> {
 
 impl Expression for JqExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
-        self.evaluate_body(&exchange.message.body)
+        match &self.source {
+            None => self.evaluate_body(&exchange.message.body),
+            Some(s) => self.evaluate_body(&s.body(LANGUAGE, &self.text, exchange)?),
+        }
     }
 }
 
@@ -292,7 +299,15 @@ impl JqExpression {
 impl Predicate for JqExpression {
     fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
         let mut holds = false;
-        self.run(&exchange.message.body, |v| {
+        let from_source;
+        let body = match &self.source {
+            None => &exchange.message.body,
+            Some(s) => {
+                from_source = s.body(LANGUAGE, &self.text, exchange)?;
+                &from_source
+            }
+        };
+        self.run(body, |v| {
             holds = !matches!(v, Val::Null | Val::Bool(false));
             false
         })?;
@@ -301,16 +316,25 @@ impl Predicate for JqExpression {
 }
 
 /// The `jq` language for a [`crate::LanguageRegistry`]. Options: `result_type` (alias
-/// `resultType`: `String`, `Integer`, `Boolean`… each output is converted to) and `trim`.
+/// `resultType`: `String`, `Integer`, `Boolean`… each output is converted to), `source`
+/// (`header:NAME`, `property:NAME`, `variable:NAME`; Camel 3's `headerName` and
+/// `propertyName`) and `trim`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JqLanguage;
 
 impl JqLanguage {
     fn compile(&self, text: &str, options: &Options) -> Result<JqExpression, ExpressionError> {
-        reject_options(LANGUAGE, text, options, &[RESULT_TYPE])?;
+        reject_options(
+            LANGUAGE,
+            text,
+            options,
+            &[RESULT_TYPE, SOURCE, HEADER_NAME, PROPERTY_NAME],
+        )?;
         let result_type = ResultType::from_options(LANGUAGE, text, options)?;
+        let source = Source::from_options(LANGUAGE, text, options)?;
         Ok(JqExpression {
             result_type,
+            source,
             ..compile(trimmed(text, options))?
         })
     }
@@ -479,6 +503,51 @@ mod tests {
         let mut options = Options::new();
         options.insert("resultType".into(), "com.acme.Order".into());
         assert!(JqLanguage.expression(".", &options).is_err());
+    }
+
+    #[test]
+    fn source_runs_on_a_header_property_or_variable() {
+        let mut ex = Exchange::new("not json").with_header("doc", r#"{"n": 1}"#);
+        ex.properties.insert("p", Value::from(r#"{"n": 2}"#));
+        let run = |o: serde_json::Value, ex: &Exchange| {
+            let options = o.as_object().cloned().unwrap_or_default();
+            JqLanguage.expression(".n", &options).unwrap().evaluate(ex)
+        };
+        assert_eq!(
+            run(json!({"source": "header:doc"}), &ex).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            run(json!({"headerName": "doc"}), &ex).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            run(json!({"source": "property:p"}), &ex).unwrap(),
+            Value::Int(2)
+        );
+        assert_eq!(
+            run(json!({"propertyName": "p"}), &ex).unwrap(),
+            Value::Int(2)
+        );
+        let err = run(json!({"source": "header:nope"}), &ex).unwrap_err();
+        assert!(
+            err.to_string().contains("source header `nope` is not set"),
+            "{err}"
+        );
+        let err = run(json!({"source": "v"}), &ex).unwrap_err();
+        assert!(err.to_string().contains("variable `v`"), "{err}");
+        let p = JqLanguage
+            .predicate(
+                ".n == 1",
+                &json!({"source": "header:doc"})
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+            )
+            .unwrap();
+        assert!(p.matches(&ex).unwrap());
+        let bad = json!({"source": "header:"}).as_object().cloned().unwrap();
+        assert!(JqLanguage.expression(".", &bad).is_err());
     }
 
     #[test]

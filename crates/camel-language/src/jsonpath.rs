@@ -37,6 +37,7 @@ use serde_json_path::JsonPath;
 use crate::options::{bool_option, reject_options, trimmed, Options};
 use crate::problem::located;
 use crate::result_type::{ResultType, RESULT_TYPE};
+use crate::source::{Source, HEADER_NAME, SOURCE};
 
 const LANGUAGE: &str = "jsonpath";
 const SUPPRESS: (&str, &str) = ("suppress_exceptions", "suppressExceptions");
@@ -61,6 +62,7 @@ fn compile(text: &str, suppress_exceptions: bool) -> Result<JsonPathExpression, 
         path,
         suppress_exceptions,
         shape: Shape::default(),
+        source: None,
     })
 }
 
@@ -127,6 +129,8 @@ struct JsonPathExpression {
     path: JsonPath,
     suppress_exceptions: bool,
     shape: Shape,
+    /// Camel's `source` / `headerName`: the document instead of the body.
+    source: Option<Source>,
 }
 
 impl JsonPathExpression {
@@ -153,7 +157,14 @@ impl JsonPathExpression {
 
 impl Expression for JsonPathExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
-        let value = self.query(&exchange.message.body)?;
+        let value = match &self.source {
+            None => self.query(&exchange.message.body)?,
+            Some(s) => match s.body(LANGUAGE, &self.text, exchange) {
+                Ok(body) => self.query(&body)?,
+                Err(_) if self.suppress_exceptions => Value::Null,
+                Err(e) => return Err(e),
+            },
+        };
         self.shape.apply(value).map_err(|e| self.failure(e))
     }
 }
@@ -182,7 +193,19 @@ impl JsonPathExpression {
 
 impl Predicate for JsonPathExpression {
     fn matches(&self, exchange: &Exchange) -> Result<bool, CamelError> {
-        let document = match self.document(&exchange.message.body) {
+        let from_source;
+        let body = match &self.source {
+            None => &exchange.message.body,
+            Some(s) => match s.body(LANGUAGE, &self.text, exchange) {
+                Ok(body) => {
+                    from_source = body;
+                    &from_source
+                }
+                // An absent document matches nothing, as an empty body does.
+                Err(_) => return Ok(false),
+            },
+        };
+        let document = match self.document(body) {
             Ok(Some(document)) => document,
             Ok(None) => return Ok(false),
             Err(_) if self.suppress_exceptions => return Ok(false),
@@ -199,7 +222,8 @@ impl Predicate for JsonPathExpression {
 
 /// The `jsonpath` language for a [`crate::LanguageRegistry`]. Options (snake_case, or
 /// Camel's camelCase): `suppress_exceptions`, `write_as_string`, `unpack_array`
-/// (booleans, default false), `result_type` (a Java type name) and `trim`.
+/// (booleans, default false), `result_type` (a Java type name), `source`
+/// (`header:NAME`, `property:NAME`, `variable:NAME`; Camel 3's `headerName`) and `trim`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonPathLanguage;
 
@@ -213,7 +237,14 @@ impl JsonPathLanguage {
             LANGUAGE,
             text,
             options,
-            &[SUPPRESS, WRITE_AS_STRING, UNPACK_ARRAY, RESULT_TYPE],
+            &[
+                SUPPRESS,
+                WRITE_AS_STRING,
+                UNPACK_ARRAY,
+                RESULT_TYPE,
+                SOURCE,
+                HEADER_NAME,
+            ],
         )?;
         let suppress = bool_option(LANGUAGE, text, options, SUPPRESS)?;
         let shape = Shape {
@@ -223,6 +254,7 @@ impl JsonPathLanguage {
         };
         Ok(JsonPathExpression {
             shape,
+            source: Source::from_options(LANGUAGE, text, options)?,
             ..compile(trimmed(text, options), suppress)?
         })
     }
@@ -429,6 +461,32 @@ mod tests {
         assert!(JsonPathLanguage
             .expression("$", &with(json!({"resultType": "Order"})))
             .is_err());
+    }
+
+    #[test]
+    fn source_reads_another_document() {
+        let ex = Exchange::new("not json").with_header("doc", r#"{"a": [1, 2]}"#);
+        let with_source = |o: serde_json::Value| {
+            JsonPathLanguage
+                .expression("$.a[1]", &with(o))
+                .unwrap()
+                .evaluate(&ex)
+        };
+        assert_eq!(
+            with_source(json!({"source": "header:doc"})).unwrap(),
+            Value::Int(2)
+        );
+        assert_eq!(
+            with_source(json!({"headerName": "doc"})).unwrap(),
+            Value::Int(2)
+        );
+        assert!(with_source(json!({"source": "header:x"})).is_err());
+        let quiet = json!({"source": "header:x", "suppressExceptions": true});
+        assert_eq!(with_source(quiet).unwrap(), Value::Null);
+        let p = JsonPathLanguage
+            .predicate("$.a", &with(json!({"source": "header:doc"})))
+            .unwrap();
+        assert!(p.matches(&ex).unwrap());
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod problem;
 mod registry;
 mod result_type;
 mod simple;
+mod source;
 mod tokenize;
 
 pub use constant::{constant, ConstantLanguage};
