@@ -380,7 +380,9 @@ pub fn nullable_language<'de, D: Deserializer<'de>>(
 }
 
 /// The languages a step may name directly beside its other options (`simple: "…"`),
-/// as Camel's YAML DSL does; any other registered language goes under `expression:`.
+/// as Camel's YAML DSL does; any other registered language goes under `expression:`, or
+/// in Camel's generic form `language: {language: NAME, expression: …}` ([`LanguageWrapper`]),
+/// which may stand beside the options too.
 pub const SHORTHAND_LANGUAGES: [&str; 7] = [
     "simple", "constant", "header", "jsonpath", "jq", "csimple", "tokenize",
 ];
