@@ -256,14 +256,7 @@ fn operand(text: &str, tokens: &[Token]) -> Operand {
         [Token {
             kind: TokenKind::Quoted(q),
             ..
-        }] if q.contains("${") => match lex(q) {
-            Ok(lexed) => {
-                let mut template = Template::builder();
-                add_tokens(&mut template, q, &lexed.tokens);
-                template.finish()
-            }
-            Err(_) => Operand::Literal(Value::Text((&**q).into())),
-        },
+        }] if q.contains("${") => quoted_template(q),
         [Token {
             kind: TokenKind::Quoted(q),
             ..
@@ -300,6 +293,20 @@ fn add_tokens(template: &mut ast::TemplateBuilder, text: &str, tokens: &[Token])
             },
             _ => template.text(&text[token.start..token.end]),
         }
+    }
+}
+
+/// The inside of a quoted text with its functions filled in: a template (text, never a
+/// condition), or the text as written when a function in it does not parse, as in a
+/// template.
+pub(crate) fn quoted_template(inner: &str) -> Operand {
+    match lex(inner) {
+        Ok(lexed) => {
+            let mut template = Template::builder();
+            add_tokens(&mut template, inner, &lexed.tokens);
+            template.finish()
+        }
+        Err(_) => Operand::Literal(Value::Text(inner.into())),
     }
 }
 

@@ -389,3 +389,26 @@ fn functions_inside_quoted_literals_are_evaluated() {
         "{t}"
     );
 }
+
+#[test]
+fn functions_inside_quoted_arguments_are_evaluated() {
+    let ex = Exchange::new("a")
+        .with_header("x", "a")
+        .with_header("t", 2024);
+    let eval = |t: &str| simple(t).unwrap().evaluate(&ex).unwrap();
+    assert_eq!(eval("${concat('${header.x}','-z')}"), Value::from("a-z"));
+    assert_eq!(eval("${replace('a','y${header.t}')}"), Value::from("y2024"));
+    assert_eq!(
+        eval("${header.x.replace('a','${header.t}')}"),
+        Value::from("2024")
+    );
+    assert_eq!(
+        eval("${iif(${body} == '${header.x}','yes','no')}"),
+        Value::from("yes")
+    );
+    // An operator inside quotes is text, not a condition.
+    assert_eq!(
+        eval("${concat('${header.x} == a','!')}"),
+        Value::from("a == a!")
+    );
+}

@@ -158,6 +158,16 @@ pub(crate) fn parse(span: Span<'_>, mode: Mode) -> Result<Arg, Problem> {
     for q in ['\'', '"'] {
         if let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q)) {
             if text.len() >= 2 && !inner.contains(q) {
+                // Functions inside a quoted argument are filled in, as Camel evaluates
+                // its arguments (`${concat('${header.a}','-x')}`).
+                if inner.contains("${") {
+                    return Ok(match parser::quoted_template(inner) {
+                        Operand::Literal(v) => Arg::Literal(v),
+                        operand => {
+                            Arg::Nested(Nested::from_node(inner, mode, Node::Value(operand)))
+                        }
+                    });
+                }
                 return Ok(Arg::Literal(Value::Text(inner.into())));
             }
         }
