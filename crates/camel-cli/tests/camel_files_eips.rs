@@ -361,3 +361,52 @@ fn variable_send_and_receive_on_to_and_variable_receive_on_from() {
     );
     assert!(log.contains("store: body=[] received=order-1"), "{log}");
 }
+
+#[test]
+fn aggregation_strategies_by_camel_class_and_by_reference() {
+    let log = run(
+        r##"
+- route:
+    from:
+      uri: timer:strategy
+      parameters: {period: 10, repeatCount: 2}
+      steps:
+        - setBody: {simple: "n${header.CamelTimerCounter}"}
+        - aggregate:
+            correlationExpression: {constant: all}
+            aggregationStrategy: "#class:org.apache.camel.processor.aggregate.GroupedBodyAggregationStrategy"
+            completionSize: 2
+            steps:
+              - log: "grouped ${body}"
+"##,
+        "2",
+    );
+    assert!(log.contains(r#"grouped ["n1","n2"]"#), "{log}");
+    let (ok, all) = validate(
+        r##"
+- from:
+    uri: direct:a
+    steps:
+      - split:
+          simple: "${body}"
+          aggregationStrategy: "#class:com.acme.MyStrategy"
+          steps: [{to: log:x}]
+      - enrich:
+          constant: direct:b
+          aggregationStrategy: "#bean:myStrategy"
+      - recipientList:
+          constant: direct:b
+          aggregationStrategy: "#myStrategy"
+"##,
+    );
+    assert!(!ok, "{all}");
+    assert!(
+        all.contains("`com.acme.MyStrategy` is a Java class"),
+        "{all}"
+    );
+    assert_eq!(
+        all.matches("unknown aggregation strategy `#").count(),
+        2,
+        "{all}"
+    );
+}

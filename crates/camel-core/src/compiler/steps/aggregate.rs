@@ -13,62 +13,13 @@
 
 use std::sync::Arc;
 
-use camel_api::suggest::nearest;
 use camel_api::BoxProcessor;
 use camel_eip::aggregate::{Aggregator, AggregatorOptions, AggregatorParts, SharedRepository};
-use camel_eip::aggregation::{builtin, SharedStrategy, BUILTIN_NAMES};
 use camel_eip::config::Aggregate;
 use camel_eip::state::{StoreFactory, STORE_FACTORY};
 
 use crate::compiler::StepContext;
 use crate::error::{RouteError, RouteErrorKind};
-
-/// The strategy named `name`: a built-in (short or Camel class name) or a context
-/// resource of type [`SharedStrategy`] (written `name`, `#name` or `#bean:name`).
-pub(crate) fn strategy(
-    name: &str,
-    relative: &str,
-    cx: &StepContext<'_>,
-) -> Result<SharedStrategy, RouteError> {
-    if name.trim().is_empty() {
-        return Err(cx.error_at(
-            relative,
-            RouteErrorKind::Missing(format!(
-                "an aggregation_strategy (one of {} or a registered strategy)",
-                BUILTIN_NAMES.join(", ")
-            )),
-        ));
-    }
-    let reference = name
-        .strip_prefix("#bean:")
-        .or_else(|| name.strip_prefix('#').filter(|n| !n.starts_with("class:")))
-        .unwrap_or(name);
-    if let Some(resource) = cx.registry.resource(reference) {
-        return resource
-            .downcast::<SharedStrategy>()
-            .map(|s| (*s).clone())
-            .map_err(|_| {
-                cx.error_at(
-                    relative,
-                    RouteErrorKind::InvalidValue(format!(
-                        "the resource `{reference}` is not an aggregation strategy (register an `Arc<dyn AggregationStrategy>`)"
-                    )),
-                )
-            });
-    }
-    builtin(name).ok_or_else(|| {
-        cx.error_at(
-            relative,
-            RouteErrorKind::InvalidValue(format!(
-                "unknown aggregation strategy `{name}`{} (built-ins: {}; or register one as a context resource)",
-                nearest(name, BUILTIN_NAMES.iter().copied())
-                    .map(|s| format!(", did you mean `{s}`?"))
-                    .unwrap_or_default(),
-                BUILTIN_NAMES.join(", ")
-            )),
-        )
-    })
-}
 
 /// A repository named by a step: a context resource of type `T` (`name` or `#name`), or a
 /// database URL built by the store factory the application registered (the `camel` binary
@@ -112,7 +63,8 @@ pub(super) fn aggregate(
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
     let correlation = cx.expression(&config.correlation_expression, "/correlation_expression")?;
-    let strategy = strategy(&config.aggregation_strategy, "/aggregation_strategy", cx)?;
+    let strategy =
+        super::strategy::strategy(&config.aggregation_strategy, "/aggregation_strategy", cx)?;
     let completion_size = match &config.completion_size_expression {
         Some(e) => Some(cx.expression(e, "/completion_size_expression")?),
         None => None,

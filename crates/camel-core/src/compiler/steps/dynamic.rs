@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use camel_api::{BoxProcessor, CamelError, Endpoint, Poller};
-use camel_eip::aggregation::{builtin, SharedStrategy, BUILTIN_NAMES};
+use camel_eip::aggregation::SharedStrategy;
 use camel_eip::config::{DynamicRouter, RecipientList, RoutingSlip, ToD};
 use camel_eip::dynamic::{CacheSize, EndpointCache, EndpointResolver, DEFAULT_DELIMITER};
 use camel_eip::recipient_list::{RecipientList as RecipientListStep, RecipientListOptions};
@@ -73,37 +73,14 @@ pub(super) fn pollers(
     cache
 }
 
-/// The aggregation strategy called `name`: a built-in, or a [`SharedStrategy`]
-/// registered as a context resource under that name (a leading `#` or `#bean:` is
-/// ignored, as in Camel).
+/// The aggregation strategy of an optional `aggregation_strategy` option.
 pub(super) fn strategy(
     cx: &StepContext<'_>,
     name: Option<&str>,
     at: &str,
 ) -> Result<Option<SharedStrategy>, RouteError> {
-    let Some(name) = name else { return Ok(None) };
-    if let Some(s) = builtin(name) {
-        return Ok(Some(s));
-    }
-    let key = name.trim();
-    let key = key
-        .strip_prefix("#bean:")
-        .or_else(|| key.strip_prefix('#'))
-        .unwrap_or(key);
-    cx.registry
-        .resource(key)
-        .and_then(|r| r.downcast::<SharedStrategy>().ok())
-        .map(|s| Some((*s).clone()))
-        .ok_or_else(|| {
-            cx.error_at(
-                at,
-                RouteErrorKind::InvalidValue(format!(
-                    "no aggregation strategy `{name}`: not a built-in ({}) and no `SharedStrategy` \
-                     is registered in the context under that name",
-                    BUILTIN_NAMES.join(", ")
-                )),
-            )
-        })
+    name.map(|n| super::strategy::strategy(n, at, cx))
+        .transpose()
 }
 
 /// A URI without `${…}` is checked now, so a typo in a fixed URI is an error with its

@@ -18,6 +18,7 @@ pub(crate) mod resequence;
 mod resilience;
 mod routing;
 mod split;
+mod strategy;
 mod timing;
 mod transacted;
 mod variable;

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use camel_api::definition::{ExpressionSlotError, WithExpression};
 use camel_api::BoxProcessor;
-use camel_eip::aggregation::{builtin, SharedStrategy, BUILTIN_NAMES};
 use camel_eip::config::Split as SplitStep;
 use camel_eip::split::{Split, SplitExpression, SplitOptions, TextDelimiter};
 
@@ -33,7 +32,11 @@ pub(super) fn split(
 ) -> Result<BoxProcessor, RouteError> {
     let expression = expression(&config, cx)?;
     let strategy = match &config.aggregation_strategy {
-        Some(name) => Some(strategy(name, "/aggregation_strategy", cx)?),
+        Some(name) => Some(super::strategy::strategy(
+            name,
+            "/aggregation_strategy",
+            cx,
+        )?),
         None => None,
     };
     let parallel_limit = match (config.parallel_processing, config.parallel_limit) {
@@ -92,43 +95,4 @@ fn delimiter(text: Option<&str>, cx: &StepContext<'_>) -> Result<TextDelimiter, 
                 )
             }),
     }
-}
-
-/// The aggregation strategy called `name`: a built-in, else a context resource of type
-/// [`SharedStrategy`].
-pub(super) fn strategy(
-    name: &str,
-    at: &str,
-    cx: &StepContext<'_>,
-) -> Result<SharedStrategy, RouteError> {
-    if let Some(s) = builtin(name) {
-        return Ok(s);
-    }
-    let reference = name
-        .trim()
-        .trim_start_matches("#bean:")
-        .trim_start_matches('#');
-    if let Some(resource) = cx.registry.resource(reference) {
-        return resource
-            .downcast::<SharedStrategy>()
-            .map(|s| (*s).clone())
-            .map_err(|_| {
-                cx.error_at(
-                    at,
-                    RouteErrorKind::InvalidValue(format!(
-                        "the resource `{reference}` is not an aggregation strategy (register an `Arc<dyn AggregationStrategy>`)"
-                    )),
-                )
-            });
-    }
-    Err(cx.error_at(
-        at,
-        RouteErrorKind::InvalidValue(format!(
-            "unknown aggregation strategy `{name}`{} (built-in: {}, or a strategy registered as a context resource)",
-            camel_api::suggest::nearest(name, BUILTIN_NAMES.iter().copied())
-                .map(|s| format!(", did you mean `{s}`?"))
-                .unwrap_or_default(),
-            BUILTIN_NAMES.join(", ")
-        )),
-    ))
 }
