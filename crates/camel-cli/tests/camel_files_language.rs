@@ -226,6 +226,7 @@ fn functions_inside_quoted_literals_are_filled_in() {
                 - log: "other ${body}"
         - setBody: {simple: "'${date:now:yyyy'-'MM}'"}
         - log: "stamp ${body}"
+        - log: "${concat('tick-${header.CamelTimerCounter}','!')}"
 "#,
         "2",
     );
@@ -233,6 +234,7 @@ fn functions_inside_quoted_literals_are_filled_in() {
     assert!(log.contains("matched ping-2"), "{log}");
     assert!(!log.contains("matched ping-1"), "{log}");
     assert!(log.contains("stamp '2"), "{log}");
+    assert!(log.contains("tick-1!") && log.contains("tick-2!"), "{log}");
     assert!(!log.contains("${date"), "{log}");
 }
 
