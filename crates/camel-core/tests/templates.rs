@@ -330,3 +330,28 @@ spec:
         "{err}"
     );
 }
+
+#[test]
+fn a_pipe_configures_its_kamelets_through_properties_by_role() {
+    let pipe = "\
+apiVersion: camel.apache.org/v1
+kind: Pipe
+metadata:
+  name: configured
+spec:
+  integration:
+    configuration:
+      - type: property
+        value: camel.kamelet.timer-source.source.message=from the pipe
+      - type: property
+        value: camel.kamelet.log-sink.loggerName=configured
+  source:
+    ref: {kind: Kamelet, name: timer-source}
+  sink:
+    ref: {kind: Kamelet, name: log-sink}
+";
+    let routes = load(pipe);
+    let text = serde_json::to_string(&routes).unwrap();
+    assert!(text.contains("from the pipe"), "{text}");
+    assert!(text.contains("log:configured"), "{text}");
+}

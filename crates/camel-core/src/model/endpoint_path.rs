@@ -74,7 +74,13 @@ pub fn camel_form(def: &EndpointDefinition) -> EndpointDefinition {
         Some((s, p)) => (s.trim().to_string(), p.to_string()),
         None => (head.trim().to_string(), String::new()),
     };
-    let mut uri = head.clone();
+    // `uri: docling` (the scheme alone, as Kaoto writes it) names the component even when
+    // no path follows, so the error is about the component or its path, not the scheme.
+    let mut uri = if head.contains(':') || head.trim().is_empty() {
+        head.clone()
+    } else {
+        format!("{scheme}:")
+    };
     if path.is_empty() {
         if let Some((_, names, separator)) = PATHS.iter().find(|(s, _, _)| *s == scheme) {
             let parts: Vec<String> = names

@@ -60,6 +60,9 @@ impl Load {
 pub(super) struct Use {
     name: String,
     route_id: Option<String>,
+    /// The id `camel.kamelet.NAME.ID.PARAM` properties use: the route id given, or the
+    /// role in a Pipe (`source`, `sink`, `action-N`).
+    local: Option<String>,
     given: Map<String, Json>,
     /// Used by `from` (a source) rather than `to`.
     consumer: bool,
@@ -78,6 +81,17 @@ struct Wiring<'a> {
     direct: &'a str,
 }
 
+/// Local ids of Pipe endpoints, by pointer.
+type Locals = std::collections::HashMap<String, String>;
+
+/// What a walk over a document or a copy carries.
+struct Walk<'w, 'e> {
+    wiring: Option<&'w Wiring<'w>>,
+    locals: &'w Locals,
+    uses: &'w mut Vec<Use>,
+    errors: &'e mut Vec<RouteError>,
+}
+
 /// Keys whose text value is an endpoint URI (snake_case).
 const ENDPOINT_KEYS: &[&str] = &["to", "to_d", "wire_tap", "dead_letter_uri", "from"];
 
@@ -86,24 +100,34 @@ impl Reader {
     /// returns the uses, to instantiate once the document is read. A Pipe's `ref`s are
     /// first written as `kamelet:` URIs.
     pub(super) fn find_uses(&self, value: &mut Json, errors: &mut Vec<RouteError>) -> Vec<Use> {
+        let mut locals = Locals::new();
         if let Json::Object(map) = value {
             let kind = map.get("kind").and_then(Json::as_str).unwrap_or_default();
             if matches!(kind, "Pipe" | "KameletBinding") {
                 if let Some(Json::Object(spec)) = map.get_mut("spec") {
-                    self.pipe_refs(spec);
+                    locals = self.pipe_refs(spec);
                 }
             }
         }
         let mut uses = Vec::new();
-        self.walk_uses(value, "", "", None, &mut uses, errors);
+        let mut walk = Walk {
+            wiring: None,
+            locals: &locals,
+            uses: &mut uses,
+            errors,
+        };
+        self.walk_uses(value, "", "", &mut walk);
         uses
     }
 
     /// `ref: {kind: Kamelet, name}` + `properties` → `uri: kamelet:NAME` + `properties`.
-    fn pipe_refs(&self, spec: &mut Map<String, Json>) {
+    /// Returns the local id of each Kamelet use made (`source`, `sink`, `action-N`, as
+    /// Camel K names them in `camel.kamelet.NAME.ID.PARAM` properties), by pointer.
+    fn pipe_refs(&self, spec: &mut Map<String, Json>) -> Locals {
+        let mut locals = Locals::new();
         // Other references (a Knative broker, a Strimzi topic) are left for the Pipe's
         // reader, which refuses them.
-        let one = |endpoint: &mut Json| {
+        let mut one = |endpoint: &mut Json, pointer: String, local: String| {
             let Json::Object(map) = endpoint else { return };
             let name = match map.get("ref") {
                 Some(r) if r.get("kind").and_then(Json::as_str) == Some("Kamelet") => {
@@ -116,28 +140,22 @@ impl Reader {
             };
             map.remove("ref");
             map.insert("uri".into(), Json::String(format!("kamelet:{name}")));
+            locals.insert(pointer, local);
         };
         for key in ["source", "sink"] {
             if let Some(endpoint) = spec.get_mut(key) {
-                one(endpoint);
+                one(endpoint, format!("/spec/{key}"), key.to_string());
             }
         }
         if let Some(Json::Array(steps)) = spec.get_mut("steps") {
-            for step in steps.iter_mut() {
-                one(step);
+            for (i, step) in steps.iter_mut().enumerate() {
+                one(step, format!("/spec/steps/{i}"), format!("action-{i}"));
             }
         }
+        locals
     }
 
-    fn walk_uses(
-        &self,
-        value: &mut Json,
-        pointer: &str,
-        parent: &str,
-        wiring: Option<&Wiring<'_>>,
-        uses: &mut Vec<Use>,
-        errors: &mut Vec<RouteError>,
-    ) {
+    fn walk_uses(&self, value: &mut Json, pointer: &str, parent: &str, walk: &mut Walk<'_, '_>) {
         match value {
             Json::Object(map) => {
                 let uri_key = map
@@ -160,9 +178,8 @@ impl Reader {
                         format!("{pointer}/{key}")
                     };
                     let uri = map.get(&key).and_then(Json::as_str).unwrap_or_default();
-                    if let Some(direct) =
-                        self.one_use(uri, given, consumer, &at, wiring, uses, errors)
-                    {
+                    let local = walk.locals.get(pointer).cloned();
+                    if let Some(direct) = self.one_use(uri, given, consumer, &at, local, walk) {
                         map.insert(key, Json::String(direct));
                     }
                 }
@@ -172,7 +189,7 @@ impl Reader {
                     if is_kamelet(v) && ENDPOINT_KEYS.contains(&snake.as_str()) {
                         let uri = v.as_str().unwrap_or_default().to_string();
                         if snake == "to_d" && uri.contains("${") {
-                            errors.push(
+                            walk.errors.push(
                                 self.error(
                                     RouteErrorKind::InvalidValue(
                                         "`toD` to a Kamelet is not supported: a Kamelet is \
@@ -187,19 +204,19 @@ impl Reader {
                         }
                         let consumer = snake == "from";
                         if let Some(direct) =
-                            self.one_use(&uri, Map::new(), consumer, &at, wiring, uses, errors)
+                            self.one_use(&uri, Map::new(), consumer, &at, None, walk)
                         {
                             *v = Json::String(direct);
                         }
                         continue;
                     }
-                    self.walk_uses(v, &at, &snake, wiring, uses, errors);
+                    self.walk_uses(v, &at, &snake, walk);
                 }
             }
             Json::Array(items) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let at = format!("{pointer}/{i}");
-                    self.walk_uses(item, &at, parent, wiring, uses, errors);
+                    self.walk_uses(item, &at, parent, walk);
                 }
             }
             _ => {}
@@ -207,17 +224,16 @@ impl Reader {
     }
 
     /// One `kamelet:` URI: the `direct:` URI that replaces it, or `None` after an error.
-    #[allow(clippy::too_many_arguments)]
     fn one_use(
         &self,
         uri: &str,
         mut given: Map<String, Json>,
         consumer: bool,
         pointer: &str,
-        wiring: Option<&Wiring<'_>>,
-        uses: &mut Vec<Use>,
-        errors: &mut Vec<RouteError>,
+        local: Option<String>,
+        walk: &mut Walk<'_, '_>,
     ) -> Option<String> {
+        let wiring = walk.wiring;
         let rest = uri.strip_prefix("kamelet:").unwrap_or(uri);
         let rest = rest.strip_prefix("//").unwrap_or(rest);
         let (path, query) = match rest.split_once('?') {
@@ -238,6 +254,7 @@ impl Reader {
                 );
             }
         }
+        let errors = &mut *walk.errors;
         let fail = |errors: &mut Vec<RouteError>, message: String| {
             errors.push(self.error(RouteErrorKind::InvalidValue(message), pointer));
             None
@@ -284,8 +301,9 @@ impl Reader {
             _ => {
                 let n = self.load.next();
                 let direct = format!("direct:camel.kamelet.{name}.{n}");
-                uses.push(Use {
+                walk.uses.push(Use {
                     name: name.to_string(),
+                    local: local.or_else(|| route_id.clone()),
                     route_id,
                     given,
                     consumer,
@@ -328,7 +346,9 @@ impl Reader {
                 consumer: one.consumer,
                 direct: &one.direct,
             };
-            let (r, e) = self.instance(template, one.given, id, Some(&wiring), &one.pointer);
+            let local = one.local.clone().unwrap_or_else(|| id.clone());
+            let (r, e) =
+                self.instance(template, one.given, id, &local, Some(&wiring), &one.pointer);
             routes.extend(r);
             errors.extend(e);
         }
@@ -424,7 +444,8 @@ impl Reader {
             return (Vec::new(), errors);
         }
         let id = route_id.unwrap_or_else(|| format!("{reference}-{}", self.load.next()));
-        self.instance(template, given, id, None, pointer)
+        let local = id.clone();
+        self.instance(template, given, id, &local, None, pointer)
     }
 
     /// A copy of `template` bound with `given`, read as route `id` in the template's file.
@@ -433,6 +454,7 @@ impl Reader {
         template: &Template,
         given: Map<String, Json>,
         id: String,
+        local: &str,
         wiring: Option<&Wiring<'_>>,
         use_pointer: &str,
     ) -> Loaded {
@@ -456,7 +478,7 @@ impl Reader {
             ));
             return (Vec::new(), errors);
         }
-        let bound = match templates::bind(template, given, &id, &self.load.properties) {
+        let bound = match templates::bind(template, given, local, &self.load.properties) {
             Ok(b) => b,
             Err(messages) => {
                 errors.extend(messages.into_iter().map(|m| {
@@ -538,7 +560,14 @@ impl Reader {
         errors: &mut Vec<RouteError>,
     ) -> Vec<Use> {
         let mut uses = Vec::new();
-        self.walk_uses(body, pointer, "", wiring, &mut uses, errors);
+        let locals = Locals::new();
+        let mut walk = Walk {
+            wiring,
+            locals: &locals,
+            uses: &mut uses,
+            errors,
+        };
+        self.walk_uses(body, pointer, "", &mut walk);
         uses
     }
 

@@ -141,10 +141,10 @@ pub fn load_with_kamelets(
         let file: Arc<str> = (*file).into();
         match node::parse_all(text) {
             Ok(docs) => {
-                let docs: Vec<(Json, PositionIndex)> =
-                    docs.into_iter()
-                        .map(|d| (d.value, Arc::new(d.positions)))
-                        .collect();
+                let docs: Vec<(Json, PositionIndex)> = docs
+                    .into_iter()
+                    .map(|d| (d.value, Arc::new(d.positions)))
+                    .collect();
                 parsed.push((file, docs));
             }
             Err(e) => errors.push(RouteError::new(RouteErrorKind::Syntax(e.message)).at(Some(
@@ -161,7 +161,13 @@ pub fn load_with_kamelets(
             collect_templates(value, file, positions, &mut library, &mut errors);
         }
     }
-    let load = super::expand::Load::new(library, properties);
+    let mut properties = properties.clone();
+    for (_, docs) in &parsed {
+        for (value, _) in docs {
+            resource_properties(value, &mut properties);
+        }
+    }
+    let load = super::expand::Load::new(library, &properties);
     let mut set = ContextSet::default();
     let mut routes = Vec::new();
     for (file, docs) in parsed {
@@ -195,11 +201,58 @@ fn collect_kamelet(
     };
     match reader.kamelet(map) {
         Ok(template) => {
+            // A folder's Kamelet that needs Java beans cannot run here: the built-in one of
+            // its name, written for camel-rs, stays (ADR 0116).
+            let builtin = library
+                .kamelets
+                .get(&template.name)
+                .is_some_and(|t| t.file.starts_with("builtin:"));
+            if errors.is_none() && builtin && !template.refused.is_empty() {
+                tracing::debug!(
+                    kamelet = %template.name,
+                    file = %template.file,
+                    "this Kamelet builds Java beans: the built-in one of its name is used"
+                );
+                return;
+            }
             library.kamelets.insert(template.name.clone(), template);
         }
         Err(e) => {
             if let Some(errors) = errors {
                 errors.extend(e);
+            }
+        }
+    }
+}
+
+/// The properties a Camel K resource configures for itself
+/// (`spec.integration.configuration` of a Pipe, `spec.configuration` of an
+/// Integration: `{type: property, value: "key=value"}`), added to `properties` where the
+/// command line has not set the key.
+fn resource_properties(value: &Json, properties: &mut Properties) {
+    let Some(spec) = value.get("spec") else {
+        return;
+    };
+    let lists = [
+        spec.get("integration").and_then(|i| i.get("configuration")),
+        spec.get("configuration"),
+    ];
+    for entry in lists
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_array)
+        .flatten()
+    {
+        if entry.get("type").and_then(Json::as_str) != Some("property") {
+            continue;
+        }
+        if let Some((key, v)) = entry
+            .get("value")
+            .and_then(Json::as_str)
+            .and_then(|v| v.split_once('='))
+        {
+            if properties.get(key.trim()).is_none() {
+                properties.set(key.trim(), v);
             }
         }
     }
