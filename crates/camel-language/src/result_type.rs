@@ -99,6 +99,11 @@ impl ResultType {
     /// Converts `value`; null stays null. The error says what could not be converted.
     pub(crate) fn convert(self, value: Value) -> Result<Value, String> {
         let fail = |v: &Value| format!("cannot convert {} to {}", describe(v), self.name());
+        // A JSON scalar is read as the value it is (a number, a text…).
+        let value = match value {
+            Value::Json(j) if !j.is_array() && !j.is_object() => Value::from_json((*j).clone()),
+            other => other,
+        };
         Ok(match (self, value) {
             (_, Value::Null) => Value::Null,
             (ResultType::Text, Value::Text(t)) => Value::Text(t),
@@ -213,5 +218,9 @@ mod tests {
         assert_eq!(e, r#"cannot convert the text "x\ny" to Integer"#);
         assert!(c(Map, Value::from_json(json!([1]))).is_err());
         assert!(c(Boolean, Value::Int(1)).is_err());
+        assert_eq!(
+            c(Integer, Value::Json(Arc::new(json!(3)))),
+            Ok(Value::Int(3))
+        );
     }
 }
