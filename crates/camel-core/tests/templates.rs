@@ -355,3 +355,26 @@ spec:
     assert!(text.contains("from the pipe"), "{text}");
     assert!(text.contains("log:configured"), "{text}");
 }
+
+#[tokio::test]
+async fn the_kamelet_step_and_kaoto_s_template_id_spelling() {
+    let text = "\
+- from:
+    uri: direct:in
+    steps:
+      - kamelet:
+          name: set-body-action?value=one
+      - kamelet:
+          name: insert-header-action
+          parameters:
+            name: was
+            value: ${body}
+      - to:
+          uri: kamelet
+          parameters:
+            templateId: set-body-action
+            value: two after ${header.was}
+";
+    let out = request(load(text), "direct:in", "x").await;
+    assert_eq!(out.message.body.as_text().unwrap(), "two after one");
+}

@@ -158,6 +158,7 @@ impl Reader {
     fn walk_uses(&self, value: &mut Json, pointer: &str, parent: &str, walk: &mut Walk<'_, '_>) {
         match value {
             Json::Object(map) => {
+                kaoto_form(map);
                 let uri_key = map
                     .iter()
                     .find(|(k, v)| to_snake_case(k) == "uri" && is_kamelet(v))
@@ -575,6 +576,60 @@ impl Reader {
         self.locate_pointer(pointer)
             .map(|l| l.to_string())
             .unwrap_or_else(|| pointer.to_string())
+    }
+}
+
+/// Camel's other spellings of a Kamelet use, made `uri: kamelet:NAME`: Kaoto's
+/// `uri: kamelet` with `parameters.templateId` (and `routeId`), and the `kamelet` step
+/// (`- kamelet: {name: "NAME?p=v", parameters: {…}}`, or `- kamelet: NAME`).
+fn kaoto_form(map: &mut Map<String, Json>) {
+    if let Some(key) = map
+        .keys()
+        .find(|k| to_snake_case(k) == "uri" && map[*k].as_str() == Some("kamelet"))
+        .cloned()
+    {
+        let Some(Json::Object(params)) = map.get_mut("parameters") else {
+            return;
+        };
+        let Some(name) = params
+            .remove("templateId")
+            .and_then(|v| v.as_str().map(str::to_string))
+        else {
+            return;
+        };
+        let route = params
+            .remove("routeId")
+            .and_then(|v| v.as_str().map(|r| format!("/{r}")))
+            .unwrap_or_default();
+        map.insert(key, Json::String(format!("kamelet:{name}{route}")));
+        return;
+    }
+    if map.len() == 1 {
+        let Some(step) = map.remove("kamelet") else {
+            return;
+        };
+        let replacement = match step {
+            Json::String(name) => Json::String(format!("kamelet:{name}")),
+            Json::Object(mut m) => {
+                let name = m
+                    .remove("name")
+                    .and_then(|v| v.as_str().map(str::to_string));
+                let mut to = Map::new();
+                to.insert(
+                    "uri".into(),
+                    Json::String(format!("kamelet:{}", name.unwrap_or_default())),
+                );
+                if let Some(p) = m.remove("parameters") {
+                    to.insert("parameters".into(), p);
+                }
+                Json::Object(to)
+            }
+            other => {
+                map.insert("kamelet".into(), other);
+                return;
+            }
+        };
+        map.insert("to".into(), replacement);
     }
 }
 
