@@ -1,11 +1,13 @@
 //! The `jsonpath` language (RFC 9535 JSONPath, through `serde_json_path`), evaluated on
 //! the message body.
 //!
-//! A JSON body is queried in place; text or bytes are parsed as JSON first. One match
-//! yields that value with its JSON type (a number stays a number), several yield a JSON
-//! array of them, none is an error unless the expression suppresses exceptions (then it
-//! yields null). As a predicate, a query holds when it matches something (a single
-//! boolean match holds when it is `true`).
+//! A JSON body is queried in place; text or bytes are parsed as JSON first. A definite
+//! path (names and single indexes: `$.order.id`, `$.items[0]`) yields the value it names
+//! with its JSON type (a number stays a number), and no match is an error unless the
+//! expression suppresses exceptions (then it yields null). Any other path (a wildcard,
+//! filter, slice, list of selectors or `..`) yields a JSON array of its matches, empty
+//! when there is none — as camel-jsonpath (Jayway) does. As a predicate, a query holds
+//! when it matches something (a single boolean match holds when it is `true`).
 //!
 //! Camel's options: `suppress_exceptions`; `write_as_string` (each element of a list
 //! result, each value of a map result, or a single result becomes its JSON text, as
@@ -63,6 +65,7 @@ fn compile(text: &str, suppress_exceptions: bool) -> Result<JsonPathExpression, 
         suppress_exceptions,
         shape: Shape::default(),
         source: None,
+        definite: is_definite(text),
     })
 }
 
@@ -131,6 +134,37 @@ struct JsonPathExpression {
     shape: Shape,
     /// Camel's `source` / `headerName`: the document instead of the body.
     source: Option<Source>,
+    /// The path names at most one node ([`is_definite`]).
+    definite: bool,
+}
+
+/// Whether a path names at most one node — Jayway's "definite path", which
+/// camel-jsonpath runs on: names and single indexes only, no wildcard, filter, slice,
+/// list of selectors or descendant segment. Any other path yields a list, whatever it
+/// matched (one node, or none: an empty list, not an error).
+fn is_definite(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'\'' | b'"') => {
+                // A quoted name: skip to its closing quote (a backslash escapes).
+                i += 1;
+                while i < bytes.len() && bytes[i] != q {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'.' if bytes.get(i + 1) == Some(&b'.') => return false,
+            b'*' | b'?' => return false,
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b',' | b':' if depth > 0 => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
 }
 
 impl JsonPathExpression {
@@ -180,6 +214,12 @@ impl JsonPathExpression {
             Err(e) => return Err(e),
         };
         let nodes = self.path.query(&document).all();
+        if !self.definite {
+            // Camel's list for a path that may name several nodes, even one or none.
+            return Ok(Value::Json(Arc::new(serde_json::Value::Array(
+                nodes.iter().map(|v| (*v).clone()).collect(),
+            ))));
+        }
         match nodes.as_slice() {
             [] if self.suppress_exceptions => Ok(Value::Null),
             [] => Err(self.failure("no match in the body")),
@@ -306,6 +346,20 @@ mod tests {
             .evaluate(&ex)
             .unwrap();
         assert_eq!(item.to_json(), json!({"sku": "b", "qty": 5}));
+    }
+
+    #[test]
+    fn a_path_that_may_name_several_nodes_is_always_a_list() {
+        let ex = order();
+        let value = |t: &str| jsonpath(t, false).unwrap().evaluate(&ex).unwrap().to_json();
+        assert_eq!(value("$.items[?@.qty > 3].sku"), json!(["b"]));
+        assert_eq!(value("$.items[?@.qty > 9]"), json!([]));
+        assert_eq!(value("$..sku"), json!(["a", "b"]));
+        assert_eq!(value("$.items[0:1].qty"), json!([2]));
+        assert_eq!(value("$['items'][1]['sku']"), json!("b"));
+        assert!(is_definite("$.a['x,y:*?'][0]"));
+        assert!(!is_definite("$.a[0,1]"));
+        assert!(!is_definite("$.a.*"));
     }
 
     #[test]
