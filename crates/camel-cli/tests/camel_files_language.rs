@@ -153,6 +153,10 @@ fn jq_and_jsonpath_options() {
             name: who
             jq: {expression: ".who", source: "header:doc"}
         - setHeader:
+            name: bs
+            jsonpath: "$.tags[?(@ == 'b')]"
+        - log: "filtered ${header.bs} ${kindOfType(${header.bs})}"
+        - setHeader:
             name: who2
             jsonpath: {expression: "$.who", headerName: doc}
         - log: "jq=${header.idText} ${kindOfType(${header.idText})} missing=[${header.missing}] tags=${header.tags} count=${kindOfType(${header.count})} v=${kindOfType(${header.v})} who=${header.who}/${header.who2}"
@@ -166,6 +170,8 @@ fn jq_and_jsonpath_options() {
     // A jsonpath result keeps its JSON type.
     assert!(log.contains("v=number"), "{log}");
     assert!(log.contains("who=ann/ann"), "{log}");
+    // A filter yields a list even of one match, as Camel's.
+    assert!(log.contains(r#"filtered ["b"] array"#), "{log}");
     let (ok, all) = validate(
         r#"
 - route:
