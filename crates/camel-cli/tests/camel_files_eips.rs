@@ -410,3 +410,37 @@ fn aggregation_strategies_by_camel_class_and_by_reference() {
         "{all}"
     );
 }
+
+#[test]
+fn circuit_breaker_sets_camel_4_response_properties() {
+    let log = run(
+        r#"
+- route:
+    from:
+      uri: timer:breaker
+      parameters: {repeatCount: 2}
+      steps:
+        - circuitBreaker:
+            resilience4jConfiguration:
+              slidingWindowSize: "10"
+              minimumNumberOfCalls: "10"
+            steps:
+              - choice:
+                  when:
+                    - simple: "${header.CamelTimerCounter} == 2"
+                      steps:
+                        - throwException: {exceptionType: java.io.IOException, message: down}
+            onFallback:
+              steps:
+                - log: "fallback ${exchangeProperty.CamelCircuitBreakerResponseFromFallback} short ${exchangeProperty.CamelCircuitBreakerResponseShortCircuited}"
+        - log: "after ${header.CamelTimerCounter}: ok=${exchangeProperty.CamelCircuitBreakerResponseSuccessfulExecution} rejected=${exchangeProperty.CamelCircuitBreakerResponseRejected} timedOut=${exchangeProperty.CamelCircuitBreakerResponseTimedOut}"
+"#,
+        "2",
+    );
+    assert!(
+        log.contains("after 1: ok=true rejected=false timedOut=false"),
+        "{log}"
+    );
+    assert!(log.contains("fallback true short true"), "{log}");
+    assert!(log.contains("after 2: ok=false rejected=false"), "{log}");
+}

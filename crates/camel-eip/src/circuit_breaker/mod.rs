@@ -9,8 +9,12 @@
 //! trial calls (half open); they close the circuit again or reopen it. The decision is a
 //! pure type ([`state`]) beside one lock that is never held across an await.
 //!
-//! Every exchange leaves with the properties [`RESPONSE_SUCCESSFUL_EXECUTION`],
-//! [`RESPONSE_FROM_FALLBACK`], [`RESPONSE_SHORT_CIRCUITED`] and [`RESPONSE_TIMED_OUT`].
+//! Every exchange that leaves carries Camel 4's properties
+//! [`CIRCUIT_BREAKER_SUCCESSFUL_EXECUTION`], [`CIRCUIT_BREAKER_FROM_FALLBACK`],
+//! [`CIRCUIT_BREAKER_SHORT_CIRCUITED`], [`CIRCUIT_BREAKER_TIMED_OUT`] and
+//! [`CIRCUIT_BREAKER_REJECTED`], set as Camel sets them (a fallback counts as short
+//! circuited; a refused call is short circuited and rejected), and the same first four
+//! under Camel 3's names ([`RESPONSE_SUCCESSFUL_EXECUTION`], …) for files written for it.
 //! The fallback sees the exchange as it entered the breaker, with the error readable as
 //! `${exception…}`. The state is the gauge [`STATE_METRIC`]`{route, id}` (0 closed,
 //! 1 open, 2 half open).
@@ -46,13 +50,25 @@ pub mod state;
 pub use service::{BreakerSettings, CircuitBreaker, CircuitBreakerLayer};
 pub use state::{CircuitState, Thresholds, WindowKind};
 
-/// Property: true when the protected steps ran and succeeded.
+/// Property (Camel 4): true when the protected steps ran and succeeded.
+pub const CIRCUIT_BREAKER_SUCCESSFUL_EXECUTION: &str =
+    "CamelCircuitBreakerResponseSuccessfulExecution";
+/// Property (Camel 4): true when the result came from the fallback.
+pub const CIRCUIT_BREAKER_FROM_FALLBACK: &str = "CamelCircuitBreakerResponseFromFallback";
+/// Property (Camel 4): true when the protected steps did not give the result (the open
+/// circuit refused the call, or the fallback took over).
+pub const CIRCUIT_BREAKER_SHORT_CIRCUITED: &str = "CamelCircuitBreakerResponseShortCircuited";
+/// Property (Camel 4): true when the protected steps ran past the timeout.
+pub const CIRCUIT_BREAKER_TIMED_OUT: &str = "CamelCircuitBreakerResponseTimedOut";
+/// Property (Camel 4): true when the open (or half open and full) circuit refused the call.
+pub const CIRCUIT_BREAKER_REJECTED: &str = "CamelCircuitBreakerResponseRejected";
+/// Property (Camel 3's name): true when the protected steps ran and succeeded.
 pub const RESPONSE_SUCCESSFUL_EXECUTION: &str = "CamelResponseSuccessfulExecution";
-/// Property: true when the result came from the fallback.
+/// Property (Camel 3's name): true when the result came from the fallback.
 pub const RESPONSE_FROM_FALLBACK: &str = "CamelResponseFromFallback";
-/// Property: true when the open circuit refused the call.
+/// Property (Camel 3's name): true when the open circuit refused the call.
 pub const RESPONSE_SHORT_CIRCUITED: &str = "CamelResponseShortCircuited";
-/// Property: true when the protected steps ran past the timeout.
+/// Property (Camel 3's name): true when the protected steps ran past the timeout.
 pub const RESPONSE_TIMED_OUT: &str = "CamelResponseTimedOut";
 /// The gauge of each breaker's state, labelled `route` and `id`.
 pub const STATE_METRIC: &str = "camel_circuit_breaker_state";

@@ -12,8 +12,9 @@ use tower::{Layer, Service};
 
 use super::state::{Circuit, CircuitState, Outcome, Refused, Thresholds};
 use super::{
-    RESPONSE_FROM_FALLBACK, RESPONSE_SHORT_CIRCUITED, RESPONSE_SUCCESSFUL_EXECUTION,
-    RESPONSE_TIMED_OUT,
+    CIRCUIT_BREAKER_FROM_FALLBACK, CIRCUIT_BREAKER_REJECTED, CIRCUIT_BREAKER_SHORT_CIRCUITED,
+    CIRCUIT_BREAKER_SUCCESSFUL_EXECUTION, CIRCUIT_BREAKER_TIMED_OUT, RESPONSE_FROM_FALLBACK,
+    RESPONSE_SHORT_CIRCUITED, RESPONSE_SUCCESSFUL_EXECUTION, RESPONSE_TIMED_OUT,
 };
 use crate::layer::EipFuture;
 
@@ -113,11 +114,11 @@ impl Shared {
             self.with_circuit(|c| c.record(generation, outcome, Instant::now()));
             match (result, saved) {
                 (Ok(mut ex), _) => {
-                    mark(&mut ex, true, false, false, false);
+                    mark(&mut ex, Marks::default().success());
                     Ok(ex)
                 }
                 (Err(e), Some(mut ex)) => {
-                    mark(&mut ex, false, true, false, timed_out);
+                    mark(&mut ex, Marks::default().fallback().timed_out(timed_out));
                     self.run_fallback(ex, e).await
                 }
                 (Err(e), None) => Err(e),
@@ -127,7 +128,8 @@ impl Shared {
 
     fn refused(self: Arc<Self>, mut ex: Exchange) -> ProcessorFuture {
         let fallback = self.fallback.is_some();
-        mark(&mut ex, false, fallback, true, false);
+        let marks = Marks::default().rejected();
+        mark(&mut ex, if fallback { marks.fallback() } else { marks });
         if fallback {
             let error = CamelError::user(
                 "CallNotPermittedException",
@@ -161,11 +163,54 @@ impl Shared {
     }
 }
 
-fn mark(ex: &mut Exchange, success: bool, fallback: bool, short: bool, timed_out: bool) {
-    ex.properties.insert(RESPONSE_SUCCESSFUL_EXECUTION, success);
-    ex.properties.insert(RESPONSE_FROM_FALLBACK, fallback);
-    ex.properties.insert(RESPONSE_SHORT_CIRCUITED, short);
-    ex.properties.insert(RESPONSE_TIMED_OUT, timed_out);
+/// How one exchange left the breaker, as the response properties say it.
+#[derive(Clone, Copy, Default)]
+struct Marks {
+    success: bool,
+    fallback: bool,
+    short_circuited: bool,
+    timed_out: bool,
+    rejected: bool,
+}
+
+impl Marks {
+    fn success(mut self) -> Self {
+        self.success = true;
+        self
+    }
+
+    /// The fallback gave the result: Camel counts that as short circuited too.
+    fn fallback(mut self) -> Self {
+        self.fallback = true;
+        self.short_circuited = true;
+        self
+    }
+
+    fn timed_out(mut self, yes: bool) -> Self {
+        self.timed_out = yes;
+        self
+    }
+
+    /// The circuit refused the call.
+    fn rejected(mut self) -> Self {
+        self.rejected = true;
+        self.short_circuited = true;
+        self
+    }
+}
+
+fn mark(ex: &mut Exchange, m: Marks) {
+    let p = &mut ex.properties;
+    p.insert(CIRCUIT_BREAKER_SUCCESSFUL_EXECUTION, m.success);
+    p.insert(CIRCUIT_BREAKER_FROM_FALLBACK, m.fallback);
+    p.insert(CIRCUIT_BREAKER_SHORT_CIRCUITED, m.short_circuited);
+    p.insert(CIRCUIT_BREAKER_TIMED_OUT, m.timed_out);
+    p.insert(CIRCUIT_BREAKER_REJECTED, m.rejected);
+    // Camel 3's names, as before: short circuited only when the circuit refused the call.
+    p.insert(RESPONSE_SUCCESSFUL_EXECUTION, m.success);
+    p.insert(RESPONSE_FROM_FALLBACK, m.fallback);
+    p.insert(RESPONSE_SHORT_CIRCUITED, m.rejected);
+    p.insert(RESPONSE_TIMED_OUT, m.timed_out);
 }
 
 /// A circuit breaker in front of `S` (the protected steps). Clones share one circuit.

@@ -218,3 +218,39 @@ async fn as_a_tower_layer_it_shares_one_circuit_and_passes_readiness() {
         .unwrap();
     assert!(flag(&out, RESPONSE_SHORT_CIRCUITED));
 }
+
+#[tokio::test(start_paused = true)]
+async fn camel_4_properties_say_how_each_exchange_left() {
+    let names = [
+        CIRCUIT_BREAKER_SUCCESSFUL_EXECUTION,
+        CIRCUIT_BREAKER_FROM_FALLBACK,
+        CIRCUIT_BREAKER_SHORT_CIRCUITED,
+        CIRCUIT_BREAKER_TIMED_OUT,
+        CIRCUIT_BREAKER_REJECTED,
+    ];
+    let flags = |ex: &Exchange| names.map(|n| flag(ex, n));
+    let down = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let with_fallback = CircuitBreaker::new(
+        settings(2, 30, 1),
+        Some(fallback()),
+        backend(down.clone(), calls.clone()),
+    )
+    .into_processor();
+    let ok = with_fallback.process(Exchange::new("x")).await.unwrap();
+    assert_eq!(flags(&ok), [true, false, false, false, false]);
+    down.store(true, Ordering::SeqCst);
+    let failed = with_fallback.process(Exchange::new("x")).await.unwrap();
+    assert_eq!(flags(&failed), [false, true, true, false, false]);
+    // The window (2 calls, one failed) is at 50 %: open; the next call is refused.
+    let refused = with_fallback.process(Exchange::new("x")).await.unwrap();
+    assert_eq!(flags(&refused), [false, true, true, false, true]);
+    assert!(flag(&refused, RESPONSE_SHORT_CIRCUITED));
+
+    let no_fallback = CircuitBreaker::new(settings(1, 30, 1), None, backend(down, calls));
+    let step = no_fallback.clone().into_processor();
+    assert!(step.process(Exchange::new("x")).await.is_err());
+    assert_eq!(no_fallback.state(), CircuitState::Open);
+    let refused = step.process(Exchange::new("x")).await.unwrap();
+    assert_eq!(flags(&refused), [false, false, true, false, true]);
+}
