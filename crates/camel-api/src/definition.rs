@@ -6,8 +6,10 @@
 //! has one `#[derive(Deserialize)]` configuration, a [`StepConfig`], which is the only
 //! parser of its options: the YAML DSL, the Rust builder and the compiler all go through
 //! it. Steps that take an expression embed an [`ExpressionDefinition`] through
-//! [`expression_config!`](crate::expression_config), which spells it the three ways
-//! Apache Camel does.
+//! [`expression_config!`](crate::expression_config), which spells it the ways Apache
+//! Camel does: a language key beside the options, the same under `expression:`, and the
+//! generic `language: {language: NAME, expression: …}` in either place. As in Camel, the
+//! text is trimmed when it is read unless `trim: false` ([`LanguageValue`]).
 //!
 //! ```
 //! use camel_api::definition::{ExpressionDefinition, StepDefinition};
