@@ -110,6 +110,13 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     });
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
+    // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
+    #[cfg(feature = "xml")]
+    {
+        ctx.add_component(Arc::new(camel_xml::XsltComponent));
+        ctx.registry()
+            .add_language("xpath", Arc::new(camel_xml::XPathLanguage));
+    }
     ctx
 }
 
@@ -128,6 +135,7 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
     if let Err(e) = ctx.validate(&routes).await {
         errors.extend(e.0);
     }
+    camel_core::error::drop_shadowed(&mut errors);
     if errors.is_empty() {
         println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
         ExitCode::SUCCESS

@@ -294,3 +294,80 @@ fn file_polls_on_a_quartz_cron_scheduler() {
         "{log}"
     );
 }
+
+#[cfg(feature = "xml")]
+#[test]
+fn xpath_and_xslt_on_an_xml_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let stylesheet = dir.path().join("summary.xsl");
+    std::fs::write(
+        &stylesheet,
+        r#"<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+  <xsl:template match="/order">
+    <summary id="{@id}"><xsl:value-of select="count(item)"/> items</summary>
+  </xsl:template>
+</xsl:stylesheet>"#,
+    )
+    .unwrap();
+    let file = route_file(
+        dir.path(),
+        "xml.camel.yaml",
+        &format!(
+            r#"- route:
+    from:
+      uri: once:order
+      parameters:
+        delay: 0
+        body: '<order id="7" vip="true"><item/><item/></order>'
+      steps:
+        - filter:
+            expression:
+              xpath: "/order[@vip = 'true']"
+            steps:
+              - setHeader:
+                  name: orderId
+                  expression:
+                    xpath:
+                      expression: /order/@id
+                      resultType: String
+              - to: xslt:file:{}
+              - log: 'order ${{header.orderId}} became ${{body}}'
+"#,
+            stylesheet.display()
+        ),
+    );
+    let out = camel(&["run", &file, "--max-messages", "1", "--max-seconds", "60"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    // The serialised result starts with its XML declaration, as a JAXP transform's does.
+    assert!(
+        log.contains(r#"order 7 became <?xml version="1.0" encoding="utf-8"?>\n<summary id="7">2 items</summary>"#),
+        "{log}"
+    );
+}
+
+#[cfg(feature = "xml")]
+#[test]
+fn a_stylesheet_that_does_not_compile_fails_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let stylesheet = dir.path().join("broken.xsl");
+    std::fs::write(&stylesheet, "<xsl:stylesheet").unwrap();
+    let file = route_file(
+        dir.path(),
+        "broken-xml.camel.yaml",
+        &format!(
+            "\
+- route:
+    from:
+      uri: stream:in
+      steps:
+        - to: xslt:{}
+",
+            stylesheet.display()
+        ),
+    );
+    let out = camel(&["validate", &file]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("broken.xsl"), "{log}");
+}
