@@ -444,3 +444,56 @@ fn circuit_breaker_sets_camel_4_response_properties() {
     assert!(log.contains("fallback true short true"), "{log}");
     assert!(log.contains("after 2: ok=false rejected=false"), "{log}");
 }
+
+/// The PostgreSQL the sql tests use (`CAMEL_TEST_PG_URL`), as a JDBC URL.
+fn pg_jdbc() -> String {
+    let url = std::env::var("CAMEL_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let rest = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+        .expect("CAMEL_TEST_PG_URL is a postgres:// URL");
+    format!("jdbc:postgresql://{rest}")
+}
+
+#[test]
+fn sql_with_camels_data_source_spellings_and_the_body_as_statement() {
+    let log = run(
+        &format!(
+            r#"
+- route:
+    from:
+      uri: timer:sql
+      parameters: {{repeatCount: 1}}
+      steps:
+        - setBody: {{constant: "select 41 + 1 as answer"}}
+        - to:
+            uri: sql:unused
+            parameters:
+              dataSource: "{jdbc}"
+              useMessageBodyForSql: "true"
+              outputType: SelectOne
+        - log: "answer ${{body}}"
+"#,
+            jdbc = pg_jdbc()
+        ),
+        "1",
+    );
+    // SelectOne of one column is the value itself, as in Camel.
+    assert!(log.contains("answer 42 "), "{log}");
+    let (ok, all) = validate(
+        r##"
+- from:
+    uri: direct:a
+    steps:
+      - to:
+          uri: "sql:select 1"
+          parameters: {dataSource: "#bean:missingDs"}
+"##,
+    );
+    assert!(!ok, "{all}");
+    assert!(
+        all.contains("`missingDs` is neither a database URL nor a context resource"),
+        "{all}"
+    );
+}

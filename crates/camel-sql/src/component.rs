@@ -18,6 +18,8 @@ pub const DATASOURCE_RESOURCE: &str = "sql.datasource";
 
 const PRODUCER_KEYS: &[&str] = &[
     "datasource",
+    "data_source",
+    "use_message_body_for_sql",
     "query",
     "output_type",
     "output_header",
@@ -68,8 +70,19 @@ impl SqlComponent {
     ) -> Result<Arc<SharedDatabase>, CamelError> {
         let (key, shown, source) = match named {
             Some(url) if is_url(&url) => from_url(url),
+            Some(url) if crate::jdbc::is_jdbc(&url) => {
+                let url = crate::jdbc::to_url(&url, None, None)
+                    .map_err(|why| CamelError::invalid_uri(uri, why))?;
+                from_url(url)
+            }
             Some(name) => {
-                let name = name.trim().trim_start_matches('#').to_string();
+                // Camel's references: `myDs`, `#myDs`, `#bean:myDs`.
+                let name = name.trim();
+                let name = name
+                    .strip_prefix("#bean:")
+                    .or_else(|| name.strip_prefix('#'))
+                    .unwrap_or(name)
+                    .to_string();
                 let resource = ctx.resource(&name).ok_or_else(|| {
                     CamelError::invalid_uri(
                         uri,
@@ -137,6 +150,11 @@ fn from_resource(
         return Ok((key, shown, Source::Ready(db)));
     }
     if let Some(url) = resource.downcast_ref::<String>() {
+        if crate::jdbc::is_jdbc(url) {
+            let url = crate::jdbc::to_url(url, None, None)
+                .map_err(|why| CamelError::invalid_uri(uri, why))?;
+            return Ok(from_url(url));
+        }
         return Ok(from_url(url.clone()));
     }
     Err(CamelError::invalid_uri(
@@ -182,9 +200,24 @@ impl Component for SqlComponent {
             }
             None => path,
         };
-        let mut stmt = statement(&raw, &query)?;
+        let body_is_sql = p.take_bool("use_message_body_for_sql")?.unwrap_or(false);
+        // With the body as the statement, the URI's own (Camel requires one) is unused.
+        let mut stmt = if body_is_sql && query.trim().is_empty() {
+            Statement::parse("")
+        } else {
+            statement(&raw, &query)?
+        };
         stmt.compile(|text| ctx.expression("simple", text))?;
-        let named = p.take_str("datasource");
+        // Camel spells it `dataSource`; both read the same.
+        let named = match (p.take_str("datasource"), p.take_str("data_source")) {
+            (Some(_), Some(_)) => {
+                return Err(CamelError::invalid_uri(
+                    raw,
+                    "the database is given twice: `datasource` and `dataSource`",
+                ))
+            }
+            (a, b) => a.or(b),
+        };
         let output_type =
             match p.take_choice("output_type", &["select_list", "select_one", "stream_list"])? {
                 Some("select_one") => OutputType::SelectOne,
@@ -212,6 +245,7 @@ impl Component for SqlComponent {
             batch: p.take_bool("batch")?.unwrap_or(false),
             noop: p.take_bool("noop")?.unwrap_or(false),
             separator,
+            body_is_sql,
         };
         let optional =
             |p: &mut camel_api::Parameters, name: &str| -> Result<Option<Statement>, CamelError> {

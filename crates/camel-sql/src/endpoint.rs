@@ -27,6 +27,9 @@ pub(crate) struct ProducerOptions {
     pub(crate) batch: bool,
     pub(crate) noop: bool,
     pub(crate) separator: char,
+    /// Camel's `useMessageBodyForSql`: the body is the statement (its `:#name`
+    /// parameters from the headers).
+    pub(crate) body_is_sql: bool,
 }
 
 #[derive(Debug)]
@@ -109,6 +112,14 @@ async fn produce(
     // Camel's `CamelSqlQuery` header replaces the endpoint's statement.
     let statement = match ex.header(headers::QUERY).and_then(|v| v.as_str()) {
         Some(text) => Arc::new(Statement::parse(text)),
+        None if options.body_is_sql => match ex.message.body.as_text() {
+            Some(text) if !text.trim().is_empty() => Arc::new(Statement::parse(&text)),
+            _ => {
+                return Err(SqlError::Body(
+                    "useMessageBodyForSql=true needs the statement as the body".into(),
+                ))
+            }
+        },
         None => statement.clone(),
     };
     let sets = if options.batch {

@@ -31,12 +31,14 @@ mod datasource;
 mod endpoint;
 mod error;
 mod exec;
+mod jdbc;
 mod query;
 mod transaction;
 
 pub use component::{SqlComponent, DATASOURCE_RESOURCE};
 pub use datasource::Database;
 pub use error::SqlError;
+pub use jdbc::datasource_from_properties;
 
 /// Header names, as Camel spells them.
 pub mod headers {
