@@ -102,11 +102,33 @@ impl Component for OnceComponent {
             })?,
         };
         let assignments = Assignments::take(&mut uri, ctx)?;
-        uri.parameters.finish(OPTIONS)?;
+        uri.parameters.finish(OPTIONS).map_err(prefixed_hint)?;
         Ok(Arc::new(OnceEndpoint {
             uri: raw,
             firing: Arc::new(Firing { delay, assignments }),
         }))
+    }
+}
+
+/// A prefixed option given in YAML `parameters` is only seen as unknown (the query is
+/// where its key's case survives): say where it goes instead.
+fn prefixed_hint(error: CamelError) -> CamelError {
+    match error {
+        CamelError::InvalidUri { uri, reason }
+            if ["`header.", "`exchange_property.", "`variable."]
+                .iter()
+                .any(|p| reason.contains(p)) =>
+        {
+            CamelError::invalid_uri(
+                uri,
+                format!(
+                    "{reason}; give `header.KEY`, `exchangeProperty.KEY` and `variable.KEY` in \
+                     the URI's query, or use the `headers`, `exchangeProperties` and `variables` \
+                     maps in `parameters`"
+                ),
+            )
+        }
+        other => other,
     }
 }
 
