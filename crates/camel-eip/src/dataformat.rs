@@ -904,6 +904,18 @@ mod tests {
     }
 
     #[test]
+    fn json_marshal_writes_a_json_number_as_a_number() {
+        // What `set_body: {jsonpath: "$.v"}` hands on once the body keeps the number as
+        // JSON (the text "1" is a JSON string, as Camel's Jackson writes a String).
+        let f = DataFormat::Json(DataFormat::json());
+        assert_eq!(
+            text(&marshal(&f, &Body::Json(Arc::new(json!(1)))).unwrap()),
+            "1"
+        );
+        assert_eq!(text(&marshal(&f, &Body::from("1")).unwrap()), r#""1""#);
+    }
+
+    #[test]
     fn json_use_list_asks_for_a_list() {
         let list = DataFormat::Json(DataFormat::json().use_list(true));
         let out = unmarshal(&list, &Body::from(r#"[{"a":1},{"a":2}]"#)).unwrap();
