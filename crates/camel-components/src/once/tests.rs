@@ -162,3 +162,23 @@ fn mistakes_are_named() {
         .producer()
         .is_err());
 }
+
+#[test]
+fn a_prefixed_key_in_parameters_is_pointed_to_where_it_works() {
+    let uri = EndpointUri::parse("once:x")
+        .unwrap()
+        .with_parameters([("header.orderId", "1".to_string())]);
+    let err = OnceComponent
+        .endpoint(uri, &FakeContext)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`headers`") && err.contains("URI's query"),
+        "{err}"
+    );
+    // Other unknown options keep the plain message.
+    let err = endpoint(&OnceComponent, "once:x?bdy=1")
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("URI's query"), "{err}");
+}
