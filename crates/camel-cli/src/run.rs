@@ -135,6 +135,7 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
     if let Err(e) = ctx.validate(&routes).await {
         errors.extend(e.0);
     }
+    camel_core::error::drop_shadowed(&mut errors);
     if errors.is_empty() {
         println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
         ExitCode::SUCCESS

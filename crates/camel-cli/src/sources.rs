@@ -5,9 +5,9 @@
 //! as `--properties` would, after `application.properties` beside the first route file),
 //! and the folder's other files (README, metadata, pictures, Java sources) are passed
 //! over with a note, as Camel JBang passes over what it cannot load. Kamelets are read
-//! from `--kamelets` folders, then from `*.kamelet.yaml` beside the route files, then from
-//! the route files themselves: a later definition of a name wins, and every one of them
-//! wins over the Kamelets built in.
+//! from `--kamelets` folders, then the built-in ones, then `*.kamelet.yaml` beside the
+//! route files, then the route files themselves: a later definition of a name wins
+//! (ADR 0116).
 
 use std::path::{Path, PathBuf};
 
@@ -87,12 +87,8 @@ pub(crate) struct KameletArgs {
     pub(crate) dirs: Vec<PathBuf>,
 }
 
-/// The texts of the Kamelet files of the `--kamelets` folders and beside the route files,
-/// lowest precedence first.
-pub(crate) fn kamelet_texts(
-    routes: &[PathBuf],
-    args: &KameletArgs,
-) -> Result<Vec<(String, String)>, String> {
+/// The texts of the Kamelet files of the `--kamelets` folders, in the order given.
+pub(crate) fn kamelet_texts(args: &KameletArgs) -> Result<Vec<(String, String)>, String> {
     let mut files = Vec::new();
     for dir in &args.dirs {
         if !dir.is_dir() {
@@ -104,21 +100,6 @@ pub(crate) fn kamelet_texts(
         kamelet_files(dir, &mut files);
         kamelet_files(&dir.join("kamelets"), &mut files);
     }
-    let mut beside: Vec<PathBuf> = Vec::new();
-    for route in routes {
-        let dir = route
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !beside.iter().any(|d| d == dir) {
-            beside.push(dir.to_path_buf());
-        }
-    }
-    for dir in &beside {
-        kamelet_files(dir, &mut files);
-    }
-    // A file given on the command line is read as a route file already.
-    files.retain(|f| !routes.iter().any(|r| same_file(r, f)));
     if files.len() > MAX_KAMELET_FILES {
         return Err(format!(
             "more than {MAX_KAMELET_FILES} Kamelet files in the --kamelets folders"
@@ -126,23 +107,52 @@ pub(crate) fn kamelet_texts(
     }
     let mut texts = Vec::new();
     for file in files {
-        // Only regular files of a sane size: a FIFO or a device named `x.kamelet.yaml`
-        // would block or never end.
-        let Ok(meta) = std::fs::metadata(&file) else {
-            continue;
-        };
-        if !meta.is_file() || meta.len() > MAX_KAMELET_FILE {
-            tracing::warn!(file = %file.display(), "not a regular Kamelet file of at most 4 MiB: passed over");
-            continue;
-        }
-        match std::fs::read_to_string(&file) {
-            Ok(text) => texts.push((text, file.display().to_string())),
-            Err(e) => {
-                tracing::warn!(file = %file.display(), error = %e, "cannot read this Kamelet file")
-            }
+        if let Some(text) = read_kamelet(&file) {
+            texts.push((text, file.display().to_string()));
         }
     }
     Ok(texts)
+}
+
+/// The `*.kamelet.yaml` files beside the route files that are not route files already:
+/// read with them, as the user's own Kamelets.
+pub(crate) fn beside(routes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for route in routes {
+        let dir = route
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dirs.iter().any(|d| d == dir) {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for dir in &dirs {
+        kamelet_files(dir, &mut files);
+    }
+    files.retain(|f| !routes.iter().any(|r| same_file(r, f)) && regular(f));
+    files
+}
+
+/// The text of a Kamelet file of a folder, unless it is not a regular file of a sane
+/// size: a FIFO or a device named `x.kamelet.yaml` would block or never end.
+fn read_kamelet(file: &Path) -> Option<String> {
+    if !regular(file) {
+        tracing::warn!(file = %file.display(), "not a regular Kamelet file of at most 4 MiB: passed over");
+        return None;
+    }
+    match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            tracing::warn!(file = %file.display(), error = %e, "cannot read this Kamelet file");
+            None
+        }
+    }
+}
+
+fn regular(file: &Path) -> bool {
+    std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() <= MAX_KAMELET_FILE)
 }
 
 /// The `*.kamelet.yaml` files directly in `dir`, sorted by name.
@@ -177,11 +187,14 @@ pub(crate) fn load_partial(
     files: &[PathBuf],
     args: &PropertyArgs,
 ) -> Result<(Vec<RouteDefinition>, Vec<RouteError>), String> {
-    let sources = sort(files);
+    let mut sources = sort(files);
     let properties = args.load_with(&sources.routes, &sources.properties)?;
-    let texts = kamelet_texts(&sources.routes, &args.kamelets)?;
+    let texts = kamelet_texts(&args.kamelets)?;
+    // Beside Kamelets first: a file named on the command line is read later and wins.
+    let mut routes = beside(&sources.routes);
+    routes.append(&mut sources.routes);
     Ok(camel_core::yaml::load_files_with_kamelets(
-        &sources.routes,
+        &routes,
         &texts,
         &properties,
     ))

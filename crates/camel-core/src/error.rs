@@ -86,6 +86,24 @@ pub enum RouteErrorKind {
     /// A lifecycle step failed to start or stop.
     #[error("{0}")]
     Lifecycle(CamelError),
+    /// A property placeholder that could not be resolved.
+    #[error(transparent)]
+    Property(crate::properties::PropertyError),
+}
+
+/// Drops the errors found at the place of an unresolved property placeholder: the
+/// placeholder's text stood there in place of its value, so what else was said about that
+/// value (not a number, no such component) follows from it. Keeps the order of the rest.
+pub fn drop_shadowed(errors: &mut Vec<RouteError>) {
+    let shadowing: Vec<Location> = errors
+        .iter()
+        .filter(|e| matches!(e.kind, RouteErrorKind::Property(_)))
+        .filter_map(|e| e.location.clone())
+        .collect();
+    errors.retain(|e| {
+        matches!(e.kind, RouteErrorKind::Property(_))
+            || e.location.as_ref().is_none_or(|l| !shadowing.contains(l))
+    });
 }
 
 fn hint(suggestion: &Option<String>, expected: &[String]) -> String {

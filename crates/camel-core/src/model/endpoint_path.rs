@@ -171,8 +171,9 @@ mod tests {
         let kept = form("seda:a", &[("name", "b")]);
         assert_eq!((kept.uri.as_str(), kept.parameters.len()), ("seda:a", 1));
         assert_eq!(form("kafka", &[("topic", "t")]).uri, "kafka:t");
-        // An unknown scheme is left as written.
-        assert_eq!(form("jms", &[("destinationName", "q")]).uri, "jms");
+        // An unknown scheme keeps its parameters and is named as a scheme, so the error
+        // says the component is missing rather than that the URI has no scheme.
+        assert_eq!(form("jms", &[("destinationName", "q")]).uri, "jms:");
     }
 
     #[test]

@@ -116,16 +116,19 @@ pub fn load_texts_partial_with(
 
 /// Like [`load_texts_partial_with`], with Kamelet definitions from `kamelets` (`(text,
 /// file name)`, e.g. the files of a `--kamelets` folder, in rising precedence): only their
-/// `kind: Kamelet` documents are read, and the errors of one are reported only when a
-/// route uses it. Kamelets in `texts` take precedence over them, and every one of them
-/// over the Kamelets built in.
+/// `kind: Kamelet` documents are read, and a broken one is dropped (its use then says no
+/// Kamelet has the name). The Kamelets built in take precedence over them, and Kamelets in
+/// `texts` over both.
 pub fn load_with_kamelets(
     texts: &[(&str, &str)],
     kamelets: &[(&str, &str)],
     properties: &Properties,
 ) -> (Vec<RouteDefinition>, Vec<RouteError>) {
     let mut errors = Vec::new();
-    let mut library = super::builtin::library();
+    // Folders first, then the built-in Kamelets over them: a catalog checkout adds the
+    // Kamelets camel-rs lacks, while a name camel-rs has keeps the one written for its
+    // components (ADR 0116). Files beside or named replace either.
+    let mut library = super::templates::Library::default();
     for (text, file) in kamelets {
         let file: Arc<str> = (*file).into();
         if let Ok(docs) = node::parse_all(text) {
@@ -134,6 +137,7 @@ pub fn load_with_kamelets(
             }
         }
     }
+    library.kamelets.extend(super::builtin::library().kamelets);
     // Every text parsed first, so a template may be used before (or away from) its
     // definition.
     let mut parsed = Vec::new();
@@ -176,6 +180,7 @@ pub fn load_with_kamelets(
         errors.extend(e);
     }
     errors.extend(set.apply(&mut routes));
+    crate::error::drop_shadowed(&mut errors);
     (routes, errors)
 }
 
@@ -201,20 +206,6 @@ fn collect_kamelet(
     };
     match reader.kamelet(map) {
         Ok(template) => {
-            // A folder's Kamelet that needs Java beans cannot run here: the built-in one of
-            // its name, written for camel-rs, stays (ADR 0116).
-            let builtin = library
-                .kamelets
-                .get(&template.name)
-                .is_some_and(|t| t.file.starts_with("builtin:"));
-            if errors.is_none() && builtin && !template.refused.is_empty() {
-                tracing::debug!(
-                    kamelet = %template.name,
-                    file = %template.file,
-                    "this Kamelet builds Java beans: the built-in one of its name is used"
-                );
-                return;
-            }
             library.kamelets.insert(template.name.clone(), template);
         }
         Err(e) => {
@@ -397,26 +388,37 @@ fn read_docs(
             &mut load.budget.borrow_mut(),
             &mut unresolved,
         );
-        if !unresolved.is_empty() {
-            let mut found: Vec<RouteError> = unresolved
-                .into_iter()
-                .map(|(e, pointer)| {
-                    reader.error(RouteErrorKind::InvalidValue(e.to_string()), &pointer)
-                })
-                .collect();
-            // In the file's order, not the order of the map's keys.
-            found.sort_by_key(|e| e.location.as_ref().map(|l| (l.line, l.column)));
-            errors.extend(found);
+        // A placeholder that cannot be resolved is an error at its value; the document is
+        // still read (its routes kept for `camel validate` only), so its other errors are
+        // reported too, except those at the placeholder's own place (`drop_shadowed`).
+        let spent = unresolved
+            .iter()
+            .any(|(e, _)| matches!(e, crate::properties::PropertyError::TotalTooLarge { .. }));
+        let mut found: Vec<RouteError> = unresolved
+            .into_iter()
+            .map(|(e, pointer)| reader.error(RouteErrorKind::Property(e), &pointer))
+            .collect();
+        // In the file's order, not the order of the map's keys.
+        found.sort_by_key(|e| e.location.as_ref().map(|l| (l.line, l.column)));
+        let unresolved = !found.is_empty();
+        errors.extend(found);
+        if spent {
             continue;
         }
+        let mut read = Vec::new();
         let uses = reader.find_uses(&mut value, &mut errors);
         let (r, e) = reader.document(value);
-        routes.extend(r);
+        read.extend(r);
         errors.extend(e);
         let (r, e) = reader.instantiate_uses(uses);
-        routes.extend(r);
+        read.extend(r);
         errors.extend(e);
-        routes.extend(reader.instances.take());
+        read.extend(reader.instances.take());
+        if unresolved {
+            reader.partial.borrow_mut().extend(read);
+        } else {
+            routes.extend(read);
+        }
         routes.extend(reader.partial.into_inner());
         beans.extend(reader.beans.into_inner());
         let source = Positions {
