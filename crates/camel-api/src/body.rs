@@ -89,7 +89,11 @@ impl From<Value> for Body {
             Value::Text(s) => Body::Text(s),
             Value::Bytes(b) => Body::Bytes(b),
             Value::Json(j) => Body::Json(j),
-            other => Body::Text(other.to_string().into()),
+            // A number or a boolean stays one, as a Java Integer body does in Camel:
+            // `marshal: json` writes `1`, not `"1"`.
+            other @ (Value::Int(_) | Value::Float(_) | Value::Bool(_)) => {
+                Body::Json(Arc::new(other.to_json()))
+            }
         }
     }
 }
