@@ -497,3 +497,130 @@ fn sql_with_camels_data_source_spellings_and_the_body_as_statement() {
         "{all}"
     );
 }
+
+/// Starts `yaml` (with `files` beside it, and a `rest` item) serving HTTP on a free port; the running
+/// binary, its base URL and the folder.
+async fn serve(
+    yaml: &str,
+    files: &[(&str, &str)],
+) -> (support::admin_api::Camel, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let routes = dir.path().join("rest.camel.yaml");
+    std::fs::write(&routes, yaml).unwrap();
+    let mut camel = support::admin_api::Camel::start_with(&routes, dir.path(), &["--port", "0"]);
+    // The REST document's route starts last: every operation is served by then.
+    let line = camel.wait_for("/openapi.json route_id").await;
+    let base = format!("http://127.0.0.1:{}", support::serving_port(&line));
+    (camel, base, dir)
+}
+
+async fn answer(req: reqwest::RequestBuilder) -> (u16, String) {
+    let resp = req.send().await.expect("the server answers");
+    let status = resp.status().as_u16();
+    (status, resp.text().await.unwrap())
+}
+
+const PETS: &str = r#"{
+  "openapi": "3.0.3",
+  "info": {"title": "pets", "version": "1"},
+  "paths": {
+    "/pets/{id}": {
+      "get": {"operationId": "getPet",
+              "responses": {"200": {"content": {"application/json": {}}}}}
+    },
+    "/pets": {
+      "post": {"operationId": "addPet",
+               "requestBody": {"content": {"application/json": {}}},
+               "responses": {"201": {"description": "added"}}}
+    }
+  }
+}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_contract_first_validation_and_the_rest_consumer() {
+    let (mut camel, base, _dir) = serve(
+        r#"
+- restConfiguration:
+    clientRequestValidation: true
+- rest:
+    openApi:
+      specification: pets.json
+- rest:
+    path: /shop
+    get:
+      - path: /search
+        to: direct:search
+        param:
+          - {name: q, type: query, required: true}
+        produces: application/json
+- route:
+    from:
+      uri: direct:getPet
+      steps:
+        - setBody: {simple: '{"pet": "${header.id}"}'}
+- route:
+    from:
+      uri: direct:addPet
+      steps:
+        - setBody: {simple: "added ${body}"}
+- route:
+    from:
+      uri: direct:search
+      steps:
+        - setBody: {simple: '{"found": "${header.q}"}'}
+- route:
+    from:
+      uri: rest:get:hello/{name}
+      steps:
+        - setBody: {simple: "Hello ${header.name}"}
+"#,
+        &[("pets.json", PETS)],
+    )
+    .await;
+    let client = reqwest::Client::new();
+    assert_eq!(
+        answer(client.get(format!("{base}/pets/7"))).await,
+        (200, r#"{"pet": "7"}"#.to_string())
+    );
+    let (status, body) = answer(
+        client
+            .post(format!("{base}/pets"))
+            .header("content-type", "application/json")
+            .body("{}"),
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "added {}"));
+    // clientRequestValidation: the wrong media type, a missing required query parameter.
+    let (status, _) = answer(
+        client
+            .post(format!("{base}/pets"))
+            .header("content-type", "text/plain")
+            .body("x"),
+    )
+    .await;
+    assert_eq!(status, 415);
+    assert_eq!(
+        answer(client.get(format!("{base}/shop/search"))).await.0,
+        400
+    );
+    let (status, body) = answer(client.get(format!("{base}/shop/search?q=cat"))).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"found": "cat"}"#));
+    let (status, _) = answer(
+        client
+            .get(format!("{base}/shop/search?q=cat"))
+            .header("accept", "text/html"),
+    )
+    .await;
+    assert_eq!(status, 406);
+    // `rest:get:hello/{name}` is a GET route on /hello/{name}.
+    let (status, body) = answer(client.get(format!("{base}/hello/camel"))).await;
+    assert_eq!((status, body.as_str()), (200, "Hello camel"));
+    assert_ne!(
+        answer(client.post(format!("{base}/hello/camel"))).await.0,
+        200
+    );
+    camel.child.kill().ok();
+}

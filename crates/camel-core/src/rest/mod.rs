@@ -32,7 +32,9 @@
 //! assert_eq!(routes[1].from.uri, "platform-http:/openapi.json");
 //! ```
 
+pub mod contract;
 pub mod openapi;
+pub mod validation;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
@@ -72,6 +74,14 @@ pub struct RestConfiguration {
     /// Camel's choice between one route per operation and inlined `direct:` routes: the
     /// expansion always makes one route per operation, so either value is accepted.
     pub inline_routes: Option<bool>,
+    /// Check each request against its operation before routing it (see [`validation`]),
+    /// for every `rest` that does not say otherwise.
+    pub client_request_validation: Option<bool>,
+    /// Camel's CORS switch: accepted, no CORS headers are added yet.
+    #[serde(alias = "enableCors")]
+    pub enable_cors: Option<bool>,
+    /// Camel's option to skip the binding of error replies: accepted, no effect.
+    pub skip_binding_on_error_code: Option<bool>,
 }
 
 /// A `{key, value}` pair of `api_property`.
@@ -118,6 +128,22 @@ pub struct RestDefinition {
     pub patch: Vec<VerbDefinition>,
     /// `HEAD` operations.
     pub head: Vec<VerbDefinition>,
+    /// Contract first: the operations of an OpenAPI 3 document, each routed to
+    /// `direct:{operationId}` (see [`contract`]).
+    pub open_api: Option<contract::OpenApiDefinition>,
+    /// Check each request against its operation before routing it (see
+    /// [`validation`]), for operations that do not say otherwise.
+    pub client_request_validation: Option<bool>,
+    /// Camel's CORS switch: accepted, no CORS headers are added yet.
+    #[serde(alias = "enableCors")]
+    pub enable_cors: Option<bool>,
+    /// Camel's option to skip the binding of error replies: accepted, no effect (the
+    /// JSON binding here never rewrites a reply).
+    pub skip_binding_on_error_code: Option<bool>,
+    /// Camel's security definitions, for the document: accepted, not written yet.
+    pub security_definitions: Option<Json>,
+    /// Camel's security requirements, for the document: accepted, not written yet.
+    pub security_requirements: Option<Json>,
 }
 
 impl RestDefinition {
@@ -173,6 +199,22 @@ pub struct VerbDefinition {
     pub param: Vec<ParamDefinition>,
     /// Documented responses.
     pub response_message: Vec<ResponseMessage>,
+    /// Check each request against the operation before routing it (see [`validation`]).
+    pub client_request_validation: Option<bool>,
+    /// Camel's check of the reply: accepted, no effect yet.
+    pub client_response_validation: Option<bool>,
+    /// Camel's CORS switch: accepted, no CORS headers are added yet.
+    #[serde(alias = "enableCors")]
+    pub enable_cors: Option<bool>,
+    /// Camel's 204 for an empty JSON reply: accepted, no effect (an empty body is
+    /// answered 204 already).
+    pub enable_no_content_response: Option<bool>,
+    /// Camel's option to skip the binding of error replies: accepted, no effect.
+    pub skip_binding_on_error_code: Option<bool>,
+    /// Camel's stream caching: accepted, no effect (bodies are in memory).
+    pub stream_cache: Option<bool>,
+    /// Camel's security requirements of the operation: accepted, not documented yet.
+    pub security: Option<Json>,
 }
 
 /// A documented parameter.
@@ -296,6 +338,19 @@ pub fn routes_at(
         if let Err(why) = binding(rest.binding_mode.as_deref()) {
             errors.push(error("/binding_mode".into(), why));
         }
+        if let Some(api) = rest.open_api.as_ref().filter(|a| a.disabled != Some(true)) {
+            match api.operations() {
+                Ok(ops) => {
+                    for (verb, op) in ops {
+                        match operation_route(config, rest, verb, &op, context_path) {
+                            Ok(route) => out.push((route, Some((r, "/open_api".into())))),
+                            Err((_, message)) => errors.push(error("/open_api".into(), message)),
+                        }
+                    }
+                }
+                Err(why) => errors.push(error("/open_api".into(), why)),
+            }
+        }
         for (verb, i, op) in rest.operations() {
             if op.disabled == Some(true) {
                 continue;
@@ -344,6 +399,18 @@ fn operation_route(
     };
     let step =
         StepDefinition::from_item(json!({ "to": to })).map_err(|why| ("/to".to_string(), why))?;
+    let validate = op
+        .client_request_validation
+        .or(rest.client_request_validation)
+        .or(config.client_request_validation)
+        .unwrap_or(false);
+    let consumes = op.consumes.as_deref().or(rest.consumes.as_deref());
+    let produces = op.produces.as_deref().or(rest.produces.as_deref());
+    let mut steps = Vec::new();
+    if validate {
+        steps.push(validation::step(op, consumes, produces));
+    }
+    steps.push(step);
     let path = join_paths(&[
         context_path,
         rest.path.as_deref().unwrap_or(""),
@@ -359,17 +426,17 @@ fn operation_route(
     if let Some(mode) = mode {
         from = from.parameter("binding_mode", mode);
     }
-    if let Some(c) = op.consumes.as_deref().or(rest.consumes.as_deref()) {
+    if let Some(c) = consumes {
         from = from.parameter("consumes", c);
     }
-    if let Some(p) = op.produces.as_deref().or(rest.produces.as_deref()) {
+    if let Some(p) = produces {
         from = from.parameter("produces", p);
     }
     Ok(RouteDefinition {
         id: op.route_id.clone().or_else(|| op.id.clone()),
         description: op.description.clone(),
         from,
-        steps: vec![step],
+        steps,
         auto_startup: true,
         ..Default::default()
     })

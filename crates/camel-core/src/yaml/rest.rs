@@ -20,13 +20,58 @@ pub(crate) struct RestItems {
 impl Reader {
     /// A `- rest:` item, kept until the list is read.
     pub(super) fn rest(&self, body: Json, pointer: &str) -> Result<(), RouteError> {
-        let rest: RestDefinition =
+        let mut rest: RestDefinition =
             decode(&body).map_err(|(at, kind)| self.error(kind, &format!("{pointer}{at}")))?;
+        if let Some(api) = rest.open_api.as_mut().filter(|a| a.disabled != Some(true)) {
+            let at = format!("{pointer}/open_api/specification");
+            api.document = Some(
+                self.contract(api.file_name())
+                    .map_err(|why| self.error(RouteErrorKind::InvalidValue(why), &at))?,
+            );
+        }
         self.rest_items
             .borrow_mut()
             .rests
             .push((rest, pointer.to_string()));
         Ok(())
+    }
+
+    /// The OpenAPI document `name` of a contract-first `rest`: beside the route file, or
+    /// as given (from the working folder). JSON or YAML.
+    fn contract(&self, name: &str) -> Result<Json, String> {
+        if name.is_empty() {
+            return Err("`specification` names the OpenAPI document".into());
+        }
+        let file = self.source_map("", "").file;
+        let given = std::path::Path::new(name);
+        let beside = std::path::Path::new(&*file)
+            .parent()
+            .map(|dir| dir.join(given))
+            .filter(|p| given.is_relative() && p.is_file());
+        let path = beside.unwrap_or_else(|| given.to_path_buf());
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read the OpenAPI document `{}`: {e}", path.display()))?;
+        let mut docs = super::parse_values(&text).map_err(|(why, line, column)| {
+            format!(
+                "the OpenAPI document `{}`:{line}:{column}: {why}",
+                path.display()
+            )
+        })?;
+        if docs.len() != 1 {
+            return Err(format!(
+                "the OpenAPI document `{}` holds {} documents, not one",
+                path.display(),
+                docs.len()
+            ));
+        }
+        let doc = docs.remove(0);
+        match doc.get("openapi").and_then(Json::as_str) {
+            Some(v) if v.starts_with('3') => Ok(doc),
+            _ => Err(format!(
+                "`{}` is not an OpenAPI 3 document (no `openapi: 3.x`)",
+                path.display()
+            )),
+        }
     }
 
     /// A `- restConfiguration:` item: one per list.

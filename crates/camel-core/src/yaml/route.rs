@@ -168,6 +168,7 @@ impl Reader {
         let steps_pointer = format!("{pointer}/steps");
         if let Json::String(uri) = body {
             route.from = EndpointDefinition::new(uri);
+            self.rest_consumer(route, pointer, errors);
             return steps_pointer;
         }
         let map = match self.object(body, pointer, "`from` takes a URI or a map with `uri`") {
@@ -205,6 +206,7 @@ impl Reader {
             Some(uri) => route.from.uri = uri,
             None => errors.push(self.error(RouteErrorKind::Missing("uri".into()), pointer)),
         }
+        self.rest_consumer(route, pointer, errors);
         // The compiler takes it off the parameters before the endpoint sees them.
         if let Some(v) = variable_receive {
             route
@@ -213,6 +215,46 @@ impl Reader {
                 .insert(crate::compiler::VARIABLE_RECEIVE.into(), Json::String(v));
         }
         steps_pointer
+    }
+
+    /// Camel's REST consumer `rest:VERB:path[:template]` (`from: rest:get:hello/{name}`)
+    /// is a `platform-http:` route restricted to the method, as a `rest:` item's
+    /// operation is. Its query options (`consumes`, `produces`, `bindingMode`) are kept.
+    fn rest_consumer(
+        &self,
+        route: &mut RouteDefinition,
+        pointer: &str,
+        errors: &mut Vec<RouteError>,
+    ) {
+        let Some(rest) = route.from.uri.strip_prefix("rest:") else {
+            return;
+        };
+        let (target, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let mut parts = target.splitn(3, ':');
+        let verb = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let path = parts.next().unwrap_or_default();
+        let template = parts.next().unwrap_or_default();
+        if !crate::rest::VERBS.contains(&verb.as_str()) || path.trim().is_empty() {
+            errors.push(self.error(
+                RouteErrorKind::InvalidValue(format!(
+                    "`{}` is not a REST consumer URI: write `rest:VERB:path` (VERB one of {})",
+                    route.from.uri,
+                    crate::rest::VERBS.join(", ")
+                )),
+                &format!("{pointer}/uri"),
+            ));
+            return;
+        }
+        let path = crate::rest::join_paths(&[path, template]);
+        let mut uri = format!("platform-http:{path}");
+        if !query.is_empty() {
+            uri = format!("{uri}?{query}");
+        }
+        route.from.uri = uri;
+        route.from.parameters.insert(
+            "http_method_restrict".into(),
+            Json::String(verb.to_ascii_uppercase()),
+        );
     }
 
     /// Reads a route's step list into `route`. An `on_exception` written among the steps

@@ -88,4 +88,11 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     );
     r.register("step", typed(exchange::step));
     r.register("convert_header_to", typed(exchange::convert_header_to));
+    // Made by the REST expansion for `clientRequestValidation` (crate::rest::validation).
+    r.register(
+        "rest_request_validation",
+        typed(|config, _cx: &mut super::StepContext<'_>| {
+            Ok(crate::rest::validation::processor(config))
+        }),
+    );
 }
