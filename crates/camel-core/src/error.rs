@@ -100,9 +100,24 @@ pub fn drop_shadowed(errors: &mut Vec<RouteError>) {
         .filter(|e| matches!(e.kind, RouteErrorKind::Property(_)))
         .filter_map(|e| e.location.clone())
         .collect();
+    // The placeholders themselves, as an endpoint quotes a value it was given.
+    let texts: Vec<String> = errors
+        .iter()
+        .filter_map(|e| match &e.kind {
+            RouteErrorKind::Property(p) => p.placeholder(),
+            _ => None,
+        })
+        .collect();
     errors.retain(|e| {
-        matches!(e.kind, RouteErrorKind::Property(_))
-            || e.location.as_ref().is_none_or(|l| !shadowing.contains(l))
+        if matches!(e.kind, RouteErrorKind::Property(_)) {
+            return true;
+        }
+        let here = e.location.as_ref().is_some_and(|l| shadowing.contains(l));
+        let quoted = !texts.is_empty() && {
+            let message = e.kind.to_string();
+            texts.iter().any(|t| message.contains(t.as_str()))
+        };
+        !here && !quoted
     });
 }
 

@@ -372,6 +372,17 @@ impl Properties {
     }
 }
 
+impl PropertyError {
+    /// The placeholder as written (`{{key}}`, `{{env:NAME}}`) when a value was missing.
+    pub fn placeholder(&self) -> Option<String> {
+        match self {
+            PropertyError::Missing { key } => Some(format!("{{{{{key}}}}}")),
+            PropertyError::MissingEnv { name } => Some(format!("{{{{env:{name}}}}}")),
+            _ => None,
+        }
+    }
+}
+
 /// `key:default` → (`key`, `Some(default)`); the default may hold colons (`http://x`).
 fn split_default(text: &str) -> (&str, Option<&str>) {
     match text.split_once(':') {

@@ -191,10 +191,34 @@ impl CamelContext {
     }
 
     /// Compiles `routes` without adding them: every error of every route is returned.
+    ///
+    /// Each compiled source is also asked for its consumer, which components build from
+    /// the URI without connecting anywhere, so what a start would refuse for the URI alone
+    /// (a Kafka consumer without a group id) is an error here too.
     pub async fn validate(&self, routes: &[RouteDefinition]) -> Result<(), RouteErrors> {
         let existing = self.inner.routes.ids();
         let mut routes = routes.to_vec();
-        self.compile_all(&mut routes, existing).map(|_| ())
+        let (compiled, mut errors) = self.compile_each(&mut routes, existing);
+        for (i, c) in compiled {
+            if let Err(e) = c.source.consumer() {
+                let route = &routes[i];
+                let at = route
+                    .source
+                    .as_ref()
+                    .and_then(|s| s.locate(&format!("{}/from/uri", s.route_pointer)));
+                errors.push(
+                    RouteError::new(RouteErrorKind::Endpoint(e))
+                        .at(at)
+                        .in_route(Some(&c.id))
+                        .in_step(Some("from".into())),
+                );
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(RouteErrors(errors))
+        }
     }
 
     fn assign_id(&self, route: &mut RouteDefinition, taken: &HashSet<String>) {
@@ -217,6 +241,23 @@ impl CamelContext {
         routes: &mut [RouteDefinition],
         existing: Vec<(String, Option<crate::error::Location>)>,
     ) -> Result<Vec<crate::compiler::CompiledRoute>, RouteErrors> {
+        let (compiled, errors) = self.compile_each(routes, existing);
+        if errors.is_empty() {
+            Ok(compiled.into_iter().map(|(_, c)| c).collect())
+        } else {
+            Err(RouteErrors(errors))
+        }
+    }
+
+    /// Compiles every route it can: each compiled one with its index, and every error.
+    fn compile_each(
+        &self,
+        routes: &mut [RouteDefinition],
+        existing: Vec<(String, Option<crate::error::Location>)>,
+    ) -> (
+        Vec<(usize, crate::compiler::CompiledRoute)>,
+        Vec<RouteError>,
+    ) {
         let mut seen: std::collections::HashMap<String, Option<crate::error::Location>> =
             existing.into_iter().collect();
         let mut taken: HashSet<String> = seen.keys().cloned().collect();
@@ -229,7 +270,7 @@ impl CamelContext {
         // compiles.
         let mut errors = crate::bean::register_declared(&self.inner.registry, routes);
         let mut compiled = Vec::new();
-        for route in routes.iter_mut() {
+        for (i, route) in routes.iter_mut().enumerate() {
             self.assign_id(route, &taken);
             let id = route.id.clone().unwrap_or_default();
             // The loader refuses a bad id at its line; this covers builder routes. The id
@@ -252,15 +293,11 @@ impl CamelContext {
             }
             seen.insert(id.clone(), route.location());
             match crate::compiler::compile_route_reporting_all(&self.inner.registry, route) {
-                Ok(c) => compiled.push(c),
+                Ok(c) => compiled.push((i, c)),
                 Err(e) => errors.extend(e),
             }
         }
-        if errors.is_empty() {
-            Ok(compiled)
-        } else {
-            Err(RouteErrors(errors))
-        }
+        (compiled, errors)
     }
 
     /// Compiles and adds routes; when the context is started, starts those with
