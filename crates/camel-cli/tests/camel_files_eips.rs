@@ -139,6 +139,21 @@ fn switch_and_do_switch_route_like_choice() {
         assert!(log.contains(&format!("first via {step}")), "{log}");
         assert!(log.contains(&format!("later via {step}")), "{log}");
     }
+    // Camel 4.23's table form is named as not supported, not as a typo.
+    let (ok, all) = validate(
+        r#"
+- from:
+    uri: direct:a
+    steps:
+      - switch:
+          selector: {simple: "${header.department}"}
+          case:
+            - {value: billing, uri: direct:billing}
+"#,
+    );
+    assert!(!ok, "{all}");
+    assert!(all.contains("route.camel.yaml:6:"), "{all}");
+    assert!(all.contains("camel-rs does not support yet"), "{all}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     // branch once at start, which gives the same branch as choosing per exchange when
     // the predicates read only properties, as they must there.
     r.register("do_switch", typed(routing::choice));
-    r.register("switch", typed(routing::choice));
+    r.register("switch", routing::Switch);
     r.register("marshal", data::DataStep { marshal: true });
     r.register("unmarshal", data::DataStep { marshal: false });
     r.register("convert_body_to", typed(data::convert_body_to));

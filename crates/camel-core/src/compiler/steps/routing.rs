@@ -28,3 +28,31 @@ pub(super) fn choice(config: Choice, cx: &mut StepContext<'_>) -> Result<BoxProc
     };
     Ok(camel_eip::choice::choice(branches, otherwise))
 }
+
+/// `switch`: Camel's Switch EIP before 4.23 has `choice`'s shape and runs as one. Camel
+/// 4.23's new `switch` (a `selector` and a table of `case`s) is refused as not supported.
+pub(super) struct Switch;
+
+impl crate::compiler::StepCompiler for Switch {
+    fn compile(
+        &self,
+        config: &serde_json::Value,
+        cx: &mut StepContext<'_>,
+    ) -> Result<BoxProcessor, RouteError> {
+        if let Some(key) = ["selector", "case"]
+            .into_iter()
+            .find(|k| config.get(k).is_some())
+        {
+            return Err(cx.error_at(
+                &format!("/{key}"),
+                crate::error::RouteErrorKind::InvalidValue(
+                    "Camel 4.23's `switch` with `selector` and `case` is a Camel EIP that \
+                     camel-rs does not support yet (write a `choice`, or the older `switch` \
+                     with `when`/`otherwise`)"
+                        .into(),
+                ),
+            ));
+        }
+        crate::compiler::typed(choice).compile(config, cx)
+    }
+}
