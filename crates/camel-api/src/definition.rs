@@ -385,8 +385,8 @@ pub fn nullable_language<'de, D: Deserializer<'de>>(
 /// as Camel's YAML DSL does; any other registered language goes under `expression:`, or
 /// in Camel's generic form `language: {language: NAME, expression: …}` ([`LanguageWrapper`]),
 /// which may stand beside the options too.
-pub const SHORTHAND_LANGUAGES: [&str; 7] = [
-    "simple", "constant", "header", "jsonpath", "jq", "csimple", "tokenize",
+pub const SHORTHAND_LANGUAGES: [&str; 8] = [
+    "simple", "constant", "header", "jsonpath", "jq", "csimple", "tokenize", "xpath",
 ];
 
 /// Why no single expression could be read from a step's configuration.
@@ -513,6 +513,13 @@ macro_rules! expression_config {
                 skip_serializing_if = "Option::is_none"
             )]
             pub tokenize: Option<$crate::definition::LanguageValue>,
+            /// `xpath: text` (the `xpath` language, when one is registered).
+            #[serde(
+                default,
+                deserialize_with = "camel_api::definition::nullable_language",
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub xpath: Option<$crate::definition::LanguageValue>,
         }
 
         impl $crate::definition::WithExpression for $name {
@@ -528,6 +535,7 @@ macro_rules! expression_config {
                         ("jq", self.jq.as_ref()),
                         ("csimple", self.csimple.as_ref()),
                         ("tokenize", self.tokenize.as_ref()),
+                        ("xpath", self.xpath.as_ref()),
                     ],
                 )
             }
@@ -542,6 +550,7 @@ macro_rules! expression_config {
                 self.jq = None;
                 self.csimple = None;
                 self.tokenize = None;
+                self.xpath = None;
                 if e.is_wrapped() {
                     self.language = Some($crate::definition::LanguageWrapper(e));
                     return;
@@ -555,6 +564,7 @@ macro_rules! expression_config {
                     "jq" => self.jq = value,
                     "csimple" => self.csimple = value,
                     "tokenize" => self.tokenize = value,
+                    "xpath" => self.xpath = value,
                     _ => self.expression = Some(e),
                 }
             }
@@ -567,7 +577,7 @@ macro_rules! expression_config {
 pub fn collect_expressions(
     under_expression: Option<&ExpressionDefinition>,
     generic: Option<&LanguageWrapper>,
-    shorthand: [(&str, Option<&LanguageValue>); 7],
+    shorthand: [(&str, Option<&LanguageValue>); 8],
 ) -> Vec<(String, ExpressionDefinition)> {
     let mut found = Vec::new();
     if let Some(e) = under_expression {

@@ -44,6 +44,10 @@ const PATHS: &[(&str, &[&str], &str)] = &[
     ("platform-http", &["path"], ""),
     ("http", &["httpUri"], ""),
     ("https", &["httpUri"], ""),
+    ("once", &["name"], ""),
+    ("stream", &["kind"], ""),
+    ("file-watch", &["path"], ""),
+    ("xslt", &["resourceUri"], ""),
 ];
 
 /// Options every Camel endpoint has that govern the JVM's threads, bean binding or

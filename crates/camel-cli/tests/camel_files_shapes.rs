@@ -1,0 +1,57 @@
+//! Camel's spellings that touch several parts at once, through the binary: the `xpath`
+//! shorthand beside a step's options, and component paths given as parameters for the
+//! components added this round (`uri: once` + `name`).
+
+mod support;
+
+use support::{camel, stderr};
+
+fn run(yaml: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("route.camel.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let out = camel(&[
+        "run",
+        &file.display().to_string(),
+        "--max-messages",
+        "1",
+        "--max-seconds",
+        "30",
+    ]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    log
+}
+
+#[test]
+fn the_xpath_shorthand_stands_where_other_languages_do() {
+    let log = run("\
+- from:
+    uri: timer:t?repeatCount=1&period=10
+    steps:
+      - setBody:
+          constant: '<order><id>7</id></order>'
+      - setHeader:
+          name: id
+          xpath: /order/id/text()
+      - filter:
+          xpath: /order/id = 7
+          steps:
+            - log: 'order ${header.id} passed'
+");
+    assert!(log.contains("order 7 passed"), "{log}");
+}
+
+#[test]
+fn once_with_its_name_in_parameters() {
+    let log = run("\
+- from:
+    uri: once
+    parameters:
+      name: hello
+      body: Hello once
+    steps:
+      - log: '${body}'
+");
+    assert!(log.contains("Hello once"), "{log}");
+}
