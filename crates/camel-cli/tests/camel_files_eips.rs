@@ -393,10 +393,22 @@ fn aggregation_strategies_by_camel_class_and_by_reference() {
             completionSize: 2
             steps:
               - log: "grouped ${body}"
+- route:
+    from:
+      uri: timer:multicast
+      parameters: {repeatCount: 1}
+      steps:
+        - multicast:
+            aggregationStrategy: "#class:org.apache.camel.processor.aggregate.GroupedBodyAggregationStrategy"
+            steps:
+              - setBody: {constant: left}
+              - setBody: {constant: right}
+        - log: "branches ${body}"
 "##,
-        "2",
+        "3",
     );
     assert!(log.contains(r#"grouped ["n1","n2"]"#), "{log}");
+    assert!(log.contains(r#"branches ["left","right"]"#), "{log}");
     let (ok, all) = validate(
         r##"
 - from:

@@ -16,26 +16,82 @@ pub struct MulticastConfig {
     pub strategy: AggregationStrategy,
 }
 
-/// How the results of a multicast's branches are combined.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How the results of a multicast's branches are combined. Read from our names
+/// (`last_wins`, `collect_all`, `original`, camelCase too) or from the Camel strategies
+/// they are (`UseLatestAggregationStrategy`, `GroupedBodyAggregationStrategy`,
+/// `UseOriginalAggregationStrategy`, with or without package and `#class:`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AggregationStrategy {
     /// The result of the last branch (in declaration order, also when parallel).
     #[default]
-    #[serde(alias = "lastWins")]
     LastWins,
     /// The incoming exchange with a JSON array body: one element per branch, in
     /// declaration order. A JSON body is taken as is, text as a string, bytes as lossy
     /// UTF-8 text, an empty body as `null`.
-    #[serde(alias = "collectAll")]
     CollectAll,
     /// The incoming exchange, unchanged: the branches only have side effects.
     Original,
 }
 
+impl AggregationStrategy {
+    /// The strategy `name` names, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim();
+        let name = name.strip_prefix("#class:").unwrap_or(name);
+        let name = name.rsplit('.').next().unwrap_or(name);
+        let name = name.strip_suffix("AggregationStrategy").unwrap_or(name);
+        let key: String = name
+            .chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect();
+        match key.as_str() {
+            "lastwins" | "uselatest" | "latest" => Some(AggregationStrategy::LastWins),
+            "collectall" | "groupedbody" => Some(AggregationStrategy::CollectAll),
+            "original" | "useoriginal" => Some(AggregationStrategy::Original),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AggregationStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        AggregationStrategy::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown multicast strategy `{name}` (last_wins, collect_all, original, or \
+                 Camel's UseLatest, GroupedBody and UseOriginal AggregationStrategy; a \
+                 registered strategy is not supported on multicast yet)"
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn camel_strategy_classes() {
+        for (name, s) in [
+            (
+                "#class:org.apache.camel.processor.aggregate.GroupedBodyAggregationStrategy",
+                AggregationStrategy::CollectAll,
+            ),
+            (
+                "UseLatestAggregationStrategy",
+                AggregationStrategy::LastWins,
+            ),
+            ("use_original", AggregationStrategy::Original),
+            ("lastWins", AggregationStrategy::LastWins),
+        ] {
+            assert_eq!(AggregationStrategy::parse(name), Some(s), "{name}");
+        }
+        assert!(
+            serde_json::from_value::<AggregationStrategy>(serde_json::json!("#bean:x")).is_err()
+        );
+    }
 
     #[test]
     fn camel_spellings_and_defaults() {
