@@ -378,3 +378,46 @@ async fn the_kamelet_step_and_kaoto_s_template_id_spelling() {
     let out = request(load(text), "direct:in", "x").await;
     assert_eq!(out.message.body.as_text().unwrap(), "two after one");
 }
+
+#[tokio::test]
+async fn the_builder_instantiates_a_template_with_typed_parameters() {
+    #[derive(serde::Serialize)]
+    struct Greeter {
+        name: String,
+        greeting: Option<String>,
+    }
+    let (templates, _) = TEMPLATES.split_at(TEMPLATES.find("- templatedRoute").unwrap());
+    let props = camel_core::properties::Properties::new();
+    let routes = camel_core::yaml::instantiate_template(
+        &[(templates, "templates.yaml")],
+        "greeter",
+        "german",
+        &Greeter {
+            name: "de".into(),
+            greeting: Some("Hallo".into()),
+        },
+        &props,
+    )
+    .unwrap();
+    assert_eq!(routes.len(), 1);
+    let out = request(routes, "direct:de", "Welt").await;
+    assert_eq!(out.message.body.as_text().unwrap(), "Hallo Welt");
+
+    #[derive(serde::Serialize)]
+    struct Nameless {
+        greeting: &'static str,
+    }
+    let err = camel_core::yaml::instantiate_template(
+        &[(templates, "templates.yaml")],
+        "greeter",
+        "x",
+        &Nameless { greeting: "Hi" },
+        &props,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("route template `greeter` needs the parameter `name`"),
+        "{err}"
+    );
+}

@@ -41,9 +41,10 @@ mod route_configuration;
 mod templates;
 
 pub use loader::{
-    load_file, load_file_partial, load_file_partial_with, load_file_with, load_files_partial_with,
-    load_files_with, load_str, load_str_partial, load_str_partial_with, load_str_with,
-    load_texts_partial_with, load_texts_with, load_with_kamelets, load_files_with_kamelets,
+    instantiate_template, load_file, load_file_partial, load_file_partial_with, load_file_with,
+    load_files_partial_with, load_files_with, load_files_with_kamelets, load_str, load_str_partial,
+    load_str_partial_with, load_str_with, load_texts_partial_with, load_texts_with,
+    load_with_kamelets,
 };
 
 /// The values of every document of a YAML text, or its syntax error with line and column
