@@ -651,3 +651,29 @@ async fn rest_contract_first_validation_and_the_rest_consumer() {
     );
     camel.child.kill().ok();
 }
+
+#[test]
+fn quoted_route_options_are_read_as_camel_reads_them() {
+    let log = run(
+        r#"
+- route:
+    id: quiet
+    autoStartup: "false"
+    from:
+      uri: timer:quiet
+      parameters: {repeatCount: 1}
+      steps: [{log: "quiet ran"}]
+- route:
+    id: loud
+    autoStartup: "true"
+    startupOrder: "2"
+    from:
+      uri: timer:loud
+      parameters: {repeatCount: 1}
+      steps: [{log: "loud ran"}]
+"#,
+        "1",
+    );
+    assert!(log.contains("loud ran"), "{log}");
+    assert!(!log.contains("quiet ran"), "{log}");
+}

@@ -27,6 +27,24 @@ const ROUTE_OPTIONS_IGNORED: &[&str] = &[
 const ROUTE_OPTIONS_UNSUPPORTED: &[&str] =
     &["route_policy", "precondition", "input_type", "output_type"];
 
+/// A boolean or whole number written as text (`"false"`, `"2"`) as its value; anything
+/// else as it is.
+fn unquoted(value: Json) -> Json {
+    let Json::String(text) = &value else {
+        return value;
+    };
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("true") {
+        Json::Bool(true)
+    } else if t.eq_ignore_ascii_case("false") {
+        Json::Bool(false)
+    } else if let Ok(n) = t.parse::<i64>() {
+        Json::from(n)
+    } else {
+        value
+    }
+}
+
 impl Reader {
     pub(super) fn route(&self, body: Json, pointer: &str) -> Read<RouteDefinition> {
         const KEYS: &[&str] = &[
@@ -65,10 +83,11 @@ impl Reader {
                 "description" => self
                     .string(value, &at, "description")
                     .map(|d| route.description = Some(d)),
+                // Camel's loader reads both quoted (`autoStartup: "false"`).
                 "auto_startup" => self
-                    .boolean(value, &at, "auto_startup")
+                    .boolean(unquoted(value), &at, "auto_startup")
                     .map(|b| route.auto_startup = b),
-                "startup_order" => value
+                "startup_order" => unquoted(value)
                     .as_i64()
                     .and_then(|v| i32::try_from(v).ok())
                     .map(|v| route.startup_order = Some(v))
