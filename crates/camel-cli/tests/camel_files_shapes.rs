@@ -55,3 +55,20 @@ fn once_with_its_name_in_parameters() {
 ");
     assert!(log.contains("Hello once"), "{log}");
 }
+
+#[test]
+fn a_quoted_text_continued_at_its_key_s_indentation_is_read_with_a_warning() {
+    let log = run("\
+- from:
+    uri: timer:t?period=10&repeatCount=1
+    steps:
+      - log:
+          message: \"first part
+          second part\"
+");
+    assert!(log.contains("first part second part"), "{log}");
+    assert!(
+        log.contains("which YAML forbids and Camel's parser accepts"),
+        "{log}"
+    );
+}

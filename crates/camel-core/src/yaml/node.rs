@@ -349,6 +349,70 @@ pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
 /// Parses every document of `text` (`---` separates them, as in Camel JBang files), each
 /// with its own positions: pointers restart at every document.
 pub(crate) fn parse_all(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
+    match parse_strict(text) {
+        Err(e) if e.message.contains("invalid indentation in quoted scalar") => {
+            // SnakeYAML (Camel's parser) reads a double-quoted text whose next lines stand
+            // at its key's indentation, as Jackson and some editors write it; the YAML
+            // spec wants them indented deeper. Read it as Camel does, and say so.
+            match reindent_quoted(text).map(|t| parse_strict(&t)) {
+                Some(Ok(docs)) => {
+                    tracing::warn!(
+                        line = e.line,
+                        "a double-quoted text continues on lines at its key's indentation, \
+                         which YAML forbids and Camel's parser accepts: read as Camel reads it \
+                         (indent the continued lines to keep this warning away)"
+                    );
+                    Ok(docs)
+                }
+                _ => Err(e),
+            }
+        }
+        other => other,
+    }
+}
+
+/// `text` with the continuation lines of each multi-line double-quoted value indented two
+/// columns past the line that opened it, or `None` when nothing was changed. Line numbers
+/// stay as they were, so positions still point at the user's lines.
+fn reindent_quoted(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut open: Option<usize> = None;
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let mut line = line.to_string();
+        if let Some(base) = open {
+            if indent <= base && !line.trim().is_empty() {
+                line = format!("{}{line}", " ".repeat(base + 2 - indent));
+                changed = true;
+            }
+        }
+        // Whether the line leaves a double-quoted text open (quotes outside single quotes
+        // and comments, `\"` escaped).
+        let mut inside = open.is_some();
+        let mut single = false;
+        let mut escaped = false;
+        for c in line.chars() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if inside => escaped = true,
+                '\'' if !inside => single = !single,
+                '"' if !single => inside = !inside,
+                '#' if !inside && !single => break,
+                _ => {}
+            }
+        }
+        open = match (open, inside) {
+            (None, true) => Some(indent),
+            (Some(base), true) => Some(base),
+            (_, false) => None,
+        };
+        out.push_str(&line);
+    }
+    changed.then_some(out)
+}
+
+fn parse_strict(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
     unprintable(text)?;
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
@@ -369,6 +433,22 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_text_continued_at_its_key_s_indentation_reads_as_camel_reads_it() {
+        let text =
+            "- log:\n    message: \"first part\n    second part\"\n- x: 'it''s \"not\" open'\n";
+        let docs = parse_all(text).unwrap();
+        assert_eq!(
+            docs[0].value,
+            serde_json::json!([
+                {"log": {"message": "first part second part"}},
+                {"x": "it's \"not\" open"}
+            ])
+        );
+        // Other indentation errors stay errors.
+        assert!(parse_all("- a: \"x\n b\"\n  c: d\n").is_err());
+    }
 
     #[test]
     fn alias_bombs_and_deep_nesting_are_refused() {
