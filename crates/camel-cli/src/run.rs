@@ -132,6 +132,9 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
     };
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()));
+    if let Err(e) = crate::sources::register_datasource(&ctx, files, properties) {
+        errors.push(RouteError::new(camel_core::RouteErrorKind::InvalidValue(e)));
+    }
     if let Err(e) = ctx.validate(&routes).await {
         errors.extend(e.0);
     }
@@ -420,6 +423,10 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             .with_max_buffered_body_bytes(args.http_max_buffered_body_bytes),
     );
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
+    if let Err(e) = crate::sources::register_datasource(&ctx, &args.files, &args.properties) {
+        eprintln!("error: {e}");
+        return ExitCode::from(STARTUP_ERROR);
+    }
     let admin_stop = tokio_util::sync::CancellationToken::new();
     let admin_changes = tokio_util::task::TaskTracker::new();
     // A signal during startup (a route slow to start: a database that does not answer)

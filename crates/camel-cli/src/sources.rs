@@ -199,3 +199,22 @@ pub(crate) fn load_partial(
         &properties,
     ))
 }
+
+/// Registers the database the properties name as Spring Boot or Quarkus do
+/// (`spring.datasource.url` …, `quarkus.datasource.jdbc.url` …), as the datasource of
+/// `sql:` endpoints that name none: a Camel JBang example's `application.properties` then
+/// works as it is.
+pub(crate) fn register_datasource(
+    ctx: &camel_core::CamelContext,
+    files: &[PathBuf],
+    args: &PropertyArgs,
+) -> Result<(), String> {
+    let sources = sort(files);
+    let properties = args.load_with(&sources.routes, &sources.properties)?;
+    if let Some(url) =
+        camel_sql::datasource_from_properties(|k| properties.get(k).map(str::to_string))?
+    {
+        ctx.add_resource(camel_sql::DATASOURCE_RESOURCE, std::sync::Arc::new(url));
+    }
+    Ok(())
+}

@@ -72,3 +72,54 @@ fn a_quoted_text_continued_at_its_key_s_indentation_is_read_with_a_warning() {
         "{log}"
     );
 }
+
+#[test]
+fn spring_datasource_properties_give_sql_its_database() {
+    let Ok(url) = std::env::var("CAMEL_TEST_PG_URL") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CAMEL_TEST_PG_URL must be set under CI=true"
+        );
+        eprintln!("skipped: CAMEL_TEST_PG_URL is not set");
+        return;
+    };
+    let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    else {
+        panic!("CAMEL_TEST_PG_URL is not a postgres:// URL: {url}");
+    };
+    // `postgres@127.0.0.1:5432/test`: the user goes to its own property, as Spring has it.
+    let (user, host) = rest.split_once('@').unwrap_or(("postgres", rest));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("application.properties"),
+        format!(
+            "spring.datasource.url=jdbc:postgresql://{host}\nspring.datasource.username={user}\n"
+        ),
+    )
+    .unwrap();
+    let file = dir.path().join("route.camel.yaml");
+    std::fs::write(
+        &file,
+        "\
+- from:
+    uri: timer:t?repeatCount=1&period=10
+    steps:
+      - to: sql:select 41 + 1 as answer
+      - log: 'answer ${body}'
+",
+    )
+    .unwrap();
+    let out = camel(&[
+        "run",
+        &file.display().to_string(),
+        "--max-messages",
+        "1",
+        "--max-seconds",
+        "30",
+    ]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("42"), "{log}");
+}
