@@ -139,6 +139,15 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
         errors.extend(e.0);
     }
     camel_core::error::drop_shadowed(&mut errors);
+    // In the files' order: a route's nested errors are found list by list.
+    errors.sort_by(|a, b| {
+        let key = |e: &RouteError| {
+            e.location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.line, l.column))
+        };
+        key(a).cmp(&key(b))
+    });
     if errors.is_empty() {
         println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
         ExitCode::SUCCESS

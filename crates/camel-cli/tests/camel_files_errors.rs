@@ -76,8 +76,57 @@ fn a_scheme_alone_names_the_component_not_a_missing_scheme() {
     );
     assert!(!ok, "{log}");
     assert!(!log.contains("needs a scheme"), "{log}");
-    assert!(log.contains("`as2`"), "{log}");
-    assert!(log.contains("`docling`"), "{log}");
+    assert!(
+        log.contains("`as2` is a Camel component that camel-rs does not support yet"),
+        "{log}"
+    );
+    assert!(
+        log.contains("`docling` is a Camel component that camel-rs does not support yet"),
+        "{log}"
+    );
+}
+
+#[test]
+fn jms_names_what_to_use_instead_and_nested_lists_report_every_error() {
+    let (ok, log) = validate(
+        "\
+- from:
+    uri: jms:queue:orders
+    steps:
+      - choice:
+          when:
+            - simple: '${body} == 1'
+              steps:
+                - setBody: {groovy: x}
+                - to: nosuch:thing
+          otherwise:
+            steps:
+              - saga: {}
+      - toD: 'activemq:queue:${header.q}'
+",
+    );
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("routes.camel.yaml:1:3:")
+            && log.contains("`jms` is a Camel component for JMS brokers")
+            && log.contains("use `rabbitmq:`"),
+        "{log}"
+    );
+    // Every error of the nested lists, in the file's order.
+    let at = |needle: &str| {
+        log.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {log}"))
+    };
+    assert!(
+        at("`groovy`") < at("`nosuch`") && at("`nosuch`") < at("`saga`"),
+        "{log}"
+    );
+    // A static scheme in a `toD` is known at load.
+    assert!(
+        log.contains("routes.camel.yaml:13:")
+            && log.contains("`activemq` is a Camel component for JMS"),
+        "{log}"
+    );
 }
 
 #[test]

@@ -128,20 +128,115 @@ fn every_error(registry: &Registry, route: &RouteDefinition) -> Vec<RouteError> 
         if step.name == "resequence" {
             continue;
         }
+        let pointer = format!("{steps_pointer}/{i}");
+        let path = format!("steps[{i}]");
         if let Err(e) = super::step_context::compile_one(
             registry,
             route,
             &id,
             step,
-            &format!("{steps_pointer}/{i}"),
-            &format!("steps[{i}]"),
+            &pointer,
+            &path,
             0,
             &mut lifecycles,
         ) {
             errors.push(e);
+            // A nested list reports its first error when compiled whole: each of its
+            // steps is compiled on its own too, so the others are found in the same run.
+            let mut nested = Nested {
+                registry,
+                route,
+                id: &id,
+                lifecycles: &mut lifecycles,
+                errors: &mut errors,
+            };
+            nested.step(step, &pointer, &path, 1);
         }
     }
     errors
+}
+
+/// The errors inside the nested step lists of a step that failed.
+struct Nested<'a> {
+    registry: &'a Registry,
+    route: &'a RouteDefinition,
+    id: &'a str,
+    lifecycles: &'a mut Vec<Arc<dyn StepLifecycle>>,
+    errors: &'a mut Vec<RouteError>,
+}
+
+impl Nested<'_> {
+    /// Past this depth the whole step's first error stands for what is below.
+    const MAX_DEPTH: usize = 32;
+
+    fn step(&mut self, step: &StepDefinition, pointer: &str, path: &str, depth: usize) {
+        if depth > Self::MAX_DEPTH {
+            return;
+        }
+        self.walk(
+            &step.config,
+            &format!("{pointer}/{}", step.name),
+            &format!("{path}.{}", step.name),
+            depth,
+        );
+    }
+
+    fn walk(&mut self, value: &Json, pointer: &str, path: &str, depth: usize) {
+        match value {
+            Json::Object(map) => {
+                for (key, v) in map {
+                    match (key.as_str(), v) {
+                        ("steps", Json::Array(items)) => {
+                            for (j, item) in items.iter().enumerate() {
+                                let p = format!("{pointer}/steps/{j}");
+                                let pa = format!("{path}.steps[{j}]");
+                                self.one(item, &p, &pa, depth);
+                            }
+                        }
+                        _ => self.walk(
+                            v,
+                            &format!("{pointer}/{key}"),
+                            &format!("{path}.{key}"),
+                            depth,
+                        ),
+                    }
+                }
+            }
+            Json::Array(items) => {
+                for (j, item) in items.iter().enumerate() {
+                    self.walk(
+                        item,
+                        &format!("{pointer}/{j}"),
+                        &format!("{path}[{j}]"),
+                        depth,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn one(&mut self, item: &Json, pointer: &str, path: &str, depth: usize) {
+        let Ok(step) = StepDefinition::from_item(item.clone()) else {
+            return;
+        };
+        if let Err(e) = super::step_context::compile_one(
+            self.registry,
+            self.route,
+            self.id,
+            &step,
+            pointer,
+            path,
+            depth,
+            self.lifecycles,
+        ) {
+            let shown = e.to_string();
+            if !self.errors.iter().any(|known| known.to_string() == shown) {
+                self.errors.push(e);
+            }
+            self.step(&step, pointer, path, depth + 1);
+        }
+    }
 }
 
 fn compile_first_error(

@@ -91,7 +91,18 @@ pub(super) fn check_fixed_uri(
     at: &str,
 ) -> Result<(), RouteError> {
     if template.contains("${") {
-        return Ok(());
+        // The scheme is known when it comes before the first `${`: a component camel-rs
+        // lacks is refused now rather than at the first message.
+        let Some((scheme, _)) = template.trim_start().split_once(':') else {
+            return Ok(());
+        };
+        if scheme.contains("${") || scheme.is_empty() || cx.registry.component(scheme).is_some() {
+            return Ok(());
+        }
+        let message =
+            crate::model::camel_dsl::unsupported(crate::model::camel_dsl::Kind::Component, scheme)
+                .unwrap_or_else(|| format!("no component for scheme `{scheme}` (in `{template}`)"));
+        return Err(cx.error_at(at, RouteErrorKind::InvalidValue(message)));
     }
     cx.registry
         .endpoint(&EndpointDefinition::new(template), Some(cx.route_id()))
