@@ -510,7 +510,7 @@ impl Reader {
         if !unresolved.is_empty() {
             errors.extend(unresolved.into_iter().map(|(e, at)| {
                 reader
-                    .error(RouteErrorKind::InvalidValue(e.to_string()), &at)
+                    .error(RouteErrorKind::Property(e), &at)
                     .in_route(Some(&id))
             }));
             return (Vec::new(), errors);
