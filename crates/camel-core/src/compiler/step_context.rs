@@ -184,7 +184,9 @@ impl<'a> StepContext<'a> {
         relative: &str,
     ) -> Result<BoxExpression, RouteError> {
         let (at, e) = self.expression_of(config, relative)?;
-        if e.language == "simple" && e.options.is_empty() {
+        // `trim` was applied when the definition was read; no other option changes the text.
+        let plain = e.options.keys().all(|k| k == camel_api::definition::TRIM);
+        if e.language == "simple" && plain {
             return self.uri_template(&e.text, false, &at);
         }
         self.expression(&e, &at)
