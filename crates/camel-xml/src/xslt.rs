@@ -184,12 +184,7 @@ impl Stylesheet {
     fn transform(&self, xml: &str) -> Result<String, CamelError> {
         let failed =
             |e: String| CamelError::processor(format!("xslt `{}`: {e}", self.path.display()));
-        if document::has_doctype(xml) {
-            return Err(XmlError::Parse(
-                "a DOCTYPE is not accepted (no DTD or entity is loaded)".into(),
-            )
-            .into());
-        }
+        document::precheck(xml)?;
         let program = self.program().map_err(failed)?;
         let mut xot = xot::Xot::new();
         let root = xot.parse(xml).map_err(|e| XmlError::Parse(e.to_string()))?;
