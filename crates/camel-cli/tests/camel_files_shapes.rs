@@ -123,3 +123,25 @@ fn spring_datasource_properties_give_sql_its_database() {
     assert!(out.status.success(), "{log}");
     assert!(log.contains("42"), "{log}");
 }
+
+#[test]
+fn a_jsonpath_result_keeps_its_json_type_through_marshal() {
+    let log = run("\
+- from:
+    uri: timer:t?repeatCount=1&period=10
+    steps:
+      - setBody:
+          constant: '{\"v\": 1, \"ok\": true}'
+      - unmarshal:
+          json: {}
+      - setHeader:
+          name: flag
+          jsonpath: $.ok
+      - setBody:
+          jsonpath: $.v
+      - marshal:
+          json: {}
+      - log: 'marshalled [${body}] flag ${header.flag}'
+");
+    assert!(log.contains("marshalled [1] flag true"), "{log}");
+}

@@ -334,8 +334,8 @@ pub fn unsupported(kind: Kind, name: &str) -> Option<String> {
     }
     if kind == Kind::Component && JMS.contains(&name) {
         return Some(format!(
-            "`{name}` is a Camel component for JMS brokers, and JMS is a Java API that camel-rs \
-             cannot speak; for queues and topics use `rabbitmq:` (AMQP 0-9-1, also \
+            "`{name}` is a Camel component for JMS brokers, and JMS is a Java API, which cannot \
+             run here: for queues and topics use `rabbitmq:` (AMQP 0-9-1, also \
              spring-rabbitmq's options), `kafka:`, `nats:` or `aws2-sqs:`"
         ));
     }

@@ -68,9 +68,12 @@ impl Pass<'_> {
                 }
             }
             Json::Object(map) => {
-                // An option whose value is an unset optional placeholder alone is left
-                // out, as Camel leaves it out, rather than given empty.
-                map.retain(|_, v| !v.as_str().is_some_and(|t| self.unset_optional(t)));
+                // An endpoint option whose value is an unset optional placeholder alone
+                // is left out, as Camel leaves it out, rather than given empty.
+                let key = pointer.rsplit('/').next().unwrap_or_default();
+                if super::templates::holds_endpoint_options(key) {
+                    map.retain(|_, v| !v.as_str().is_some_and(|t| self.unset_optional(t)));
+                }
                 for (k, v) in map.iter_mut() {
                     self.walk(v, format!("{pointer}/{}", escape(&to_snake_case(k))));
                 }
@@ -170,7 +173,8 @@ mod tests {
         let mut props = Properties::new();
         props.set("set", "5");
         let mut value = serde_json::json!({
-            "a": "{{?unset}}", "b": "{{?set}}", "c": "x{{?unset}}y",
+            "parameters": {"a": "{{?unset}}", "b": "{{?set}}"},
+            "constant": "{{?unset}}", "c": "x{{?unset}}y",
             "uri": "timer:t?period={{?set}}&repeatCount={{?unset}}",
             "only": "timer:t?repeatCount={{?unset}}"
         });
@@ -185,7 +189,10 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             value,
-            serde_json::json!({"b": 5, "c": "xy", "uri": "timer:t?period=5", "only": "timer:t"})
+            serde_json::json!({
+                "parameters": {"b": 5}, "constant": "", "c": "xy",
+                "uri": "timer:t?period=5", "only": "timer:t"
+            })
         );
     }
 

@@ -551,7 +551,13 @@ pub(crate) fn substitute(value: &mut Json, template: &Template, bound: &Bound) {
         declared: &declared,
         bound,
     };
-    names.walk(value);
+    names.walk(value, "");
+}
+
+/// Whether the options of a map under `key` are an endpoint's, which an unset optional
+/// placeholder leaves out (elsewhere it is an empty text, as Camel resolves it).
+pub(crate) fn holds_endpoint_options(key: &str) -> bool {
+    matches!(key, "parameters" | "properties")
 }
 
 struct Names<'a> {
@@ -568,24 +574,25 @@ enum Replaced {
 }
 
 impl Names<'_> {
-    fn walk(&self, value: &mut Json) {
+    fn walk(&self, value: &mut Json, key: &str) {
         match value {
             Json::String(text) if text.contains("{{") => match self.replace(text) {
                 Replaced::Keep => {}
                 Replaced::Value(v) => *value = v,
-                Replaced::Drop => *value = Json::Null,
+                Replaced::Drop => *value = Json::String(String::new()),
             },
-            Json::Array(items) => items.iter_mut().for_each(|i| self.walk(i)),
+            Json::Array(items) => items.iter_mut().for_each(|i| self.walk(i, key)),
             Json::Object(map) => {
+                let options = holds_endpoint_options(key);
                 let mut drop = Vec::new();
                 for (k, v) in map.iter_mut() {
                     if let Json::String(text) = v {
-                        if let Replaced::Drop = self.replace_probe(text) {
+                        if options && matches!(self.replace_probe(text), Replaced::Drop) {
                             drop.push(k.clone());
                             continue;
                         }
                     }
-                    self.walk(v);
+                    self.walk(v, k);
                 }
                 for k in drop {
                     map.remove(&k);
@@ -798,7 +805,8 @@ mod tests {
             "uri": "timer:{{name}}?period={{period}}&repeatCount={{?count}}",
             "parameters": {"period": "{{period}}", "repeatCount": "{{?count}}"},
             "log": "{{name}} every {{period}} ms, {{app.key}} {{?count}}",
-            "other": "{{name:x}}"
+            "other": "{{name:x}}",
+            "constant": "{{?count}}"
         });
         substitute(&mut body, &t, &bound);
         assert_eq!(
@@ -807,7 +815,8 @@ mod tests {
                 "uri": "timer:tick?period=250",
                 "parameters": {"period": 250},
                 "log": "tick every 250 ms, {{app.key}} ",
-                "other": "tick"
+                "other": "tick",
+                "constant": ""
             })
         );
     }
