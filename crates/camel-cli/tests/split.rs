@@ -154,8 +154,11 @@ fn a_large_line_file_is_streamed_in_bounded_memory() {
         "the file is deleted after the route"
     );
     assert!(peak > 0, "VmHWM was read");
+    // The debug binary alone holds about 47 MiB once started (41 MiB before the `xml`
+    // feature's XPath/XSLT engine was linked in); streaming the 50 MB file adds about
+    // 7 MiB. Reading the file whole would pass 100 MiB.
     assert!(
-        peak < 50 * 1024,
+        peak < 60 * 1024,
         "peak RSS {peak} KiB for a {size}-byte file\n{log}"
     );
     println!("peak RSS while streaming a {size}-byte file: {peak} KiB");
