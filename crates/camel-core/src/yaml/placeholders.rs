@@ -43,7 +43,7 @@ impl Pass<'_> {
         match value {
             Json::String(text) if text.contains("{{") && !self.spent => {
                 if text.contains("{{?") {
-                    *text = self.drop_unset_options(text);
+                    *text = super::templates::drop_unset_options(text, |v| self.unset_optional(v));
                 }
                 match self.properties.resolve_counted(text, self.budget) {
                     Ok(resolved) => {
@@ -88,28 +88,6 @@ impl Pass<'_> {
     fn unset_optional(&self, text: &str) -> bool {
         super::templates::is_optional_placeholder(text)
             .is_some_and(|key| self.properties.get(key).is_none())
-    }
-
-    /// A URI without its `name={{?key}}` options whose key is not set.
-    fn drop_unset_options(&self, text: &str) -> String {
-        let Some((base, query)) = text.split_once('?') else {
-            return text.to_string();
-        };
-        if !query.contains("{{?") {
-            return text.to_string();
-        }
-        let kept: Vec<&str> = query
-            .split('&')
-            .filter(|option| {
-                let value = option.split_once('=').map(|(_, v)| v).unwrap_or("");
-                !self.unset_optional(value)
-            })
-            .collect();
-        if kept.is_empty() {
-            base.to_string()
-        } else {
-            format!("{base}?{}", kept.join("&"))
-        }
     }
 }
 

@@ -640,7 +640,7 @@ impl Names<'_> {
             }
             return Replaced::Keep;
         }
-        let text = drop_unbound_options(text, self);
+        let text = drop_unset_options(text, |v| matches!(self.replace_probe(v), Replaced::Drop));
         let mut out = String::with_capacity(text.len());
         let mut rest = text.as_str();
         let mut changed = false;
@@ -695,9 +695,10 @@ fn split_default(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Removes `name={{?param}}` options of a URI whose parameter is unbound, as Camel drops
-/// the option rather than pass it empty.
-fn drop_unbound_options(text: &str, names: &Names<'_>) -> String {
+/// `text` without the `name=VALUE` options of its URI query whose value `unset` says is
+/// an optional placeholder with nothing behind it: Camel drops such an option rather than
+/// pass it empty. Shared by template parameters and application properties.
+pub(crate) fn drop_unset_options(text: &str, unset: impl Fn(&str) -> bool) -> String {
     let Some((base, query)) = text.split_once('?') else {
         return text.to_string();
     };
@@ -706,10 +707,7 @@ fn drop_unbound_options(text: &str, names: &Names<'_>) -> String {
     }
     let kept: Vec<&str> = query
         .split('&')
-        .filter(|option| {
-            let value = option.split_once('=').map(|(_, v)| v).unwrap_or("");
-            !matches!(names.replace_probe(value), Replaced::Drop)
-        })
+        .filter(|option| !unset(option.split_once('=').map(|(_, v)| v).unwrap_or("")))
         .collect();
     if kept.is_empty() {
         base.to_string()
