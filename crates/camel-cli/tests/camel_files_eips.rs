@@ -3,33 +3,7 @@
 
 mod support;
 
-use support::{camel, stderr, text};
-
-/// Writes `yaml` to a file in a fresh folder; the folder lives as long as the guard.
-fn file(yaml: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("route.camel.yaml");
-    std::fs::write(&path, yaml).unwrap();
-    let path = path.display().to_string();
-    (dir, path)
-}
-
-/// Runs `yaml` to `max` messages; returns its log.
-fn run(yaml: &str, max: &str) -> String {
-    let (_dir, path) = file(yaml);
-    let out = camel(&["run", &path, "--max-messages", max, "--max-seconds", "60"]);
-    let log = stderr(&out);
-    assert!(out.status.success(), "{log}");
-    assert!(log.contains("max-messages reached"), "{log}");
-    log
-}
-
-/// `camel validate` on `yaml`: whether it passed, and everything it printed.
-fn validate(yaml: &str) -> (bool, String) {
-    let (_dir, path) = file(yaml);
-    let out = camel(&["validate", &path]);
-    (out.status.success(), text(&out))
-}
+use support::{run_yaml as run, validate_yaml as validate};
 
 #[test]
 fn quoted_booleans_and_numbers_are_read_as_camel_reads_them() {

@@ -119,3 +119,30 @@ pub async fn publish_sqlite(
     tx.commit().await.unwrap();
     ids
 }
+
+/// Writes `yaml` to `route.camel.yaml` in a fresh folder; the folder lives as long as the
+/// guard.
+pub fn yaml_file(yaml: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("route.camel.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let path = path.display().to_string();
+    (dir, path)
+}
+
+/// Runs `yaml` to `max` messages (60 s at most); returns its log.
+pub fn run_yaml(yaml: &str, max: &str) -> String {
+    let (_dir, path) = yaml_file(yaml);
+    let out = camel(&["run", &path, "--max-messages", max, "--max-seconds", "60"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("max-messages reached"), "{log}");
+    log
+}
+
+/// `camel validate` on `yaml`: whether it passed, and everything it printed.
+pub fn validate_yaml(yaml: &str) -> (bool, String) {
+    let (_dir, path) = yaml_file(yaml);
+    let out = camel(&["validate", &path]);
+    (out.status.success(), text(&out))
+}
