@@ -50,10 +50,7 @@ pub fn builtin_components() -> Vec<Arc<dyn camel_api::Component>> {
     camel_components::all()
 }
 
-/// The README's Rust example, compiled and run as a doc test.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
+// The README's Rust example uses the `camel-rs` facade and runs as its doc test.
 
 /// The EIP guide (`docs/eips.md`), its Rust examples compiled and run as doc tests.
 #[cfg(doctest)]
