@@ -3,7 +3,7 @@
 # under callgrind. Each side runs with 50,000 and 100,000 exchanges and the difference is
 # divided by 50,000, so setup and teardown cancel out.
 #
-#   cargo build --release -p camel-bench --bin aggregate
+#   cargo build --profile bench -p camel-bench --bin aggregate   # release with line tables, in target/release
 #   crates/camel-bench/scripts/callgrind-aggregate.sh [BINARY]
 set -euo pipefail
 bin=${1:-target/release/aggregate}

@@ -3,7 +3,7 @@
 # callgrind. Counts do not depend on machine load. Each side runs twice (20,000 and 40,000
 # exchanges) and the difference is divided by 20,000, so setup and teardown cancel out.
 #
-#   cargo build --release -p camel-bench --bin pipeline
+#   cargo build --profile bench -p camel-bench --bin pipeline   # release with line tables, in target/release
 #   crates/camel-bench/scripts/callgrind-pipeline.sh [BINARY] [CASE]   # CASE: 10x1 (default), 1x1, 10x64, 1x64
 set -euo pipefail
 bin=${1:-target/release/pipeline}
