@@ -27,8 +27,20 @@ pub(crate) const CAPPED: &[&str] = &[
     "tower",
 ];
 
-/// Installs the global subscriber: `RUST_LOG` (default `info`) with the cap, on stderr.
-pub(crate) fn init() {
+/// How log events are written on stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// One human-readable line per event, coloured on a terminal.
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, the event's fields
+    /// (`message` among them) and the span the event happened in, for log collectors.
+    Json,
+}
+
+/// Installs the global subscriber: `RUST_LOG` (default `info`) with the cap, on stderr,
+/// in the given format.
+pub(crate) fn init(format: LogFormat) {
     let rust_log = std::env::var("RUST_LOG").unwrap_or_default();
     let filter = EnvFilter::try_new(&rust_log).unwrap_or_else(|_| EnvFilter::new("info"));
     let filter = if rust_log.trim().is_empty() {
@@ -36,14 +48,26 @@ pub(crate) fn init() {
     } else {
         filter
     };
+    let text = (format == LogFormat::Text).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(|| OneLine(std::io::stderr()))
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    });
+    // JSON escapes line breaks itself; the one-line writer still guards the separators a
+    // terminal would act on if someone tails the file.
+    let json = (format == LogFormat::Json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(|| OneLine(std::io::stderr()))
+    });
     tracing_subscriber::registry()
         .with(filter)
         .with(cap(&rust_log))
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(|| OneLine(std::io::stderr()))
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
-        )
+        .with(text)
+        .with(json)
         .init();
 }
 

@@ -24,6 +24,16 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "camel", version, about)]
 struct Cli {
+    /// How log lines are written on stderr: `text` for people, `json` (one object per
+    /// line) for log collectors. Also read from CAMEL_LOG_FORMAT.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "CAMEL_LOG_FORMAT",
+        default_value_t = logging::LogFormat::Text
+    )]
+    log_format: logging::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,7 +56,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init();
+    logging::init(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
