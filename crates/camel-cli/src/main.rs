@@ -2,6 +2,7 @@
 
 mod admin;
 mod file_routes;
+mod init;
 mod logging;
 mod metrics;
 mod outbox;
@@ -52,6 +53,8 @@ enum Command {
     },
     /// Inspect and repair an outbox: counts, discard, retry-dead.
     Outbox(outbox::OutboxArgs),
+    /// Write a starter route file (timer, rest, outbox or kafka) to edit and run.
+    Init(init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run::run(*args).await,
             Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
+            Command::Init(args) => init::run(&args),
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a
