@@ -82,8 +82,13 @@ pub(crate) fn sort(files: &[PathBuf]) -> Sources {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct KameletArgs {
     /// A folder of Kamelet definitions (`*.kamelet.yaml`, also under its `kamelets/`
-    /// folder: a checkout of Camel's kamelet catalog will do); repeatable.
-    #[arg(long = "kamelets", value_name = "DIR")]
+    /// folder: a checkout of Camel's kamelet catalog will do); repeatable. Camel JBang's
+    /// `--local-kamelet-dir` is the same option.
+    #[arg(
+        long = "kamelets",
+        visible_alias = "local-kamelet-dir",
+        value_name = "DIR"
+    )]
     pub(crate) dirs: Vec<PathBuf>,
 }
 
@@ -115,7 +120,10 @@ pub(crate) fn kamelet_texts(args: &KameletArgs) -> Result<Vec<(String, String)>,
 }
 
 /// The `*.kamelet.yaml` files beside the route files that are not route files already:
-/// read with them, as the user's own Kamelets.
+/// read with them, as the user's own Kamelets. Also those of a `kamelets/` folder beside
+/// the route files, and, for route files in a folder named `camel`, of the `kamelets/`
+/// folder beside that one: the `src/main/resources/{camel,kamelets}` layout of a Maven
+/// project that runs Camel's KameletMain, which finds its Kamelets on the classpath.
 pub(crate) fn beside(routes: &[PathBuf]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for route in routes {
@@ -128,6 +136,15 @@ pub(crate) fn beside(routes: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     let mut files = Vec::new();
+    for dir in &dirs {
+        kamelet_files(&dir.join("kamelets"), &mut files);
+        if dir.file_name().is_some_and(|n| n == "camel") {
+            if let Some(parent) = dir.parent() {
+                kamelet_files(&parent.join("kamelets"), &mut files);
+            }
+        }
+    }
+    // The files directly beside the routes last: nearer definitions win.
     for dir in &dirs {
         kamelet_files(dir, &mut files);
     }

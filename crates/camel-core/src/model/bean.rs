@@ -50,6 +50,12 @@ impl BeanStep {
 
 impl StepConfig for BeanStep {
     const NAME: &'static str = "bean";
+
+    /// `bean: name`, as Camel's Kamelets and KameletMain routes write it: the bean
+    /// registered under `name` (a Java class name is refused where beans are looked up).
+    fn from_scalar(text: &str) -> Option<Self> {
+        Some(BeanStep::reference(text))
+    }
 }
 
 /// One entry of a file's top-level `- beans:` list: a bean built when the file's routes are

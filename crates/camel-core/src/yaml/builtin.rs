@@ -50,6 +50,14 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("kamelets/json-serialize-action.kamelet.yaml"),
     ),
     (
+        "kafka-not-secured-sink",
+        include_str!("kamelets/kafka-not-secured-sink.kamelet.yaml"),
+    ),
+    (
+        "kafka-not-secured-source",
+        include_str!("kamelets/kafka-not-secured-source.kamelet.yaml"),
+    ),
+    (
         "kafka-sink",
         include_str!("kamelets/kafka-sink.kamelet.yaml"),
     ),

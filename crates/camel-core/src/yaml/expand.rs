@@ -159,6 +159,7 @@ impl Reader {
         match value {
             Json::Object(map) => {
                 kaoto_form(map);
+                path_form(map);
                 let uri_key = map
                     .iter()
                     .find(|(k, v)| to_snake_case(k) == "uri" && is_kamelet(v))
@@ -577,6 +578,73 @@ impl Reader {
             .map(|l| l.to_string())
             .unwrap_or_else(|| pointer.to_string())
     }
+}
+
+/// The path parameter of a component's URI syntax (Camel's `timer:timerName`,
+/// `http://httpUri`…), by scheme: the name `parameters` may give it under.
+const PATH_PARAMETERS: &[(&str, &str)] = &[
+    ("aws2-sqs", "queueNameOrArn"),
+    ("bean", "beanName"),
+    ("cron", "name"),
+    ("direct", "name"),
+    ("file", "directoryName"),
+    ("file-watch", "path"),
+    ("http", "httpUri"),
+    ("https", "httpUri"),
+    ("kafka", "topic"),
+    ("log", "loggerName"),
+    ("mock", "name"),
+    ("nats", "topic"),
+    ("once", "name"),
+    ("paho", "topic"),
+    ("paho-mqtt5", "topic"),
+    ("platform-http", "path"),
+    ("scheduler", "name"),
+    ("seda", "name"),
+    ("spring-rabbitmq", "exchangeName"),
+    ("sql", "query"),
+    ("stream", "kind"),
+    ("timer", "timerName"),
+    ("xslt", "resourceUri"),
+];
+
+/// Kaoto's spelling of an endpoint whose path is one parameter: `uri` is the bare scheme
+/// and `parameters` holds the path under its name in Camel's URI syntax
+/// (`uri: timer` with `parameters.timerName`), made the URI Camel builds from them
+/// (`timer:NAME`). For `http`/`https` the path is the host and resource
+/// (`localhost:8080/x`), so the URI is `http://localhost:8080/x`, as Camel's syntax
+/// `http://httpUri` says, unless the value names its scheme already.
+fn path_form(map: &mut Map<String, Json>) {
+    let Some(key) = map.keys().find(|k| to_snake_case(k) == "uri").cloned() else {
+        return;
+    };
+    let Some(scheme) = map.get(&key).and_then(Json::as_str).map(str::to_string) else {
+        return;
+    };
+    let Some((_, name)) = PATH_PARAMETERS.iter().find(|(s, _)| *s == scheme) else {
+        return;
+    };
+    let Some(Json::Object(params)) = map.get_mut("parameters") else {
+        return;
+    };
+    let Some(path) = params.get(*name).and_then(|v| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    }) else {
+        return;
+    };
+    params.remove(*name);
+    let uri = if scheme.starts_with("http") {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path
+        } else {
+            format!("{scheme}://{path}")
+        }
+    } else {
+        format!("{scheme}:{path}")
+    };
+    map.insert(key, Json::String(uri));
 }
 
 /// Camel's other spellings of a Kamelet use, made `uri: kamelet:NAME`: Kaoto's

@@ -218,8 +218,8 @@ fn collect_kamelet(
 
 /// The properties a Camel K resource configures for itself
 /// (`spec.integration.configuration` of a Pipe, `spec.configuration` of an
-/// Integration: `{type: property, value: "key=value"}`), added to `properties` where the
-/// command line has not set the key.
+/// Integration: `{type: property, value: "key=value"}`; the camel trait's `properties`),
+/// added to `properties` where the command line has not set the key.
 fn resource_properties(value: &Json, properties: &mut Properties) {
     let Some(spec) = value.get("spec") else {
         return;
@@ -244,6 +244,25 @@ fn resource_properties(value: &Json, properties: &mut Properties) {
         {
             if properties.get(key.trim()).is_none() {
                 properties.set(key.trim(), v);
+            }
+        }
+    }
+    // The camel trait's `properties` (`spec.traits.camel.properties`, also under a Pipe's
+    // `spec.integration`): a list of `key = value` texts, spaces around `=` not part of
+    // either.
+    let traits = [
+        spec.get("traits"),
+        spec.get("integration").and_then(|i| i.get("traits")),
+    ];
+    for entry in traits
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("camel")?.get("properties")?.as_array())
+        .flatten()
+    {
+        if let Some((key, v)) = entry.as_str().and_then(|v| v.split_once('=')) {
+            if properties.get(key.trim()).is_none() {
+                properties.set(key.trim(), v.trim());
             }
         }
     }
