@@ -1,6 +1,7 @@
 //! The `camel` command: run or validate route files.
 
 mod admin;
+mod discover;
 mod file_routes;
 mod init;
 mod logging;

@@ -1,6 +1,6 @@
 //! `camel run` and `camel validate`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,8 +15,8 @@ use crate::shutdown::{forced, stop, ShutdownSignals, Stopping, STARTUP_ERROR};
 /// Options of `camel run` (the names of Camel JBang's flags).
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// Route files (YAML).
-    #[arg(required = true)]
+    /// Route files (YAML). Without any: every `*.camel.yaml` and `application.properties`
+    /// of the current folder.
     files: Vec<PathBuf>,
     /// Stop after this many exchanges have completed, across all routes.
     #[arg(long)]
@@ -368,7 +368,16 @@ async fn start(
     })
 }
 
-pub(crate) async fn run(args: RunArgs) -> ExitCode {
+pub(crate) async fn run(mut args: RunArgs) -> ExitCode {
+    if args.files.is_empty() {
+        match crate::discover::files_in(Path::new(".")) {
+            Ok(files) => args.files = files,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(STARTUP_ERROR);
+            }
+        }
+    }
     // The admin flags are checked before anything starts: a public bind without a token
     // is refused here (ADR 0102).
     let admin = match args.admin.config() {

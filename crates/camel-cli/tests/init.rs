@@ -113,3 +113,37 @@ fn the_outbox_starter_publishes_and_relays() {
     assert!(out.status.success(), "{log}");
     assert!(log.contains("relayed event 1 of order-"), "{log}");
 }
+
+#[test]
+fn run_without_files_picks_up_the_folders_route_files_and_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = camel_in(dir.path(), &["init", "hello"]);
+    assert!(out.status.success(), "{}", support::text(&out));
+    // The property is read: the route's text comes from it.
+    let route = std::fs::read_to_string(dir.path().join("hello.camel.yaml"))
+        .unwrap()
+        .replace("Hello from hello", "{{greeting}}");
+    std::fs::write(dir.path().join("hello.camel.yaml"), route).unwrap();
+    std::fs::write(
+        dir.path().join("application.properties"),
+        "greeting=Hi there\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.yaml"), "not: a route").unwrap();
+    let out = camel_in(
+        dir.path(),
+        &["run", "--max-messages", "1", "--max-seconds", "30"],
+    );
+    let log = support::stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("Hi there, tick 1"), "{log}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = camel_in(empty.path(), &["run", "--max-seconds", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", support::text(&out));
+    assert!(
+        support::text(&out).contains("camel init"),
+        "{}",
+        support::text(&out)
+    );
+}
