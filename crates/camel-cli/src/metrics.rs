@@ -9,11 +9,16 @@
 //! keeps writing to a series the exporter no longer renders). So `camel_sink_batch_*`
 //! metrics go to a recorder of their own, with an idle timeout, and everything else to one
 //! without. `/metrics` renders both. See `adr/0041-sink-series-expire.md`.
+//!
+//! A removed route's series cannot leave the recorder either: its handles are zeroed and
+//! [`Exporter::render`] leaves out every series labelled with a removed route's id
+//! (`adr/0122-camel-metric-names-and-the-routeid-label.md`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use camel_core::context::metrics as route_metrics;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use metrics_util::layers::RouterBuilder;
 use metrics_util::MetricKindMask;
 
@@ -37,7 +42,13 @@ impl Exporter {
     /// before it is dropped (`None` keeps it forever). Returns the exporter and the router
     /// to install (or to use as a local recorder in tests).
     pub(crate) fn build(sink_expiry: Option<Duration>) -> (Exporter, metrics_util::layers::Router) {
-        let main = PrometheusBuilder::new().build_recorder();
+        let main = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full(route_metrics::ROUTE_POLICY_SECONDS.to_string()),
+                route_metrics::DURATION_BUCKETS,
+            )
+            .expect("the duration buckets are not empty")
+            .build_recorder();
         let sinks = PrometheusBuilder::new()
             .idle_timeout(MetricKindMask::ALL, sink_expiry)
             .build_recorder();
@@ -55,6 +66,8 @@ impl Exporter {
     pub(crate) fn install(sink_expiry: Option<Duration>) -> Result<Exporter, String> {
         let (exporter, router) = Exporter::build(sink_expiry);
         metrics::set_global_recorder(router).map_err(|e| e.to_string())?;
+        // Someone reads the metrics now: routes time their exchanges.
+        route_metrics::set_exchange_timing(true);
         let upkeep = exporter.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(UPKEEP_EVERY);
@@ -71,12 +84,46 @@ impl Exporter {
         self.sinks.run_upkeep();
     }
 
-    /// The Prometheus text of both recorders (their metric names are disjoint).
+    /// The Prometheus text of both recorders (their metric names are disjoint), without
+    /// the series of removed routes.
     pub(crate) fn render(&self) -> String {
         let mut text = self.main.render();
         text.push_str(&self.sinks.render());
-        text
+        without_routes(text, &route_metrics::removed_routes())
     }
+}
+
+/// `text` without the sample lines labelled with one of `removed` as their `routeId`.
+fn without_routes(text: String, removed: &[String]) -> String {
+    if removed.is_empty() {
+        return text;
+    }
+    let labels: Vec<String> = removed
+        .iter()
+        .map(|id| format!("{}=\"{}\"", route_metrics::ROUTE_ID_LABEL, escaped(id)))
+        .collect();
+    let gone = |line: &str| {
+        !line.starts_with('#')
+            && labels.iter().any(|l| {
+                line.match_indices(l.as_str()).any(|(at, _)| {
+                    matches!(line.as_bytes().get(at.wrapping_sub(1)), Some(b'{' | b','))
+                })
+            })
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines().filter(|l| !gone(l)) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A label value as the exporter writes it.
+fn escaped(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// Serves `/metrics` (any path answers, as the exporter's own listener did) on `addr`.
@@ -123,12 +170,12 @@ mod tests {
         metrics::with_local_recorder(&router, || {
             metrics::gauge!("camel_sink_batch_queued_entries", "sink" => "nats:orders").set(3.0);
             metrics::gauge!("camel_sink_batchers").set(1.0);
-            metrics::counter!("camel_route_exchanges_total", "route" => "a").increment(1);
+            metrics::counter!("camel_exchanges_total", "routeId" => "a").increment(1);
         });
         let text = exporter.render();
         assert!(sink_series(&text), "{text}");
         assert!(
-            text.contains("camel_route_exchanges_total{route=\"a\"} 1"),
+            text.contains("camel_exchanges_total{routeId=\"a\"} 1"),
             "{text}"
         );
         // The exporter's clock is the real one: look until the series has aged out.
@@ -142,10 +189,20 @@ mod tests {
         assert!(!sink_series(&text), "still there after 10 s: {text}");
         assert!(started.elapsed() >= Duration::from_millis(200));
         assert!(
-            text.contains("camel_route_exchanges_total{route=\"a\"} 1"),
+            text.contains("camel_exchanges_total{routeId=\"a\"} 1"),
             "{text}"
         );
         assert!(text.contains("camel_sink_batchers 1"), "{text}");
+    }
+
+    #[test]
+    fn removed_routes_leave_the_text() {
+        let text = "# TYPE camel_exchanges_total counter\ncamel_exchanges_total{routeId=\"a\"} 1\ncamel_exchanges_total{routeId=\"ab\"} 2\ncamel_route_policy_seconds_bucket{routeId=\"a\",failed=\"false\",le=\"0.1\"} 1\nx{other_routeId=\"a\"} 3\n";
+        let kept = without_routes(text.to_string(), &["a".to_string()]);
+        assert_eq!(
+            kept,
+            "# TYPE camel_exchanges_total counter\ncamel_exchanges_total{routeId=\"ab\"} 2\nx{other_routeId=\"a\"} 3\n"
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub(crate) struct RunArgs {
     /// new ones started, removed ones stopped; a file with errors changes nothing.
     #[arg(long)]
     watch: bool,
-    /// Serve Prometheus metrics (camel_route_*, camel_outbox_*, camel_sink_*, …) at
+    /// Serve Prometheus metrics (camel_exchanges_*, camel_route_*, camel_outbox_*, camel_sink_*, …) at
     /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
     #[arg(long)]
     metrics_addr: Option<std::net::SocketAddr>,

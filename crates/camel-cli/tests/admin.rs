@@ -48,7 +48,7 @@ async fn health_metrics_and_route_control_over_http() {
     assert_eq!(code, 200);
     let metrics = metrics.as_str().unwrap_or_default().to_string();
     assert!(
-        metrics.contains("camel_route_exchanges_total{route=\"ticks\"}"),
+        metrics.contains("camel_exchanges_total{routeId=\"ticks\"}"),
         "{metrics}"
     );
 

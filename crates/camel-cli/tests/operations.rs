@@ -135,7 +135,7 @@ fn metrics_addr_serves_prometheus_text() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(
-        body.contains("camel_route_exchanges_total{route=\"hello\"}"),
+        body.contains("camel_exchanges_total{routeId=\"hello\"}"),
         "{body}"
     );
 }

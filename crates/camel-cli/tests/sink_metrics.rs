@@ -82,7 +82,7 @@ fn sink_series_expire_after_the_batcher_stops_and_route_series_stay() {
     let _child = KillOnDrop(child);
     wait_line(&rx, "sent ");
     let sink = "camel_sink_batch_flush_entries_count{sink=\"nats:camel.test.expiry";
-    let route = "camel_route_exchanges_total{route=\"expiry\"} 3";
+    let route = "camel_exchanges_total{routeId=\"expiry\"} 3";
     // Route counts reach the exporter up to a second late (adr/0047), by which time the
     // sink's series may have expired already: look for each on its own.
     let seen = scrape_until(&addr, |t| t.contains(sink));

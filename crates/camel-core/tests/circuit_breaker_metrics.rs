@@ -39,7 +39,7 @@ async fn state_gauge_follows_the_circuit() {
     ctx.start().await.unwrap();
     let state = || {
         let text = handle.render();
-        let line = "camel_circuit_breaker_state{route=\"shop\",id=\"inventory\"} ";
+        let line = "camel_circuit_breaker_state{routeId=\"shop\",nodeId=\"inventory\"} ";
         text.lines()
             .find_map(|l| l.strip_prefix(line))
             .map(str::to_string)
@@ -47,7 +47,8 @@ async fn state_gauge_follows_the_circuit() {
     };
     assert_eq!(state(), "0");
     // A breaker without an id is labelled by its path in the route.
-    let unnamed = "camel_circuit_breaker_state{route=\"shop\",id=\"steps[1].circuit_breaker\"} 0";
+    let unnamed =
+        "camel_circuit_breaker_state{routeId=\"shop\",nodeId=\"steps[1].circuit_breaker\"} 0";
     assert!(handle.render().contains(unnamed), "{}", handle.render());
 
     ctx.request("direct:in", Exchange::new("x")).await.unwrap();

@@ -56,25 +56,25 @@ async fn metrics_carry_the_documented_names_and_labels() {
 
     let text = handle.render();
     for expected in [
-        "camel_resequencer_lost_total{route=\"reseq_lost\"} 3",
-        "camel_resequencer_lost_total{route=\"reseq_metrics\"} 0",
-        "camel_route_failures_total{route=\"reseq_lost\"} 3",
+        "camel_resequencer_lost_total{routeId=\"reseq_lost\",route=\"reseq_lost\"} 3",
+        "camel_resequencer_lost_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\"} 0",
+        "camel_exchanges_failed_total{routeId=\"reseq_lost\"} 3",
     ] {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }
     for expected in [
-        "camel_resequencer_held{route=\"reseq_metrics\"}",
-        "camel_resequencer_inout_warnings_total{route=\"reseq_metrics\"} 2",
-        "camel_resequencer_post_ack_failures_total{route=\"reseq_metrics\"} 0",
-        "camel_resequencer_dropped_total{route=\"reseq_metrics\",reason=\"invalid\"} 1",
+        "camel_resequencer_held{routeId=\"reseq_metrics\",route=\"reseq_metrics\"}",
+        "camel_resequencer_inout_warnings_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\"} 2",
+        "camel_resequencer_post_ack_failures_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\"} 0",
+        "camel_resequencer_dropped_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\",reason=\"invalid\"} 1",
     ] {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }
     // The refusal is counted as such, never as an acknowledged exchange dropped as old.
-    let rejected = "camel_resequencer_rejected_total{route=\"reseq_metrics\",reason=\"old\"} 1";
+    let rejected = "camel_resequencer_rejected_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\",reason=\"old\"} 1";
     assert!(text.contains(rejected), "missing `{rejected}` in:\n{text}");
     assert!(
-        !text.contains("camel_resequencer_dropped_total{route=\"reseq_metrics\",reason=\"old\"}"),
+        !text.contains("camel_resequencer_dropped_total{routeId=\"reseq_metrics\",route=\"reseq_metrics\",reason=\"old\"}"),
         "{text}"
     );
 }

@@ -21,7 +21,7 @@ async fn route_counts_are_exact_after_a_stop() {
 
     let text = handle.render();
     assert!(
-        text.contains("camel_route_exchanges_total{route=\"counted\"} 0"),
+        text.contains("camel_exchanges_total{routeId=\"counted\"} 0"),
         "registered at start, at zero:\n{text}"
     );
 
@@ -46,8 +46,8 @@ async fn route_counts_are_exact_after_a_stop() {
 
     let text = handle.render();
     for expected in [
-        "camel_route_exchanges_total{route=\"counted\"} 1200",
-        "camel_route_failures_total{route=\"counted\"} 7",
+        "camel_exchanges_total{routeId=\"counted\"} 1200",
+        "camel_exchanges_failed_total{routeId=\"counted\"} 7",
     ] {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }

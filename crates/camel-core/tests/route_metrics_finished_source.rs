@@ -22,7 +22,7 @@ async fn counts_of_a_finished_source_are_flushed_while_the_route_runs() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     let text = handle.render();
     assert!(
-        text.contains("camel_route_exchanges_total{route=\"finite\"} 3"),
+        text.contains("camel_exchanges_total{routeId=\"finite\"} 3"),
         "the three exchanges are counted while the route still runs:\n{text}"
     );
     ctx.stop().await;

@@ -9,7 +9,9 @@
 //! 2. A change (any method but GET and HEAD) with an `Origin` must come from an allowed
 //!    host (else 403): a browser names the page that sent it.
 //! 3. The bearer token (else 401): every change needs it; with a token configured, every
-//!    read but `GET /health` needs it too.
+//!    read but the probes (`GET /health`, `/health/live`, `/health/ready`, without
+//!    `?details`) needs it too: a kubelet has no token, and the probes show no more than
+//!    up or down and why.
 //! 4. A change's body is JSON or YAML by its `Content-Type` (else 415); a body-less
 //!    change may leave it out. A browser sends a cross-origin POST without a preflight
 //!    only with `text/plain`, a form type, or none and a body: all refused here.
@@ -153,6 +155,14 @@ fn has_body(headers: &HeaderMap) -> bool {
             .is_some_and(|v| v.as_bytes() != b"0")
 }
 
+/// A health probe that needs no token: no per-check detail asked for.
+fn is_probe(uri: &axum::http::Uri) -> bool {
+    let details = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some("details")));
+    matches!(uri.path(), "/health" | "/health/live" | "/health/ready") && !details
+}
+
 pub(crate) async fn check(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     let local = req.extensions().get::<LocalAddr>().map(|l| l.0);
     let mut hosts = req.headers().get_all(header::HOST).iter();
@@ -188,7 +198,7 @@ pub(crate) async fn check(State(guard): State<Arc<Guard>>, req: Request, next: N
             }
         }
     }
-    if change || (guard.token.is_some() && req.uri().path() != "/health") {
+    if change || (guard.token.is_some() && !is_probe(req.uri())) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -307,6 +317,23 @@ mod tests {
         assert_eq!(origin_host("https://[::1]"), Some("[::1]"));
         assert_eq!(origin_host("null"), None);
         assert_eq!(origin_host("file://"), None);
+    }
+
+    #[test]
+    fn probes_need_no_token_but_their_details_do() {
+        for (uri, probe) in [
+            ("/health", true),
+            ("/health/live", true),
+            ("/health/ready", true),
+            ("/health/ready?x=1", true),
+            ("/health?details", false),
+            ("/health/ready?details=true", false),
+            ("/health/other", false),
+            ("/routes", false),
+        ] {
+            let uri: axum::http::Uri = uri.parse().unwrap();
+            assert_eq!(is_probe(&uri), probe, "{uri}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! ordering keys. They run behind the checks of `guard`.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -104,7 +104,52 @@ pub(super) async fn describe(admin: &Admin, id: &str, full: bool) -> Result<Valu
     Ok(out)
 }
 
-pub(super) async fn health(State(admin): State<Admin>) -> Response {
+/// True when the query asks for every check (`?details`; the guard wants the token).
+fn wants_details(query: &Option<String>) -> bool {
+    query
+        .as_deref()
+        .is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some("details")))
+}
+
+fn check_json(c: &camel_core::context::HealthCheck) -> Value {
+    let mut check = json!({ "name": c.id, "status": c.state.as_str() });
+    if let Some(message) = &c.message {
+        check["message"] = Value::String(message.clone());
+    }
+    check
+}
+
+/// A health report as JSON: `status`, and the checks (all of them with `details`, else
+/// the ones that are down); 503 when down.
+fn health_response(report: &camel_core::context::HealthReport, details: bool) -> Response {
+    let checks: Vec<Value> = report
+        .checks
+        .iter()
+        .filter(|c| details || c.state == camel_core::context::HealthState::Down)
+        .map(check_json)
+        .collect();
+    let code = if report.is_up() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = json!({ "status": report.state.as_str(), "checks": checks });
+    (code, Json(body)).into_response()
+}
+
+/// `GET /health/live`: the process answers.
+pub(super) async fn health_live(State(admin): State<Admin>, RawQuery(q): RawQuery) -> Response {
+    health_response(&admin.ctx.liveness(), wants_details(&q))
+}
+
+/// `GET /health/ready`: every auto-started route runs and its consumer reaches its source.
+pub(super) async fn health_ready(State(admin): State<Admin>, RawQuery(q): RawQuery) -> Response {
+    health_response(&admin.ctx.health(), wants_details(&q))
+}
+
+/// `GET /health`: route counts and failing consumers, as before; with `?details`, the
+/// readiness checks one by one too.
+pub(super) async fn health(State(admin): State<Admin>, RawQuery(q): RawQuery) -> Response {
     let routes = admin.ctx.route_controller();
     let (mut started, mut suspended, mut stopped) = (0, 0, 0);
     let mut failing = Vec::new();
@@ -143,6 +188,11 @@ pub(super) async fn health(State(admin): State<Admin>) -> Response {
     });
     if !failing.is_empty() {
         body["failing"] = Value::Array(failing);
+    }
+    if wants_details(&q) {
+        let report = admin.ctx.health();
+        body["checks"] = Value::Array(report.checks.iter().map(check_json).collect());
+        body["ready"] = Value::String(report.state.as_str().into());
     }
     (code, Json(body)).into_response()
 }

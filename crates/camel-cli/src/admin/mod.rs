@@ -24,7 +24,10 @@ use tokio_util::task::TaskTracker;
 
 pub(crate) use config::{AdminArgs, AdminConfig};
 
-use handlers::{act, health, list, one, paused_keys, remove, render_metrics, replace, resume_key};
+use handlers::{
+    act, health, health_live, health_ready, list, one, paused_keys, remove, render_metrics,
+    replace, resume_key,
+};
 
 #[derive(Clone)]
 struct Admin {
@@ -59,6 +62,8 @@ pub(crate) async fn serve(
     );
     let app = Router::new()
         .route("/health", get(health))
+        .route("/health/live", get(health_live))
+        .route("/health/ready", get(health_ready))
         .route("/metrics", get(render_metrics))
         .route("/routes", get(list))
         .route("/routes/{id}", get(one).put(replace).delete(remove))

@@ -56,6 +56,11 @@ impl RouteController {
         Ok(self.view(id)?.health.as_ref().and_then(|h| h.failing()))
     }
 
+    /// How long a route has run since it last started; `None` while it is stopped.
+    pub async fn uptime(&self, id: &str) -> Result<Option<std::time::Duration>, RouteError> {
+        Ok(self.view(id)?.started_at.map(|t| t.elapsed()))
+    }
+
     /// The definition a route runs.
     pub async fn definition(&self, id: &str) -> Result<RouteDefinition, RouteError> {
         Ok(RouteDefinition::clone(&self.view(id)?.definition))
@@ -100,6 +105,7 @@ impl RouteController {
         let mut rt = entry.lock(RouteOperation::Removing).await?;
         let outcome = rt.stop(deadline, ShutdownReason::RouteStop).await;
         rt.mark_removed();
+        rt.retire_metrics();
         self.ctx.inner.routes.remove(&entry);
         Ok(outcome)
     }

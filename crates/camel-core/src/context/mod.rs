@@ -12,6 +12,8 @@
 //! ```
 
 mod controller;
+mod health;
+pub mod metrics;
 mod registry;
 mod reload;
 mod route;
@@ -27,6 +29,7 @@ use camel_api::{Component, ContextChange, ExchangeStats, ShutdownReason};
 use tokio::time::Instant;
 
 pub use controller::RouteController;
+pub use health::{HealthCheck, HealthReport, HealthState};
 pub use registry::Registry;
 pub(crate) use registry::WeakRegistry;
 pub use reload::ReloadReport;
@@ -321,6 +324,7 @@ impl CamelContext {
             .filter_map(|e| e.lock_new(RouteOperation::Starting))
             .collect();
         self.inner.routes.append(&added).map_err(RouteErrors)?;
+        metrics::routes_added(added.len());
         if self.inner.started.load(Ordering::SeqCst) {
             let mut errors = Vec::new();
             for i in startup_order(&added) {

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::{
-    CamelError, ConsumerContext, CountSink, ExchangeStats, RouteCounters, RouteGate, RoutePipeline,
+    CamelError, ConsumerContext, ExchangeStats, RouteCounters, RouteGate, RoutePipeline,
     ShutdownReason, StepLifecycle,
 };
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::RouteMetrics;
 use crate::compiler::CompiledRoute;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::RouteDefinition;
@@ -36,45 +37,20 @@ const LIFECYCLE_DRAIN_GRACE: Duration = Duration::from_secs(10);
 /// (a busy route's counts get there every `RouteCounters::FLUSH_EVERY` exchanges per thread).
 const METRICS_FLUSH_PERIOD: Duration = Duration::from_secs(1);
 
-/// A route's counts under the metric names and labels dashboards know:
-/// `camel_route_exchanges_total{route}` and `camel_route_failures_total{route}`.
-struct RouteMetrics {
-    exchanges: metrics::Counter,
-    failures: metrics::Counter,
-}
-
-impl RouteMetrics {
-    /// Registers both counters (so they show from the start, at zero).
-    fn register(route_id: &str) -> Self {
-        RouteMetrics {
-            exchanges: metrics::counter!("camel_route_exchanges_total", "route" => route_id.to_string()),
-            failures: metrics::counter!("camel_route_failures_total", "route" => route_id.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Debug for RouteMetrics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RouteMetrics")
-    }
-}
-
-impl CountSink for RouteMetrics {
-    fn add(&self, exchanges: u64, failures: u64) {
-        self.exchanges.increment(exchanges);
-        if failures > 0 {
-            self.failures.increment(failures);
-        }
-    }
-}
-
-/// Hands `counters` to the metrics every `METRICS_FLUSH_PERIOD`, for as long as it is polled.
-async fn flush_periodically(counters: &RouteCounters) -> std::convert::Infallible {
+/// Hands `counters` to the metrics every `METRICS_FLUSH_PERIOD`, for as long as it is
+/// polled, and sets the route's in-flight and uptime gauges.
+async fn flush_periodically(
+    counters: &RouteCounters,
+    metrics: &RouteMetrics,
+    gate: &RouteGate,
+    since: Instant,
+) -> std::convert::Infallible {
     let mut tick = tokio::time::interval(METRICS_FLUSH_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         counters.flush();
+        metrics.running(gate.inflight(), since.elapsed());
     }
 }
 
@@ -101,6 +77,12 @@ pub(crate) struct RouteRuntime {
     /// Set by `stop`: lifecycle steps cannot be restarted, so the next start compiles the
     /// route afresh.
     pub(crate) stale: bool,
+    /// The route's metric handles, made once when it is added.
+    metrics: RouteMetrics,
+    /// When the route last started, while it runs.
+    started_at: Option<Instant>,
+    /// Why the last start failed, until the route starts.
+    pub(crate) start_error: Option<Arc<str>>,
 }
 
 /// What stopping a route left behind.
@@ -117,7 +99,10 @@ pub struct StopOutcome {
 
 impl RouteRuntime {
     pub(crate) fn new(definition: RouteDefinition, compiled: CompiledRoute) -> Self {
-        let pipeline = Arc::new(RoutePipeline::new(compiled.assembly.pipeline.clone()));
+        let metrics = RouteMetrics::register(&compiled.id);
+        let pipeline = Arc::new(RoutePipeline::new(
+            metrics.wrap(compiled.assembly.pipeline.clone()),
+        ));
         RouteRuntime {
             definition,
             compiled,
@@ -126,7 +111,20 @@ impl RouteRuntime {
             consumer: None,
             status: RouteStatus::Stopped,
             stale: false,
+            metrics,
+            started_at: None,
+            start_error: None,
         }
+    }
+
+    /// The route is gone from its context: its series read zero and leave the scrape.
+    pub(crate) fn retire_metrics(&self) {
+        self.metrics.retire(self.id());
+    }
+
+    /// When the route last started, while it runs.
+    pub(crate) fn started_at(&self) -> Option<Instant> {
+        self.started_at
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -143,20 +141,29 @@ impl RouteRuntime {
         self.consumer.as_ref().map(|c| c.health.clone())
     }
 
-    /// Starts lifecycles (in route order), then the consumer.
+    /// Starts lifecycles (in route order), then the consumer; a failure is kept for the
+    /// health checks until the route starts.
     pub(crate) async fn start(&mut self, stats: &Arc<ExchangeStats>) -> Result<(), RouteError> {
         if self.status != RouteStatus::Stopped {
             return Ok(());
         }
+        let started = self.start_now(stats).await;
+        self.start_error = started.as_ref().err().map(|e| e.to_string().into());
+        started
+    }
+
+    async fn start_now(&mut self, stats: &Arc<ExchangeStats>) -> Result<(), RouteError> {
         start_lifecycles(&self.compiled.assembly.lifecycles, self.id()).await?;
         let consumer =
             self.compiled.source.consumer().map_err(|e| {
                 RouteError::new(RouteErrorKind::Endpoint(e)).in_route(Some(self.id()))
             })?;
-        self.pipeline.store(self.compiled.assembly.pipeline.clone());
+        self.pipeline
+            .store(self.metrics.wrap(self.compiled.assembly.pipeline.clone()));
         self.gate = Arc::default();
         let cancel = CancellationToken::new();
-        let counters = Arc::new(RouteCounters::new(RouteMetrics::register(self.id())));
+        let counters = Arc::new(RouteCounters::new(self.metrics.sink()));
+        let since = Instant::now();
         let ctx = ConsumerContext::new(
             self.id().into(),
             self.pipeline.clone(),
@@ -169,13 +176,14 @@ impl RouteRuntime {
         let health = ctx.health().clone();
         let reported = health.clone();
         let flushed = counters.clone();
+        let (metrics, gate) = (self.metrics.clone(), self.gate.clone());
         let stopped = cancel.clone();
         let task = tokio::spawn(async move {
             // The flush ticker lives in the consumer's task, so it ends when the task does.
             let result = tokio::select! {
                 biased;
                 result = consumer.run(ctx) => result,
-                never = flush_periodically(&flushed) => match never {},
+                never = flush_periodically(&flushed, &metrics, &gate, since) => match never {},
             };
             if let Err(error) = result {
                 tracing::error!(route_id = %route_id, %error, "the route's consumer failed");
@@ -186,7 +194,7 @@ impl RouteRuntime {
             // have to reach the metrics: keep flushing until the route stops.
             tokio::select! {
                 _ = stopped.cancelled() => {}
-                never = flush_periodically(&flushed) => match never {},
+                never = flush_periodically(&flushed, &metrics, &gate, since) => match never {},
             }
         });
         self.consumer = Some(RunningConsumer {
@@ -197,6 +205,8 @@ impl RouteRuntime {
             stats: stats.clone(),
         });
         self.status = RouteStatus::Started;
+        self.started_at = Some(since);
+        self.metrics.started(true);
         let from = camel_api::redact_url(&self.definition.from.uri);
         tracing::info!(route_id = %self.id(), %from, "route started");
         for destination in &self.compiled.unordered_destinations {
@@ -218,7 +228,13 @@ impl RouteRuntime {
         stats: &Arc<ExchangeStats>,
     ) -> Result<(), RouteError> {
         if self.status == RouteStatus::Stopped && self.stale {
-            self.compiled = crate::compiler::compile_route(registry, &self.definition)?;
+            self.compiled = match crate::compiler::compile_route(registry, &self.definition) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.start_error = Some(e.to_string().into());
+                    return Err(e);
+                }
+            };
             self.stale = false;
         }
         self.start(stats).await
@@ -260,13 +276,15 @@ impl RouteRuntime {
         consumer.counters.flush();
         (outcome.errors, outcome.lost) =
             shutdown_lifecycles(&self.compiled.assembly.lifecycles, reason, deadline).await;
-        record_lost(self.id(), &consumer.stats, outcome.lost);
+        record_lost(&self.metrics, &consumer.stats, outcome.lost);
         let mut task = consumer.task;
         if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
             task.abort();
         }
         self.status = RouteStatus::Stopped;
         self.stale = true;
+        self.started_at = None;
+        self.metrics.started(false);
         if outcome.cut_off > 0 {
             tracing::warn!(route_id = %self.id(), cut_off = outcome.cut_off, "route stopped with exchanges still in flight");
         } else {
@@ -303,7 +321,8 @@ impl RouteRuntime {
         let stateless =
             self.compiled.assembly.lifecycles.is_empty() && next.assembly.lifecycles.is_empty();
         if running && stateless {
-            self.pipeline.store(next.assembly.pipeline.clone());
+            self.pipeline
+                .store(self.metrics.wrap(next.assembly.pipeline.clone()));
         } else if running {
             let deadline = Instant::now() + timeout;
             let was_suspended = self.status == RouteStatus::Suspended;
@@ -318,7 +337,7 @@ impl RouteRuntime {
             (outcome.errors, outcome.lost) =
                 shutdown_lifecycles(old, swap_reason(&next.assembly.lifecycles), deadline).await;
             if let Some(consumer) = &self.consumer {
-                record_lost(self.id(), &consumer.stats, outcome.lost);
+                record_lost(&self.metrics, &consumer.stats, outcome.lost);
             }
             hand_over(old, &next.assembly.lifecycles);
             // If the new steps fail to start, the old ones are already drained: the route
@@ -327,7 +346,8 @@ impl RouteRuntime {
                 self.status = RouteStatus::Suspended;
                 return Err(e);
             }
-            self.pipeline.store(next.assembly.pipeline.clone());
+            self.pipeline
+                .store(self.metrics.wrap(next.assembly.pipeline.clone()));
             if !was_suspended {
                 self.gate.resume();
             }
@@ -381,12 +401,11 @@ pub(crate) fn swap_reason(next: &[Arc<dyn StepLifecycle>]) -> impl Fn(&str) -> S
 }
 
 /// Counts exchanges a lifecycle step lost after they were acknowledged as failed, in the
-/// context's counts and in `camel_route_failures_total{route}`.
-fn record_lost(route_id: &str, stats: &ExchangeStats, lost: u64) {
+/// context's counts and in `camel_exchanges_failed_total{routeId}`.
+fn record_lost(metrics: &RouteMetrics, stats: &ExchangeStats, lost: u64) {
     if lost > 0 {
         stats.record_lost(lost);
-        metrics::counter!("camel_route_failures_total", "route" => route_id.to_string())
-            .increment(lost);
+        metrics.lost(lost);
     }
 }
 

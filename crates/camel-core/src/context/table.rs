@@ -68,6 +68,10 @@ pub(crate) struct RouteView {
     pub(crate) operation: Option<RouteOperation>,
     /// The route's gate, to count exchanges in flight without its lock.
     pub(crate) gate: Arc<RouteGate>,
+    /// Why the route's last start failed, until it starts.
+    pub(crate) start_error: Option<Arc<str>>,
+    /// When the route last started, while it runs.
+    pub(crate) started_at: Option<tokio::time::Instant>,
 }
 
 /// One route in the table.
@@ -152,6 +156,8 @@ fn view_of(runtime: &RouteRuntime, operation: Option<RouteOperation>) -> RouteVi
         health: runtime.health(),
         operation,
         gate: runtime.gate().clone(),
+        start_error: runtime.start_error.clone(),
+        started_at: runtime.started_at(),
     }
 }
 

@@ -16,7 +16,7 @@
 //! circuited; a refused call is short circuited and rejected), and the same first four
 //! under Camel 3's names ([`RESPONSE_SUCCESSFUL_EXECUTION`], …) for files written for it.
 //! The fallback sees the exchange as it entered the breaker, with the error readable as
-//! `${exception…}`. The state is the gauge [`STATE_METRIC`]`{route, id}` (0 closed,
+//! `${exception…}`. The state is the gauge [`STATE_METRIC`]`{routeId, nodeId}` (0 closed,
 //! 1 open, 2 half open).
 //!
 //! As a tower layer, [`CircuitBreakerLayer`] protects the service it wraps; every service

@@ -279,7 +279,7 @@ impl CircuitBreakerLayer {
     pub fn new(settings: BreakerSettings, fallback: Option<BoxProcessor>) -> Self {
         let gauge = settings.metric_labels.as_ref().map(|(route, id)| {
             let g =
-                metrics::gauge!(super::STATE_METRIC, "route" => route.clone(), "id" => id.clone());
+                metrics::gauge!(super::STATE_METRIC, "routeId" => route.clone(), "nodeId" => id.clone());
             g.set(CircuitState::Closed.gauge_value());
             g
         });

@@ -2,7 +2,7 @@
 //! in release order, after their callers already got the acknowledgement.
 //!
 //! A failure here happens after the route's error handler is out of reach, so it is
-//! logged, counted in `camel_resequencer_post_ack_failures_total{route}` and, when a
+//! logged, counted in `camel_resequencer_post_ack_failures_total{routeId, route}` and, when a
 //! dead-letter processor is configured, handed to it.
 //!
 //! The backlog in front of it is bounded (see `backlog.rs`): each release's permit is

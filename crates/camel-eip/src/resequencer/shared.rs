@@ -88,21 +88,21 @@ impl Shared {
             route_id: route_id.into(),
             step_name: step_name.into(),
             stats: Arc::default(),
-            held_gauge: metrics::gauge!("camel_resequencer_held", "route" => route.clone()),
+            held_gauge: metrics::gauge!("camel_resequencer_held", "routeId" => route.clone(), "route" => route.clone()),
             inout_warnings: metrics::counter!(
                 "camel_resequencer_inout_warnings_total",
-                "route" => route.clone()
+                "routeId" => route.clone(), "route" => route.clone()
             ),
             post_ack_failures: metrics::counter!(
                 "camel_resequencer_post_ack_failures_total",
-                "route" => route.clone()
+                "routeId" => route.clone(), "route" => route.clone()
             ),
             rejected_old: metrics::counter!(
                 "camel_resequencer_rejected_total",
-                "route" => route.clone(),
+                "routeId" => route.clone(), "route" => route.clone(),
                 "reason" => "old"
             ),
-            lost: metrics::counter!("camel_resequencer_lost_total", "route" => route),
+            lost: metrics::counter!("camel_resequencer_lost_total", "routeId" => route.clone(), "route" => route),
         }
     }
 
@@ -127,6 +127,7 @@ impl Shared {
         self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         metrics::counter!(
             "camel_resequencer_dropped_total",
+            "routeId" => self.route_id.to_string(),
             "route" => self.route_id.to_string(),
             "reason" => reason.as_str()
         )

@@ -57,8 +57,8 @@ pub struct TapCounters {
 impl TapCounters {
     fn new(route_id: &str, step: &str) -> Self {
         let labels = [
-            ("route_id", route_id.to_string()),
-            ("step", step.to_string()),
+            ("routeId", route_id.to_string()),
+            ("nodeId", step.to_string()),
         ];
         TapCounters {
             dropped: AtomicU64::new(0),
