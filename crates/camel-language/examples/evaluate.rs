@@ -1,6 +1,6 @@
 //! Measures how long evaluating typical simple expressions takes.
 //!
-//! Run with `cargo run --release -p camel-language --example evaluate`; prints one
+//! Run with `cargo run --release -p camel-rs-language --example evaluate`; prints one
 //! line per expression with nanoseconds per evaluation.
 
 use std::hint::black_box;
