@@ -121,6 +121,20 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Escapes every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) as
+/// `%XX`: safe as one URL path segment or one query value.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Endpoint parameters. A component takes the ones it knows with the typed `take_*`
 /// methods and then calls [`Parameters::finish`], which rejects whatever is left — an
 /// unknown parameter is an error, never silently ignored.

@@ -4,6 +4,7 @@ mod admin;
 mod discover;
 mod file_routes;
 mod init;
+mod inspect;
 mod logging;
 mod metrics;
 mod outbox;
@@ -56,6 +57,13 @@ enum Command {
     Outbox(outbox::OutboxArgs),
     /// Write a starter route file (timer, rest, outbox or kafka) to edit and run.
     Init(init::InitArgs),
+    /// Show a running `camel run --admin-addr`: `get routes` (status, counts,
+    /// durations), `get health` (readiness and each check).
+    Get(inspect::GetArgs),
+    /// The routes of a running `camel run --admin-addr` by load, refreshed.
+    Top(inspect::TopArgs),
+    /// Start, stop, suspend or resume a route of a running `camel run --admin-addr`.
+    Cmd(inspect::CmdArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +85,9 @@ fn main() -> ExitCode {
             Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
             Command::Init(args) => init::run(&args),
+            Command::Get(args) => inspect::get(args).await,
+            Command::Top(args) => inspect::top(args).await,
+            Command::Cmd(args) => inspect::cmd(args).await,
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

@@ -115,7 +115,7 @@ impl AdminArgs {
 }
 
 /// `ADDR:PORT`, or a bare `PORT` on 127.0.0.1.
-fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = text.parse::<u16>() {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }

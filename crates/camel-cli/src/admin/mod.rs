@@ -22,7 +22,7 @@ use camel_core::CamelContext;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub(crate) use config::{AdminArgs, AdminConfig};
+pub(crate) use config::{parse_addr, AdminArgs, AdminConfig, TOKEN_ENV};
 
 use handlers::{
     act, health, health_live, health_ready, list, one, paused_keys, remove, render_metrics,

@@ -169,17 +169,7 @@ impl Escape {
                 }
             }
             Escape::Sql => text.replace('\'', "''"),
-            Escape::Url => {
-                let mut out = String::with_capacity(text.len());
-                for b in text.bytes() {
-                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                        out.push(b as char);
-                    } else {
-                        out.push_str(&format!("%{b:02X}"));
-                    }
-                }
-                out
-            }
+            Escape::Url => camel_api::percent_encode(text),
         }
     }
 }
