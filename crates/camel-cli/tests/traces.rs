@@ -1,0 +1,150 @@
+//! Traces through the binary: spans sent over OTLP/HTTP to an in-process receiver, one
+//! trace from an HTTP caller through a route, the http producer and a second route.
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::otlp::{self, Received};
+use support::{spawn, wait_line};
+
+/// A port free now (the run binds it a moment later).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn routes(port: u16) -> String {
+    format!(
+        "\
+- route:
+    id: front
+    from:
+      uri: platform-http:/front
+      steps:
+        - remove_headers:
+            pattern: 'CamelHttp*'
+        - to: http://127.0.0.1:{port}/back
+- route:
+    id: back
+    from:
+      uri: platform-http:/back
+      steps:
+        - log: 'back got a call'
+        - set_body:
+            constant: done
+"
+    )
+}
+
+fn curl(url: &str, headers: &[&str]) -> String {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "--max-time", "10", url]);
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    String::from_utf8_lossy(&cmd.output().expect("curl runs").stdout).into_owned()
+}
+
+const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
+
+fn one<'a>(spans: &'a [Received], route: &str, trace_id: &str) -> &'a Received {
+    let found: Vec<&Received> = spans
+        .iter()
+        .filter(|s| s.name == route && s.trace_id == trace_id)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one `{route}` span in {trace_id}: {spans:#?}"
+    );
+    found[0]
+}
+
+#[test]
+fn an_http_call_through_two_routes_is_one_trace() {
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes(port)).unwrap();
+    let file = file.display().to_string();
+    let port_arg = port.to_string();
+    let (mut child, log) = spawn(&[
+        "--log-format",
+        "json",
+        "run",
+        &file,
+        "--port",
+        &port_arg,
+        "--otel-endpoint",
+        &receiver.endpoint,
+        "--max-messages",
+        "4",
+    ]);
+    wait_line(&log, "/back");
+    let base = format!("http://127.0.0.1:{port}");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    assert_eq!(
+        curl(&format!("{base}/front"), &[&traceparent, "tracestate: a=1"]),
+        "done"
+    );
+    // A malformed context is ignored: the call starts a trace of its own.
+    assert_eq!(
+        curl(&format!("{base}/front"), &["traceparent: 00-zz-nope-01"]),
+        "done"
+    );
+
+    let logged = wait_line(&log, "back got a call");
+    assert!(
+        logged.contains(&format!("\"trace_id\":\"{CALLER_TRACE}\"")),
+        "{logged}"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("camel run stops after its four exchanges")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+
+    let spans = receiver.collect(|s| s.len() >= 4);
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    let front = one(&spans, "front", CALLER_TRACE);
+    let back = one(&spans, "back", CALLER_TRACE);
+    assert_eq!(
+        front.parent_span_id, CALLER_SPAN,
+        "the caller's span is the parent"
+    );
+    assert_eq!(
+        back.parent_span_id, front.span_id,
+        "the producer injected front's span"
+    );
+    assert_eq!(front.kind, 2, "a server span");
+    assert_eq!(front.service, "camel");
+    assert_eq!(front.attribute("camel.route.id"), Some("front"));
+    assert_eq!(front.attribute("camel.uri"), Some("platform-http:/front"));
+    assert_eq!(front.attribute("component"), Some("camel-platform-http"));
+    assert_eq!(front.attribute("camel.outcome"), Some("completed"));
+    assert!(front
+        .attribute("camel.exchange.id")
+        .is_some_and(|id| id.starts_with("ID-")));
+
+    let fresh: Vec<&Received> = spans
+        .iter()
+        .filter(|s| s.trace_id != CALLER_TRACE)
+        .collect();
+    assert_eq!(fresh.len(), 2, "{spans:#?}");
+    let fresh_front = fresh.iter().find(|s| s.name == "front").unwrap();
+    let fresh_back = fresh.iter().find(|s| s.name == "back").unwrap();
+    assert_eq!(fresh_front.parent_span_id, "", "a new trace's root");
+    assert_eq!(fresh_back.trace_id, fresh_front.trace_id);
+    assert_eq!(fresh_back.parent_span_id, fresh_front.span_id);
+}
