@@ -148,3 +148,85 @@ fn an_http_call_through_two_routes_is_one_trace() {
     assert_eq!(fresh_back.trace_id, fresh_front.trace_id);
     assert_eq!(fresh_back.parent_span_id, fresh_front.span_id);
 }
+
+/// HTTP → `direct:` → outbox publish; the relay → `seda:` → a sink route: the relay's
+/// span continues the publishing trace (its context was stored with the message), the
+/// `seda:` consumer starts its own trace linked to the relay's span.
+#[test]
+fn the_outbox_relay_continues_the_publishing_trace() {
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("outbox.db").display());
+    let routes = format!(
+        "\
+- route:
+    id: front
+    from:
+      uri: platform-http:/order
+      steps:
+        - to: direct:publish
+- route:
+    id: publish
+    from:
+      uri: direct:publish
+      steps:
+        - to:
+            uri: outbox:events
+            parameters: {{datasource: '{db}'}}
+- route:
+    id: relay
+    from:
+      uri: outbox:events
+      parameters: {{datasource: '{db}', poll_interval: 50ms}}
+      steps:
+        - to: seda:sink
+- route:
+    id: sink
+    from:
+      uri: seda:sink
+      steps:
+        - log: 'sink got ${{body}}'
+"
+    );
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes).unwrap();
+    let file = file.display().to_string();
+    let port_arg = port.to_string();
+    let (mut child, log) = spawn(&[
+        "run",
+        &file,
+        "--port",
+        &port_arg,
+        "--otel-endpoint",
+        &receiver.endpoint,
+    ]);
+    wait_line(&log, "/order");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    let _ = curl(&format!("http://127.0.0.1:{port}/order"), &[&traceparent]);
+    wait_line(&log, "sink got");
+    // The batch export sends within its delay (5 s); no stop is needed for it.
+    let spans = receiver.collect(|s| s.len() >= 4);
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let front = one(&spans, "front", CALLER_TRACE);
+    let publish = one(&spans, "publish", CALLER_TRACE);
+    let relay = one(&spans, "relay", CALLER_TRACE);
+    assert_eq!(front.parent_span_id, CALLER_SPAN);
+    assert_eq!(publish.parent_span_id, front.span_id, "direct: is a child");
+    assert_eq!(publish.kind, 1, "an internal span");
+    assert_eq!(relay.parent_span_id, publish.span_id, "the stored context");
+    assert_eq!(relay.kind, 5, "a consumer span");
+    let sink: Vec<&Received> = spans.iter().filter(|s| s.name == "sink").collect();
+    assert_eq!(sink.len(), 1, "{spans:#?}");
+    assert_ne!(
+        sink[0].trace_id, CALLER_TRACE,
+        "seda: starts a trace of its own"
+    );
+    assert_eq!(
+        sink[0].links,
+        [format!("{}-{}", relay.trace_id, relay.span_id)],
+        "linked to the relay's span"
+    );
+}
