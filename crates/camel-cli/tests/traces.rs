@@ -230,3 +230,80 @@ fn the_outbox_relay_continues_the_publishing_trace() {
         "linked to the relay's span"
     );
 }
+
+/// HTTP → a RabbitMQ producer; a RabbitMQ consumer route in the same process: the
+/// consumer's span is the child of the publishing route's span (the context went in the
+/// message's headers), against the real broker.
+#[test]
+fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_RABBITMQ_URL") else {
+        return;
+    };
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let exchange = format!("camel.trace.{}", std::process::id());
+    let routes = format!(
+        "\
+- route:
+    id: front
+    from:
+      uri: platform-http:/mq
+      steps:
+        - to: 'rabbitmq:{exchange}?addresses={url}&routing_key=k'
+- route:
+    id: consume
+    from:
+      uri: 'rabbitmq:{exchange}?addresses={url}&queue={exchange}.q&routing_key=k'
+      steps:
+        - log: 'consumed ${{body}}'
+"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes).unwrap();
+    let file = file.display().to_string();
+    let port_arg = port.to_string();
+    let (mut child, log) = spawn(&[
+        "run",
+        &file,
+        "--port",
+        &port_arg,
+        "--otel-endpoint",
+        &receiver.endpoint,
+    ]);
+    wait_line(&log, "/mq");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    // The consumer's queue may not be bound yet when the first call publishes: call until
+    // one message arrives.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut calls = 0;
+    let mut seen = Vec::new();
+    let consumed = loop {
+        let answer = curl(&format!("http://127.0.0.1:{port}/mq"), &[&traceparent]);
+        calls += 1;
+        match log.recv_timeout(Duration::from_millis(500)) {
+            Ok(line) if line.contains("consumed") => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => seen.push(format!("answer: {answer}")),
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+    };
+    assert!(consumed, "a message reached the consumer: {seen:#?}");
+    let spans = receiver.collect(|s| s.iter().any(|s| s.name == "consume"));
+    let _ = child.kill();
+    let _ = child.wait();
+    let consume = spans
+        .iter()
+        .find(|s| s.name == "consume")
+        .unwrap_or_else(|| panic!("a consume span after {calls} calls: {spans:#?}"));
+    assert_eq!(consume.trace_id, CALLER_TRACE);
+    assert_eq!(consume.kind, 5, "a consumer span");
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "front" && s.span_id == consume.parent_span_id),
+        "the consumer's parent is a publishing span: {spans:#?}"
+    );
+}
