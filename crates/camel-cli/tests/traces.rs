@@ -291,7 +291,13 @@ fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
         }
     };
     assert!(consumed, "a message reached the consumer: {seen:#?}");
-    let spans = receiver.collect(|s| s.iter().any(|s| s.name == "consume"));
+    // The consumer's span may end (and be sent) before the publishing one.
+    let spans = receiver.collect(|s| {
+        s.iter().filter(|s| s.name == "consume").any(|c| {
+            s.iter()
+                .any(|f| f.name == "front" && f.span_id == c.parent_span_id)
+        })
+    });
     let _ = child.kill();
     let _ = child.wait();
     let consume = spans
@@ -306,4 +312,92 @@ fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
             .any(|s| s.name == "front" && s.span_id == consume.parent_span_id),
         "the consumer's parent is a publishing span: {spans:#?}"
     );
+}
+
+/// HTTP → a Kafka producer; a Kafka consumer route in the same process: the record's
+/// headers carry the context, so the consumer's span is the publishing span's child.
+#[test]
+fn kafka_carries_the_trace_from_producer_to_consumer() {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    let Some(brokers) = camel_api::test_support::service_from_env("CAMEL_TEST_KAFKA_BROKERS")
+    else {
+        return;
+    };
+    let topic = format!("camel-trace-{}", std::process::id());
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let admin: AdminClient<_> = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &brokers)
+            .create()
+            .unwrap();
+        let topics = [NewTopic::new(&topic, 1, TopicReplication::Fixed(1))];
+        for r in admin
+            .create_topics(&topics, &AdminOptions::new())
+            .await
+            .unwrap()
+        {
+            r.unwrap();
+        }
+    });
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let routes = format!(
+        "\
+- route:
+    id: front
+    from:
+      uri: platform-http:/kafka
+      steps:
+        - to:
+            uri: 'kafka:{topic}'
+            parameters: {{brokers: '{brokers}'}}
+- route:
+    id: consume
+    from:
+      uri: 'kafka:{topic}'
+      parameters:
+        brokers: '{brokers}'
+        group_id: '{topic}-g'
+        auto_offset_reset: earliest
+        session_timeout_ms: 6000
+        heartbeat_interval_ms: 500
+      steps:
+        - log: 'consumed ${{body}}'
+"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes).unwrap();
+    let file = file.display().to_string();
+    let port_arg = port.to_string();
+    let (mut child, log) = spawn(&[
+        "run",
+        &file,
+        "--port",
+        &port_arg,
+        "--otel-endpoint",
+        &receiver.endpoint,
+    ]);
+    wait_line(&log, "/kafka");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    let _ = curl(&format!("http://127.0.0.1:{port}/kafka"), &[&traceparent]);
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    let consumed = loop {
+        match log.recv_timeout(Duration::from_millis(500)) {
+            Ok(line) if line.contains("consumed") => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => {}
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+    };
+    assert!(consumed, "the record reached the consumer: {seen:#?}");
+    let spans = receiver.collect(|s| s.len() >= 2);
+    let _ = child.kill();
+    let _ = child.wait();
+    let front = one(&spans, "front", CALLER_TRACE);
+    let consume = one(&spans, "consume", CALLER_TRACE);
+    assert_eq!(consume.parent_span_id, front.span_id, "{spans:#?}");
+    assert_eq!(consume.kind, 5, "a consumer span");
 }
