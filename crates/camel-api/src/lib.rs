@@ -41,6 +41,7 @@ mod processor;
 mod redact;
 mod stripe;
 pub mod suggest;
+pub mod trace;
 pub mod transaction;
 mod uri;
 mod value;

@@ -7,6 +7,7 @@ mod init;
 mod inspect;
 mod logging;
 mod metrics;
+mod otel;
 mod outbox;
 mod properties;
 mod run;
@@ -69,6 +70,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
+    let traces = match &cli.command {
+        Command::Run(args) => match otel::start(args.otel_endpoint.as_deref()) {
+            Ok(export) => export,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(shutdown::STARTUP_ERROR);
+            }
+        },
+        _ => None,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -94,5 +105,9 @@ fn main() -> ExitCode {
     // slow or hung file system): the stop has had its deadline, so what still runs was
     // cut off and reported, and must not hold the exit.
     runtime.shutdown_background();
+    // After the routes stopped, so the last exchanges' spans are among those sent.
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
     code
 }

@@ -38,6 +38,12 @@ pub(crate) struct RunArgs {
     /// http://ADDR/metrics, e.g. 127.0.0.1:9464.
     #[arg(long)]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Send a span per exchange per route over OTLP/HTTP to this collector base URL
+    /// (spans go to its /v1/traces), e.g. http://127.0.0.1:4318. Off by default; the
+    /// standard OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and
+    /// OTEL_SERVICE_NAME variables are read too.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel_endpoint: Option<String>,
     #[command(flatten)]
     admin: crate::admin::AdminArgs,
     /// Seconds a batching sink's per-destination series (`camel_sink_batch_*`) may stay

@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod admin_api;
+pub mod otlp;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -18,6 +18,7 @@ mod registry;
 mod reload;
 mod route;
 mod table;
+mod traced;
 
 use std::any::Any;
 use std::collections::HashSet;

@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use camel_api::{
-    CamelError, ConsumerContext, ExchangeStats, RouteCounters, RouteGate, RoutePipeline,
-    ShutdownReason, StepLifecycle,
+    BoxProcessor, CamelError, ConsumerContext, ExchangeStats, RouteCounters, RouteGate,
+    RoutePipeline, ShutdownReason, StepLifecycle,
 };
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::metrics::RouteMetrics;
+use super::traced::RouteTrace;
 use crate::compiler::CompiledRoute;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::RouteDefinition;
@@ -79,6 +80,8 @@ pub(crate) struct RouteRuntime {
     pub(crate) stale: bool,
     /// The route's metric handles, made once when it is added.
     metrics: RouteMetrics,
+    /// What the route's spans say about it (used only when a tracer is installed).
+    trace: RouteTrace,
     /// When the route last started, while it runs.
     started_at: Option<Instant>,
     /// Why the last start failed, until the route starts.
@@ -100,8 +103,9 @@ pub struct StopOutcome {
 impl RouteRuntime {
     pub(crate) fn new(definition: RouteDefinition, compiled: CompiledRoute) -> Self {
         let metrics = RouteMetrics::register(&compiled.id);
+        let trace = RouteTrace::new(&compiled.id, &definition.from.uri);
         let pipeline = Arc::new(RoutePipeline::new(
-            metrics.wrap(compiled.assembly.pipeline.clone()),
+            trace.wrap(metrics.wrap(compiled.assembly.pipeline.clone())),
         ));
         RouteRuntime {
             definition,
@@ -112,9 +116,16 @@ impl RouteRuntime {
             status: RouteStatus::Stopped,
             stale: false,
             metrics,
+            trace,
             started_at: None,
             start_error: None,
         }
+    }
+
+    /// `pipeline` with what the process observes per exchange around it: the metrics'
+    /// timing and the tracer's span, each only when switched on.
+    fn wrap(&self, pipeline: BoxProcessor) -> BoxProcessor {
+        self.trace.wrap(self.metrics.wrap(pipeline))
     }
 
     /// The route is gone from its context: its series read zero and leave the scrape.
@@ -159,7 +170,7 @@ impl RouteRuntime {
                 RouteError::new(RouteErrorKind::Endpoint(e)).in_route(Some(self.id()))
             })?;
         self.pipeline
-            .store(self.metrics.wrap(self.compiled.assembly.pipeline.clone()));
+            .store(self.wrap(self.compiled.assembly.pipeline.clone()));
         self.gate = Arc::default();
         let cancel = CancellationToken::new();
         let counters = Arc::new(RouteCounters::new(self.metrics.sink()));
@@ -322,7 +333,7 @@ impl RouteRuntime {
             self.compiled.assembly.lifecycles.is_empty() && next.assembly.lifecycles.is_empty();
         if running && stateless {
             self.pipeline
-                .store(self.metrics.wrap(next.assembly.pipeline.clone()));
+                .store(self.wrap(next.assembly.pipeline.clone()));
         } else if running {
             let deadline = Instant::now() + timeout;
             let was_suspended = self.status == RouteStatus::Suspended;
@@ -347,7 +358,7 @@ impl RouteRuntime {
                 return Err(e);
             }
             self.pipeline
-                .store(self.metrics.wrap(next.assembly.pipeline.clone()));
+                .store(self.wrap(next.assembly.pipeline.clone()));
             if !was_suspended {
                 self.gate.resume();
             }

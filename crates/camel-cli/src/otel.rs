@@ -1,0 +1,20 @@
+//! `camel run`'s trace export: `--otel-endpoint` or the standard `OTEL_EXPORTER_OTLP_*`
+//! variables turn it on (docs/observability.md#traces); without either nothing is
+//! installed and routes run unwrapped.
+
+use camel_otel::{OtlpConfig, TraceExport};
+
+/// Starts the export when asked; called before the async runtime exists (the exporter's
+/// blocking client refuses a runtime thread). `Err` is the message for the user.
+pub(crate) fn start(endpoint: Option<&str>) -> Result<Option<TraceExport>, String> {
+    let config = OtlpConfig::from_env(endpoint, |name| std::env::var(name).ok())
+        .map_err(|e| e.to_string())?;
+    let Some(config) = config else {
+        return Ok(None);
+    };
+    let url = config.traces_url.clone();
+    let service = config.service_name.clone();
+    let export = camel_otel::install(config).map_err(|e| e.to_string())?;
+    tracing::info!(url = %camel_api::redact_url(&url), service = %service, "exporting traces over OTLP/HTTP");
+    Ok(Some(export))
+}

@@ -1,0 +1,166 @@
+//! An in-process OTLP/HTTP receiver: takes the spans a `camel` process exports, decodes
+//! their protobuf bodies and hands them to the test.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+
+/// A span as the tests look at it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub service: String,
+    pub name: String,
+    /// OTLP's numbering: 1 internal, 2 server, 3 client, 4 producer, 5 consumer.
+    pub kind: i32,
+    pub trace_id: String,
+    pub span_id: String,
+    /// Empty for a root span.
+    pub parent_span_id: String,
+    /// `trace_id-span_id` of each link.
+    pub links: Vec<String>,
+    pub attributes: Vec<(String, String)>,
+}
+
+impl Received {
+    /// A text, boolean or number attribute, printed.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The receiver: its base URL for `--otel-endpoint`, and the spans it was sent.
+pub struct OtlpReceiver {
+    pub endpoint: String,
+    spans: Receiver<Received>,
+}
+
+/// Starts a receiver on a free loopback port.
+pub fn receiver() -> OtlpReceiver {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, spans) = channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let tx = tx.clone();
+            std::thread::spawn(move || serve(stream, tx));
+        }
+    });
+    OtlpReceiver { endpoint, spans }
+}
+
+impl OtlpReceiver {
+    /// Spans until `done` says the collection is complete (or 30 s passed, and the test
+    /// sees what came).
+    pub fn collect(&self, done: impl Fn(&[Received]) -> bool) -> Vec<Received> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got = Vec::new();
+        while !done(&got) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.spans.recv_timeout(left) {
+                Ok(span) => got.push(span),
+                Err(_) => break,
+            }
+        }
+        got
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn printed(value: Option<&AnyValue>) -> String {
+    match value {
+        Some(AnyValue::StringValue(s)) => s.clone(),
+        Some(AnyValue::BoolValue(b)) => b.to_string(),
+        Some(AnyValue::IntValue(i)) => i.to_string(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+fn received(service: &str, span: Span) -> Received {
+    Received {
+        service: service.to_string(),
+        name: span.name,
+        kind: span.kind,
+        trace_id: hex(&span.trace_id),
+        span_id: hex(&span.span_id),
+        parent_span_id: hex(&span.parent_span_id),
+        links: span
+            .links
+            .iter()
+            .map(|l| format!("{}-{}", hex(&l.trace_id), hex(&l.span_id)))
+            .collect(),
+        attributes: span
+            .attributes
+            .into_iter()
+            .map(|kv| {
+                let value = kv.value.and_then(|v| v.value);
+                (kv.key, printed(value.as_ref()))
+            })
+            .collect(),
+    }
+}
+
+/// Answers the requests of one connection (the exporter keeps it alive).
+fn serve(stream: TcpStream, tx: Sender<Received>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut length = 0usize;
+        let mut first = true;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if first {
+                assert!(line.starts_with("POST /v1/traces "), "{line}");
+                first = false;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request = ExportTraceServiceRequest::decode(&body[..]).expect("an OTLP/protobuf body");
+        for resource in request.resource_spans {
+            let service = resource
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|kv| kv.key == "service.name")
+                .map(|kv| printed(kv.value.as_ref().and_then(|v| v.value.as_ref())))
+                .unwrap_or_default();
+            for scope in resource.scope_spans {
+                for span in scope.spans {
+                    let _ = tx.send(received(&service, span));
+                }
+            }
+        }
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+        if writer.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
