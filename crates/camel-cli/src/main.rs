@@ -1,4 +1,4 @@
-//! The `camel` command: run or validate route files.
+//! The `camel` command: run, validate or test route files.
 
 mod admin;
 mod discover;
@@ -11,6 +11,7 @@ mod properties;
 mod run;
 mod shutdown;
 mod sources;
+mod test;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -54,6 +55,8 @@ enum Command {
     },
     /// Inspect and repair an outbox: counts, discard, retry-dead.
     Outbox(outbox::OutboxArgs),
+    /// Run `*.test.yaml` files: routes with mocked endpoints, inputs, expectations.
+    Test(test::TestArgs),
     /// Write a starter route file (timer, rest, outbox or kafka) to edit and run.
     Init(init::InitArgs),
 }
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
             Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
             Command::Init(args) => init::run(&args),
+            Command::Test(args) => test::run(&args).await,
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

@@ -55,7 +55,7 @@ pub use advice::{AdviceWith, Fragment, Weave};
 pub use camel_components::{MockAssertionError, MockComponent, MockEndpoint};
 pub use context::TestContext;
 pub use error::AdviceError;
-pub use pattern::mock_name;
+pub use pattern::{mock_name, EndpointPattern};
 
 /// Applies `advice` to `route`. Either every edit applies or, on the first one that
 /// cannot (a weave that selects no step, a pattern that cannot be read), none does and

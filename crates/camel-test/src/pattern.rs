@@ -7,7 +7,7 @@ use crate::AdviceError;
 
 /// A pattern that selects endpoint URIs.
 #[derive(Clone, Debug)]
-pub(crate) struct EndpointPattern {
+pub struct EndpointPattern {
     text: String,
     glob: Regex,
     /// The pattern read as a regular expression, when it is one.
@@ -16,7 +16,7 @@ pub(crate) struct EndpointPattern {
 
 impl EndpointPattern {
     /// Reads `text`: `*` alone matches every endpoint.
-    pub(crate) fn new(text: &str) -> Result<Self, AdviceError> {
+    pub fn new(text: &str) -> Result<Self, AdviceError> {
         let text = text.trim();
         if text.is_empty() {
             return Err(AdviceError::Pattern {
@@ -42,13 +42,13 @@ impl EndpointPattern {
     }
 
     /// The pattern as written.
-    pub(crate) fn text(&self) -> &str {
+    pub fn text(&self) -> &str {
         &self.text
     }
 
     /// Whether `uri` is selected: as written, and with `scheme://path` read as
     /// `scheme:path` (Camel treats the two spellings as one endpoint).
-    pub(crate) fn matches(&self, uri: &str) -> bool {
+    pub fn matches(&self, uri: &str) -> bool {
         let normal = normalise(uri);
         [uri, normal.as_str()]
             .iter()
