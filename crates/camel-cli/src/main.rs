@@ -1,4 +1,4 @@
-//! The `camel` command: run or validate route files.
+//! The `camel` command: run, validate or test route files.
 
 mod admin;
 mod discover;
@@ -13,6 +13,7 @@ mod properties;
 mod run;
 mod shutdown;
 mod sources;
+mod test;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -56,6 +57,8 @@ enum Command {
     },
     /// Inspect and repair an outbox: counts, discard, retry-dead.
     Outbox(outbox::OutboxArgs),
+    /// Run `*.test.yaml` files: routes with mocked endpoints, inputs, expectations.
+    Test(test::TestArgs),
     /// Write a starter route file (timer, rest, outbox or kafka) to edit and run.
     Init(init::InitArgs),
     /// Show a running `camel run --admin-addr`: `get routes` (status, counts,
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
             Command::Get(args) => inspect::get(args).await,
             Command::Top(args) => inspect::top(args).await,
             Command::Cmd(args) => inspect::cmd(args).await,
+            Command::Test(args) => test::run(&args).await,
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

@@ -126,6 +126,12 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     ctx
 }
 
+/// The context `camel test` runs each case on: this binary's components, an HTTP server
+/// on a free loopback port (bound only if a `platform-http:` route starts).
+pub(crate) fn test_context() -> CamelContext {
+    context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()))
+}
+
 /// Loads every file and compiles every route that loaded, even when others did not: a
 /// mistake in one item does not hide the errors inside the other routes.
 pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> ExitCode {

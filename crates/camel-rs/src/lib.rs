@@ -17,6 +17,7 @@
 //! | `rabbitmq` | `rabbitmq` | the `rabbitmq:` component |
 //! | `xml` | `xml` | the `xpath` language and the `xslt:` component |
 //! | `full` | | all of the above |
+//! | `test` | `test` | advice-with and mock endpoints for testing routes (docs/testing.md); not in `full` |
 //!
 //! A feature's components are registered on the context by the program
 //! (`ctx.add_component(Arc::new(camel_rs::kafka::KafkaComponent::new()))`); the built-in
@@ -95,6 +96,11 @@ pub use camel_rabbitmq as rabbitmq;
 /// XPath and XSLT (`xml`).
 #[cfg(feature = "xml")]
 pub use camel_xml as xml;
+
+/// Advice-with and a test context with mock endpoints (`test`), for a crate's
+/// `[dev-dependencies]`.
+#[cfg(feature = "test")]
+pub use camel_test as test;
 
 /// The README's Rust example, compiled and run as a doc test.
 #[cfg(doctest)]

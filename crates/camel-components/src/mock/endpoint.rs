@@ -28,10 +28,26 @@ struct Inner {
     log: AtomicBool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct State {
     received: Vec<Exchange>,
     expectations: Expectations,
+    /// What the mock does with each exchange after recording it (Camel's
+    /// `whenAnyExchangeReceived`): a canned reply or a failure. None hands it back as is.
+    reply: Option<Reply>,
+}
+
+/// A mock's behaviour on receipt: changes the exchange or fails it.
+type Reply = Arc<dyn Fn(Exchange) -> Result<Exchange, CamelError> + Send + Sync>;
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("received", &self.received.len())
+            .field("expectations", &self.expectations)
+            .field("reply", &self.reply.is_some())
+            .finish()
+    }
 }
 
 impl MockEndpoint {
@@ -87,6 +103,17 @@ impl MockEndpoint {
         }
     }
 
+    /// Runs `reply` on every exchange after it is recorded (Camel's
+    /// `whenAnyExchangeReceived`): what it returns goes on down the route, and an error
+    /// fails the exchange there, so a test can stand a mock in for a service that answers
+    /// or one that is down. Replaces an earlier reply; [`reset`](Self::reset) clears it.
+    pub fn when_any_exchange_received<F>(&self, reply: F)
+    where
+        F: Fn(Exchange) -> Result<Exchange, CamelError> + Send + Sync + 'static,
+    {
+        self.state().reply = Some(Arc::new(reply));
+    }
+
     /// The exchanges received so far, in arrival order.
     pub fn received(&self) -> Vec<Exchange> {
         self.state().received.clone()
@@ -129,7 +156,7 @@ impl MockEndpoint {
         state.expectations.check(&self.inner.name, &state.received)
     }
 
-    fn record(&self, exchange: &Exchange) {
+    fn record(&self, exchange: &Exchange) -> Option<Reply> {
         if self.inner.log.load(Ordering::Relaxed) {
             tracing::info!(
                 endpoint = %self.inner.uri,
@@ -138,8 +165,13 @@ impl MockEndpoint {
                 "mock received"
             );
         }
-        self.state().received.push(exchange.clone());
+        let reply = {
+            let mut state = self.state();
+            state.received.push(exchange.clone());
+            state.reply.clone()
+        };
         self.inner.arrived.notify_waiters();
+        reply
     }
 }
 
@@ -150,10 +182,12 @@ impl Endpoint for MockEndpoint {
 
     fn producer(&self) -> Result<BoxProcessor, CamelError> {
         let endpoint = self.clone();
-        Ok(BoxProcessor::sync(move |exchange: Exchange| {
-            endpoint.record(&exchange);
-            Ok(exchange)
-        })
-        .named("mock"))
+        Ok(
+            BoxProcessor::sync(move |exchange: Exchange| match endpoint.record(&exchange) {
+                Some(reply) => reply(exchange),
+                None => Ok(exchange),
+            })
+            .named("mock"),
+        )
     }
 }

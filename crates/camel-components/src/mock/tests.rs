@@ -196,3 +196,31 @@ async fn minimum_count() {
     deliver(&producer(&mock, "mock:min"), &["b", "c"]).await;
     out.assert_is_satisfied(WAIT).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_reply_answers_or_fails_after_the_exchange_is_recorded() {
+    let mock = MockComponent::new();
+    let out = mock.endpoint("svc");
+    out.when_any_exchange_received(|mut ex| {
+        if ex.message.body.as_text().as_deref() == Some("bad") {
+            return Err(camel_api::CamelError::user("ServiceDown", "no"));
+        }
+        ex.message.body = Body::from("answer");
+        Ok(ex)
+    });
+    let to = producer(&mock, "mock:svc");
+    let reply = to.process(Exchange::new("q")).await.unwrap();
+    assert_eq!(reply.message.body.as_text().as_deref(), Some("answer"));
+    let failed = to.process(Exchange::new("bad")).await.unwrap_err();
+    assert_eq!(failed.kind_name(), "ServiceDown");
+    // Both were recorded as they came in.
+    let bodies: Vec<_> = out
+        .received()
+        .iter()
+        .map(|ex| ex.message.body.as_text().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(bodies, ["q", "bad"]);
+    out.reset();
+    let plain = to.process(Exchange::new("q")).await.unwrap();
+    assert_eq!(plain.message.body.as_text().as_deref(), Some("q"));
+}

@@ -47,6 +47,29 @@ pub use loader::{
     load_with_kamelets,
 };
 
+/// Every document of a YAML text with the position of each of its nodes (JSON pointer →
+/// line, column), or its syntax error with line and column: for files that are not routes
+/// but want errors located as route errors are (`camel test`'s `*.test.yaml`, ADR 0127).
+pub fn parse_documents(
+    text: &str,
+    file: &str,
+) -> Result<Vec<(serde_json::Value, crate::model::Positions)>, (String, usize, usize)> {
+    let file: std::sync::Arc<str> = file.into();
+    node::parse_all(text)
+        .map(|docs| {
+            docs.into_iter()
+                .map(|d| {
+                    let positions = crate::model::Positions {
+                        file: file.clone(),
+                        positions: std::sync::Arc::new(d.positions),
+                    };
+                    (d.value, positions)
+                })
+                .collect()
+        })
+        .map_err(|e| (e.message, e.line, e.column))
+}
+
 /// The values of every document of a YAML text, or its syntax error with line and column
 /// (for properties files written in YAML).
 pub(crate) fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, (String, usize, usize)> {
