@@ -143,14 +143,14 @@ fn validate_contacts_no_broker_and_says_what_a_start_would_refuse() {
 ",
     );
     assert!(ok, "{log}");
-    // A Kafka consumer without its group is refused by `camel run` at start: `validate`
-    // says so at the `from`.
+    // What `camel run` would refuse at start, `validate` says at the `from` (a Kafka
+    // consumer without `groupId` is not refused: it gets a group of its own, ADR 0118).
     let (ok, log) = validate(
-        "- from:\n    uri: kafka:orders?brokers=127.0.0.1:1\n    steps:\n      - to: log:x\n",
+        "- from:\n    uri: kafka:orders?brokers=127.0.0.1:1&autoOffsetReset=first\n    steps:\n      - to: log:x\n",
     );
     assert!(!ok, "{log}");
     assert!(
-        log.contains("routes.camel.yaml:1:3:") && log.contains("needs `group_id`"),
+        log.contains("routes.camel.yaml:1:3:") && log.contains("auto"),
         "{log}"
     );
 }

@@ -140,6 +140,24 @@ pub(crate) fn register_declared(
         if !seen.insert(def.name.as_str()) {
             continue;
         }
+        // A JDBC `DataSource` bean is the database `sql:` endpoints open by its name.
+        match crate::datasource_bean::datasource_url(&def.bean_type, &def.properties) {
+            Some(Ok(url)) => {
+                registry.add_resource(&def.name, Arc::new(url));
+                continue;
+            }
+            Some(Err(why)) => {
+                errors.push(
+                    RouteError::new(RouteErrorKind::InvalidValue(format!(
+                        "bean `{}`: {why}",
+                        def.name
+                    )))
+                    .at(def.location.clone()),
+                );
+                continue;
+            }
+            None => {}
+        }
         match build_bean(registry, &def.name, &def.bean_type, &def.properties) {
             Ok(bean) => registry.add_bean(&def.name, bean),
             Err(why) => errors

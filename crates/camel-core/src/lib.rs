@@ -27,6 +27,7 @@ mod builder_intercept;
 mod builder_layer;
 pub mod compiler;
 pub mod context;
+mod datasource_bean;
 pub mod error;
 pub mod model;
 pub mod properties;

@@ -140,6 +140,29 @@ pub(crate) struct ConsumerSettings {
     pub(crate) fetch_wait_max_ms: u64,
 }
 
+/// A consumer group name no other consumer has: Camel gives a consumer without
+/// `groupId` a random UUID; this is as unlikely to repeat (the clock, the process and a
+/// counter, mixed by a randomly seeded hasher).
+fn random_group_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let mut parts = [0u64; 2];
+    for (i, part) in parts.iter_mut().enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_usize(i);
+        *part = h.finish();
+    }
+    format!("camel-rs-{:016x}{:016x}", parts[0], parts[1])
+}
+
 /// librdkafka's and Camel's default `fetch.wait.max.ms`.
 const FETCH_WAIT_MAX_MS: u64 = 500;
 /// The shortest fetch wait the consumer picks by itself (an idle consumer then asks
@@ -151,13 +174,22 @@ impl ConsumerSettings {
     pub(crate) fn from_uri(uri: &EndpointUri) -> Result<Self, CamelError> {
         let mut params = uri.parameters.clone();
         let common = CommonSettings::take(uri, &mut params)?;
-        let group_id = params.take_str("group_id").ok_or_else(|| {
-            CamelError::invalid_uri(
-                uri.raw(),
-                "`from: kafka:` needs `group_id`: the consumer group that shares the topic and \
-                 keeps its committed offsets",
-            )
-        })?;
+        // Without a group, Camel's consumer joins a group of its own with a random name
+        // (ADR 0118): it reads from `auto_offset_reset` each start, and shares nothing.
+        let group_id = match params.take_str("group_id") {
+            Some(group) => group,
+            None => {
+                let group = random_group_id();
+                tracing::warn!(
+                    endpoint = %uri.raw(),
+                    group = %group,
+                    "`from: kafka:` has no `groupId`: it joins a consumer group of its own \
+                     with a random name, as Camel does; give `groupId` to share the topic's \
+                     partitions and keep committed offsets across restarts"
+                );
+                group
+            }
+        };
         let auto_offset_reset = match params
             .take_choice("auto_offset_reset", &["earliest", "latest", "none"])?
             .unwrap_or("latest")
@@ -441,8 +473,12 @@ mod tests {
 
     #[test]
     fn consumer_mistakes_are_named() {
-        let e = consumer("kafka:orders").unwrap_err();
-        assert!(e.to_string().contains("group_id"), "{e}");
+        // No group: one of its own, named at random, as Camel's consumer does.
+        let a = consumer("kafka:orders").unwrap();
+        let b = consumer("kafka:orders").unwrap();
+        assert!(a.group_id.starts_with("camel-rs-"), "{}", a.group_id);
+        assert_ne!(a.group_id, b.group_id);
+        assert_eq!(a.client_config().get("group.id"), Some(a.group_id.as_str()));
         let e = consumer("kafka:orders?group_id=g&max_poll_records=0").unwrap_err();
         assert!(e.to_string().contains("max_poll_records"), "{e}");
         let e = consumer("kafka:orders?group_id=g&group_idd=x").unwrap_err();

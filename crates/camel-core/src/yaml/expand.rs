@@ -480,7 +480,7 @@ impl Reader {
             ));
             return (Vec::new(), errors);
         }
-        let bound = match templates::bind(template, given, local, &self.load.properties) {
+        let mut bound = match templates::bind(template, given, local, &self.load.properties) {
             Ok(b) => b,
             Err(messages) => {
                 errors.extend(messages.into_iter().map(|m| {
@@ -492,6 +492,25 @@ impl Reader {
         };
         if !errors.is_empty() {
             return (Vec::new(), errors);
+        }
+        // A template's beans (ADR 0119): `{{name}}` of a Camel component bean is its
+        // scheme; of a datasource bean, the name of this use's copy.
+        let mut beans = Vec::new();
+        for (at, bean) in &template.beans {
+            let name = bean.get("name").and_then(Json::as_str).unwrap_or_default();
+            let ty = bean.get("type").and_then(Json::as_str).unwrap_or_default();
+            if let Some(scheme) = templates::component_scheme(ty) {
+                bound.insert(name.to_string(), Json::String(scheme));
+                continue;
+            }
+            let unique = format!("{name}-{id}");
+            bound.insert(name.to_string(), Json::String(unique.clone()));
+            beans.push((
+                at.clone(),
+                unique,
+                ty.to_string(),
+                bean.get("properties").cloned(),
+            ));
         }
         let mut body = template.body.clone();
         templates::substitute(&mut body, template, &bound);
@@ -508,6 +527,27 @@ impl Reader {
             &mut self.load.budget.borrow_mut(),
             &mut unresolved,
         );
+        let mut definitions = Vec::new();
+        for (at, unique, bean_type, properties) in beans {
+            let mut properties = properties.unwrap_or(Json::Object(Map::new()));
+            templates::substitute(&mut properties, template, &bound);
+            super::placeholders::resolve(
+                &mut properties,
+                format!("{at}/properties"),
+                &self.load.properties,
+                &mut self.load.budget.borrow_mut(),
+                &mut unresolved,
+            );
+            definitions.push(crate::model::BeanDefinition {
+                name: unique,
+                bean_type,
+                properties: match properties {
+                    Json::Object(map) => map,
+                    _ => Map::new(),
+                },
+                location: reader.locate(&format!("{at}/type")),
+            });
+        }
         if !unresolved.is_empty() {
             errors.extend(unresolved.into_iter().map(|(e, at)| {
                 reader
@@ -532,7 +572,10 @@ impl Reader {
         self.load.depth.set(depth + 1);
         let mut routes = Vec::new();
         match reader.route(body, &template.pointer) {
-            Ok(route) => routes.push(route),
+            Ok(mut route) => {
+                route.beans.extend(definitions);
+                routes.push(route)
+            }
             Err(e) => errors.extend(e),
         }
         let (r, e) = reader.instantiate_uses(uses);

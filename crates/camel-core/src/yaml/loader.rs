@@ -471,7 +471,10 @@ fn read_docs(
         );
     }
     for route in &mut routes {
+        // A Kamelet's copy keeps the beans of its template (ADR 0119) after the file's.
+        let own = std::mem::take(&mut route.beans);
         route.beans.clone_from(&beans);
+        route.beans.extend(own);
     }
     (routes, errors)
 }
@@ -542,7 +545,7 @@ impl Reader {
         self.partial.borrow_mut().push(route);
     }
 
-    fn locate(&self, pointer: &str) -> Option<Location> {
+    pub(super) fn locate(&self, pointer: &str) -> Option<Location> {
         SourceMap {
             file: self.file.clone(),
             positions: self.positions.clone(),
@@ -777,6 +780,7 @@ impl Reader {
             .map_err(|e| vec![e])?;
         let mut bean = BeanDefinition::default();
         let mut errors = Vec::new();
+        let mut jvm = Vec::new();
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             match to_snake_case(&key).as_str() {
@@ -799,14 +803,21 @@ impl Reader {
                 // Ways Camel builds a bean in the JVM.
                 "constructors" | "factory_method" | "factory_bean" | "builder_class"
                 | "builder_method" | "init_method" | "destroy_method" | "script"
-                | "script_language" => errors.push(self.error(
+                | "script_language" => jvm.push((key, at)),
+                _ => errors.push(self.unknown_key(&key, &["name", "type", "properties"], pointer)),
+            }
+        }
+        // A JDBC `DataSource` bean is read from its properties alone (ADR 0119): how the
+        // JVM would build it does not matter.
+        if crate::datasource_bean::datasource_url(&bean.bean_type, &bean.properties).is_none() {
+            for (key, at) in jvm {
+                errors.push(self.error(
                     RouteErrorKind::InvalidValue(format!(
                         "`{key}` builds a bean in the JVM, which cannot run here: a bean type \
                          registered in Rust builds it from its `properties`"
                     )),
                     &at,
-                )),
-                _ => errors.push(self.unknown_key(&key, &["name", "type", "properties"], pointer)),
+                ));
             }
         }
         if bean.name.is_empty() {

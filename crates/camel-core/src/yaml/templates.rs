@@ -130,6 +130,54 @@ pub(crate) struct Template {
     /// Keys of the template that camel-rs cannot honour (Kamelet `beans` of Java
     /// classes …): each an error when the template is used.
     pub(crate) refused: Vec<(String, String)>,
+    /// A Kamelet template's `beans` that camel-rs builds (JDBC `DataSource`s, Camel
+    /// components), each with its pointer: bound per use (ADR 0119).
+    pub(crate) beans: Vec<(String, Json)>,
+}
+
+/// The scheme a Camel component class stands for (`org.apache.camel.component.sql.
+/// SqlComponent` is `sql`), or `None` for any other class.
+pub(crate) fn component_scheme(bean_type: &str) -> Option<String> {
+    let t = bean_type.trim();
+    let class = t.strip_prefix("#class:").unwrap_or(t).trim();
+    let rest = class.strip_prefix("org.apache.camel.component.")?;
+    let (package, simple) = rest.rsplit_once('.')?;
+    if !simple.ends_with("Component") {
+        return None;
+    }
+    let scheme = package.split('.').next()?;
+    Some(match scheme {
+        "aws2" | "aws" => return None,
+        s => s.to_string(),
+    })
+}
+
+/// The beans of a Kamelet template when camel-rs can build each of them, or why not.
+fn kept_beans(beans: Json, pointer: &str) -> Result<Vec<(String, Json)>, String> {
+    let Json::Array(items) = beans else {
+        return Err("a Kamelet template's `beans` is a list of `{name, type, properties}`".into());
+    };
+    let mut kept = Vec::new();
+    for (i, bean) in items.into_iter().enumerate() {
+        let name = bean.get("name").and_then(Json::as_str).unwrap_or_default();
+        let ty = bean.get("type").and_then(Json::as_str).unwrap_or_default();
+        let empty = Map::new();
+        let props = bean
+            .get("properties")
+            .and_then(Json::as_object)
+            .unwrap_or(&empty);
+        let supported = component_scheme(ty).is_some()
+            || crate::datasource_bean::datasource_url(ty, props).is_some();
+        if name.is_empty() || !supported {
+            return Err(format!(
+                "the bean `{name}` of this Kamelet's template is a Java object (`{ty}`) built \
+                 per use; camel-rs builds a template's JDBC `DataSource` beans and Camel \
+                 component beans, not others yet"
+            ));
+        }
+        kept.push((format!("{pointer}/{i}"), bean));
+    }
+    Ok(kept)
 }
 
 /// The templates of one load: Kamelets by name, route templates by id.
@@ -235,6 +283,7 @@ impl DefinitionReader<'_> {
             location: self.locate("/metadata/name"),
             pointer: body_pointer(&pointer, &refused),
             refused: refused.refused,
+            beans: refused.beans,
         })
     }
 
@@ -339,6 +388,7 @@ impl DefinitionReader<'_> {
             location: self.locate(pointer),
             pointer: body_at,
             refused: Vec::new(),
+            beans: Vec::new(),
         })
     }
 
@@ -399,6 +449,8 @@ struct Refused {
     refused: Vec<(String, String)>,
     /// The template held `route:` around `from`.
     nested: bool,
+    /// The `beans` camel-rs builds.
+    beans: Vec<(String, Json)>,
 }
 
 /// The pointer of the route body inside a Kamelet's template.
@@ -418,16 +470,19 @@ fn route_body(
     reader: &DefinitionReader<'_>,
 ) -> Result<(Json, Refused), Vec<RouteError>> {
     let mut refused = Vec::new();
-    for key in ["beans", "parameters"] {
-        if template.remove(key).is_some() {
-            let why = if key == "beans" {
-                "the beans of a Kamelet template are Java objects built per use; camel-rs does \
-                 not support them yet"
-            } else {
-                "`parameters` in a Kamelet template is not supported yet"
-            };
-            refused.push((format!("{pointer}/{key}"), why.to_string()));
+    let mut beans = Vec::new();
+    if let Some(list) = template.remove("beans") {
+        let at = format!("{pointer}/beans");
+        match kept_beans(list, &at) {
+            Ok(kept) => beans = kept,
+            Err(why) => refused.push((at, why)),
         }
+    }
+    if template.remove("parameters").is_some() {
+        refused.push((
+            format!("{pointer}/parameters"),
+            "`parameters` in a Kamelet template is not supported yet".to_string(),
+        ));
     }
     if let Some(Json::Object(route)) = template.remove("route") {
         return Ok((
@@ -435,6 +490,7 @@ fn route_body(
             Refused {
                 refused,
                 nested: true,
+                beans,
             },
         ));
     }
@@ -449,6 +505,7 @@ fn route_body(
         Refused {
             refused,
             nested: false,
+            beans,
         },
     ))
 }
@@ -747,6 +804,7 @@ mod tests {
             pointer: String::new(),
             location: None,
             refused: Vec::new(),
+            beans: Vec::new(),
         }
     }
 
