@@ -122,6 +122,88 @@ const KAFKA: &str = r#"# A Kafka producer and consumer on the topic `ROUTE_ID`.
         - log: "received ${body}"
 "#;
 
+const TIMER_TEST: &str = r#"# camel test TEST: the timer is replaced by direct:, so each case sends its own tick.
+routes: [ROUTES]
+replace_from:
+  ROUTE_ID: direct:ROUTE_ID
+tests:
+  - name: a tick becomes a greeting
+    inputs:
+      - to: direct:ROUTE_ID
+        headers: {CamelTimerCounter: 3}
+    expect:
+      reply:
+        body: "Hello from ROUTE_ID, tick 3"
+"#;
+
+const REST_TEST: &str = r#"# camel test TEST: the route behind the REST endpoint, called without a server.
+routes: [ROUTES]
+tests:
+  - name: a name gets a greeting
+    inputs:
+      - to: direct:ROUTE_ID
+        headers: {name: world}
+    expect:
+      reply:
+        body: "Hello world"
+        headers: {Content-Type: text/plain}
+"#;
+
+const OUTBOX_TEST: &str = r#"# camel test TEST: both routes start from direct: and the outbox is a mock, so no
+# database is opened; the test checks what would be published.
+routes: [ROUTES]
+replace_from:
+  ROUTE_ID-publish: direct:ROUTE_ID-publish
+  ROUTE_ID-relay: direct:ROUTE_ID-relay
+mock:
+  - endpoints: "outbox:*"
+tests:
+  - name: a tick is published keyed by its order
+    inputs:
+      - to: direct:ROUTE_ID-publish
+        headers: {CamelTimerCounter: 1}
+    expect:
+      mocks:
+        "outbox:events":
+          count: 1
+          simple: "${body} startsWith 'event 1 of order-'"
+"#;
+
+const KAFKA_TEST: &str = r#"# camel test TEST: the timer and the consumer start from direct: and Kafka is a
+# mock, so no broker is needed.
+routes: [ROUTES]
+replace_from:
+  ROUTE_ID-produce: direct:ROUTE_ID-produce
+  ROUTE_ID-consume: direct:ROUTE_ID-consume
+mock:
+  - endpoints: "kafka:*"
+tests:
+  - name: a tick is sent to the topic
+    inputs:
+      - to: direct:ROUTE_ID-produce
+        headers: {CamelTimerCounter: 1}
+    expect:
+      mocks:
+        "kafka:ROUTE_ID":
+          count: 1
+          bodies: ["message 1"]
+"#;
+
+fn starter_test(template: Template) -> &'static str {
+    match template {
+        Template::Timer => TIMER_TEST,
+        Template::Rest => REST_TEST,
+        Template::Outbox => OUTBOX_TEST,
+        Template::Kafka => KAFKA_TEST,
+    }
+}
+
+/// The test file beside `file`: `NAME.test.yaml`, with `NAME` the route file's stem
+/// before its first `.`.
+fn test_file_for(file: &Path, id: &str) -> PathBuf {
+    file.with_file_name(format!("{id}.test.yaml"))
+}
+
 fn starter(template: Template) -> &'static str {
     match template {
         Template::Timer => TIMER,
@@ -178,34 +260,58 @@ pub(crate) fn run(args: &InitArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let text = render(args.from, &id, &file);
-    // `create_new` fails on an existing file and on a symbolic link, dangling or not:
-    // nothing already there is overwritten or followed.
-    let written = std::fs::OpenOptions::new()
+    let test_file = test_file_for(&file, &id);
+    let routes_name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let test_text = starter_test(args.from)
+        .replace("ROUTE_ID", &id)
+        .replace("ROUTES", &routes_name)
+        .replace("TEST", &test_file.display().to_string());
+    if let Err(e) = write_new(&file, &text) {
+        return refuse(&file, &e);
+    }
+    // The route file is written; a test file already there is kept, and said so.
+    match write_new(&test_file, &test_text) {
+        Ok(()) => println!(
+            "wrote {} and {} (run it: camel run {}; test it: camel test {})",
+            file.display(),
+            test_file.display(),
+            file.display(),
+            test_file.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => println!(
+            "wrote {} (run it: camel run {}); kept the existing {}",
+            file.display(),
+            file.display(),
+            test_file.display()
+        ),
+        Err(e) => return refuse(&test_file, &e),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes `text` to a new file. `create_new` fails on an existing file and on a symbolic
+/// link, dangling or not: nothing already there is overwritten or followed.
+fn write_new(file: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&file)
-        .and_then(|mut f| f.write_all(text.as_bytes()));
-    match written {
-        Ok(()) => {
-            println!(
-                "wrote {} (run it: camel run {})",
-                file.display(),
-                file.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            eprintln!(
-                "error: {} already exists; camel init never overwrites a file",
-                file.display()
-            );
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", file.display());
-            ExitCode::FAILURE
-        }
+        .open(file)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+}
+
+fn refuse(file: &Path, e: &std::io::Error) -> ExitCode {
+    if e.kind() == std::io::ErrorKind::AlreadyExists {
+        eprintln!(
+            "error: {} already exists; camel init never overwrites a file",
+            file.display()
+        );
+    } else {
+        eprintln!("error: cannot write {}: {e}", file.display());
     }
+    ExitCode::FAILURE
 }
 
 #[cfg(test)]

@@ -28,6 +28,38 @@ fn every_starter_validates_as_written() {
 }
 
 #[test]
+fn every_starter_comes_with_a_test_file_that_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    for from in ["timer", "rest", "outbox", "kafka"] {
+        let name = format!("t-{from}");
+        let out = camel_in(dir.path(), &["init", &name, "--from", from]);
+        assert!(out.status.success(), "{}", support::text(&out));
+        let test = format!("{name}.test.yaml");
+        assert!(
+            support::text(&out).contains(&test),
+            "{}",
+            support::text(&out)
+        );
+        let out = camel_in(dir.path(), &["test", &test]);
+        assert!(out.status.success(), "{from}: {}", support::text(&out));
+    }
+    // A test file already there is kept; the route file is still written.
+    std::fs::write(dir.path().join("again.test.yaml"), "mine").unwrap();
+    let out = camel_in(dir.path(), &["init", "again"]);
+    assert!(out.status.success(), "{}", support::text(&out));
+    assert!(
+        support::text(&out).contains("kept the existing"),
+        "{}",
+        support::text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("again.test.yaml")).unwrap(),
+        "mine"
+    );
+    assert!(dir.path().join("again.camel.yaml").is_file());
+}
+
+#[test]
 fn the_timer_starter_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = camel_in(dir.path(), &["init", "hello"]);

@@ -182,15 +182,32 @@ fn split(text: &str, tokens: &[Token]) -> Split {
     let mut slot_start = 0;
     let mut i = 0;
     while i < tokens.len() {
+        // The operator whose spelling starts at token `j`, and its last token: one word,
+        // or Camel's two-word `starts with` / `ends with` (`!starts with` too).
+        let operator_at = |j: usize| -> Option<(Operator, usize)> {
+            if j + 2 < tokens.len() && is_bounded(tokens, j + 2) && word(j + 2) == "with" {
+                let joined = match word(j) {
+                    "starts" => "startsWith",
+                    "!starts" => "!startsWith",
+                    "ends" => "endsWith",
+                    "!ends" => "!endsWith",
+                    _ => "",
+                };
+                if let Some(op) = Operator::from_word(joined) {
+                    return Some((op, j + 2));
+                }
+            }
+            Operator::from_word(word(j)).map(|op| (op, j))
+        };
         let mut found = None;
         if is_bounded(tokens, i) {
             if word(i) == "not" && i + 2 < tokens.len() && is_bounded(tokens, i + 2) {
-                if let Some(op) = Operator::from_word(word(i + 2)).and_then(Operator::negated) {
-                    found = Some((op, i + 2));
+                if let Some((op, last)) = operator_at(i + 2) {
+                    found = op.negated().map(|op| (op, last));
                 }
             }
             if found.is_none() {
-                found = Operator::from_word(word(i)).map(|op| (op, i));
+                found = operator_at(i);
             }
         }
         match found {

@@ -148,6 +148,21 @@ fn contains_and_affixes() {
 }
 
 #[test]
+fn camels_two_word_affix_operators() {
+    // Camel spells them `starts with` and `ends with` too; read as text they would make
+    // the predicate silently false.
+    assert!(holds("${body} starts with 'Hello'"));
+    assert!(!holds("${body} starts with 'World'"));
+    assert!(holds("${body} ends with 'World'"));
+    assert!(holds("${body} !starts with 'World'"));
+    assert!(holds("${body} not ends with 'Hello'"));
+    assert!(!holds("${body} not starts with 'Hello'"));
+    assert!(holds(
+        "${body} starts with 'Hello' && ${body} ends with 'World'"
+    ));
+}
+
+#[test]
 fn regex_matches_the_whole_text() {
     assert!(holds("${body} regex 'Hello.*'"));
     assert!(!holds("${body} regex 'World'"));
