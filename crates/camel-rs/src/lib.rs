@@ -16,6 +16,7 @@
 //! | `kafka` | `kafka` | the `kafka:` component (librdkafka, built from source) |
 //! | `rabbitmq` | `rabbitmq` | the `rabbitmq:` component |
 //! | `xml` | `xml` | the `xpath` language and the `xslt:` component |
+//! | `otel` | `otel` | OpenTelemetry export of route spans over OTLP/HTTP (`camel_rs::otel::install`) |
 //! | `full` | | all of the above |
 //! | `test` | `test` | advice-with and mock endpoints for testing routes (docs/testing.md); not in `full` |
 //!
@@ -96,6 +97,10 @@ pub use camel_rabbitmq as rabbitmq;
 /// XPath and XSLT (`xml`).
 #[cfg(feature = "xml")]
 pub use camel_xml as xml;
+
+/// OpenTelemetry export of route spans over OTLP/HTTP (`otel`).
+#[cfg(feature = "otel")]
+pub use camel_otel as otel;
 
 /// Advice-with and a test context with mock endpoints (`test`), for a crate's
 /// `[dev-dependencies]`.
