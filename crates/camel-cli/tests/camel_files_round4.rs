@@ -199,3 +199,45 @@ fn a_kafka_consumer_without_group_id_gets_a_group_of_its_own() {
         "{all}"
     );
 }
+
+#[test]
+fn convert_body_to_takes_camels_charset_and_mandatory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "charset.camel.yaml",
+        r#"- route:
+    id: charset
+    from:
+      uri: timer:charset
+      parameters: {repeatCount: 1}
+      steps:
+        - setBody: {constant: "café"}
+        - convertBodyTo: {type: "byte[]", charset: ISO-8859-1}
+        - log: "latin1 ${body.length()} bytes"
+        - convertBodyTo: {type: java.lang.String, charset: ISO-8859-1}
+        - log: "read back ${body}"
+        - convertBodyTo: {type: "byte[]", charset: ISO-8859-1}
+        - convertBodyTo: {type: String, mandatory: false}
+        - log: "not UTF-8 [${body}]"
+"#,
+    );
+    let log = run_one(&[&file]);
+    assert!(log.contains("latin1 4 bytes"), "{log}");
+    assert!(log.contains("read back café"), "{log}");
+    assert!(log.contains("not UTF-8 []"), "{log}");
+
+    let bad = write(
+        dir.path(),
+        "utf16.camel.yaml",
+        "- from:\n    uri: direct:a\n    steps:\n      - convertBodyTo:\n          type: String\n          charset: UTF-16\n",
+    );
+    let out = camel(&["validate", &bad]);
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("utf16.camel.yaml:6:"), "{said}");
+    assert!(
+        said.contains("does not support the charset `UTF-16`"),
+        "{said}"
+    );
+}

@@ -477,7 +477,7 @@ async fn mistakes_are_located_errors() {
         ),
         (
             "- convertHeaderTo: {name: a, type: String, charset: EBCDIC}",
-            "unsupported charset `EBCDIC`",
+            "does not support the charset `EBCDIC`",
         ),
         ("- setExchangePattern: {pattern: OutIn}", "OutIn"),
         ("- to: {uri: mock:a, pattern: InAndOut}", "InAndOut"),

@@ -62,58 +62,10 @@ impl HeaderType {
     }
 }
 
-/// The charsets `convert_header_to` knows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Charset {
-    /// UTF-8 (the default).
-    #[default]
-    Utf8,
-    /// ISO-8859-1: one byte per character.
-    Latin1,
-}
+pub use crate::convert::Charset;
 
-impl Charset {
-    /// Parses a charset name (`UTF-8`, `ISO-8859-1`, `latin1`, any case).
-    pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_uppercase().replace('_', "-").as_str() {
-            "UTF-8" | "UTF8" => Some(Charset::Utf8),
-            "ISO-8859-1" | "LATIN1" | "LATIN-1" | "ISO8859-1" => Some(Charset::Latin1),
-            _ => None,
-        }
-    }
-
-    fn decode(self, bytes: &[u8]) -> Result<Value, CamelError> {
-        Ok(match self {
-            Charset::Utf8 => Value::Text(
-                std::str::from_utf8(bytes)
-                    .map_err(|e| CamelError::conversion("text", e))?
-                    .into(),
-            ),
-            Charset::Latin1 => Value::Text(
-                bytes
-                    .iter()
-                    .map(|b| char::from(*b))
-                    .collect::<String>()
-                    .into(),
-            ),
-        })
-    }
-
-    fn encode(self, text: &str) -> Result<Value, CamelError> {
-        Ok(match self {
-            Charset::Utf8 => Value::Bytes(text.as_bytes().to_vec().into()),
-            Charset::Latin1 => {
-                let bytes: Result<Vec<u8>, _> = text.chars().map(u8::try_from).collect();
-                Value::Bytes(
-                    bytes
-                        .map_err(|_| {
-                            CamelError::conversion("bytes", "a character is outside ISO-8859-1")
-                        })?
-                        .into(),
-                )
-            }
-        })
-    }
+fn bytes_value(bytes: Vec<u8>) -> Value {
+    Value::Bytes(bytes.into())
 }
 
 /// The options of `convert_header_to`.
@@ -135,9 +87,11 @@ impl ConvertHeader {
     fn convert(&self, value: &Value) -> Result<Value, CamelError> {
         match (self.to, value) {
             (HeaderType::Bytes, Value::Bytes(_)) => Ok(value.clone()),
-            (HeaderType::Bytes, Value::Text(t)) => self.charset.encode(t),
-            (HeaderType::Bytes, other) => self.charset.encode(&other.to_string()),
-            (HeaderType::Value(to), Value::Bytes(b)) => to.convert(&self.charset.decode(b)?),
+            (HeaderType::Bytes, Value::Text(t)) => self.charset.encode(t).map(bytes_value),
+            (HeaderType::Bytes, other) => self.charset.encode(&other.to_string()).map(bytes_value),
+            (HeaderType::Value(to), Value::Bytes(b)) => {
+                to.convert(&Value::Text(self.charset.decode(b)?.into()))
+            }
             (HeaderType::Value(to), other) => to.convert(other),
         }
     }

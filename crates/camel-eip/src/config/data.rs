@@ -379,13 +379,24 @@ pub struct ConvertBodyTo {
     /// `String`, `bytes` or `json` (Camel's Java class names are accepted too).
     #[serde(rename = "type")]
     pub to: String,
+    /// The character set between text and bytes: `UTF-8` (the default), `US-ASCII` or
+    /// `ISO-8859-1`; other names are refused at load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset: Option<String>,
+    /// `true` (the default): a body that cannot be converted fails the exchange; `false`:
+    /// it becomes empty, as Camel's `mandatory: false` gives null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mandatory: Option<bool>,
 }
 
 impl StepConfig for ConvertBodyTo {
     const NAME: &'static str = "convert_body_to";
 
     fn from_scalar(text: &str) -> Option<Self> {
-        Some(ConvertBodyTo { to: text.into() })
+        Some(ConvertBodyTo {
+            to: text.into(),
+            ..Default::default()
+        })
     }
 }
 
@@ -397,7 +408,10 @@ impl From<crate::convert::BodyType> for ConvertBodyTo {
             BodyType::Bytes => "bytes",
             BodyType::Json => "json",
         };
-        ConvertBodyTo { to: name.into() }
+        ConvertBodyTo {
+            to: name.into(),
+            ..Default::default()
+        }
     }
 }
 

@@ -129,5 +129,20 @@ pub(super) fn convert_body_to(
             )),
         )
     })?;
-    Ok(convert::convert_body_to(to))
+    let charset = match config.charset.as_deref() {
+        None => convert::Charset::Utf8,
+        Some(name) => convert::Charset::parse(name).ok_or_else(|| {
+            cx.error_at(
+                "/charset",
+                RouteErrorKind::InvalidValue(format!(
+                    "camel-rs does not support the charset `{name}` yet (UTF-8, US-ASCII or ISO-8859-1)"
+                )),
+            )
+        })?,
+    };
+    Ok(convert::convert_body_to_with(
+        to,
+        charset,
+        config.mandatory.unwrap_or(true),
+    ))
 }

@@ -58,7 +58,7 @@ pub(super) fn convert_header_to(
             cx.error_at(
                 "/charset",
                 RouteErrorKind::InvalidValue(format!(
-                    "unsupported charset `{c}` (use UTF-8 or ISO-8859-1)"
+                    "camel-rs does not support the charset `{c}` yet (UTF-8, US-ASCII or ISO-8859-1)"
                 )),
             )
         })?,
