@@ -203,7 +203,7 @@ pub(crate) fn read(path: &Path) -> Result<TestFile, String> {
         ));
     };
     serde_path_to_error::deserialize::<_, TestFile>(value).map_err(|e| {
-        let mut pointer = pointer_of(e.path());
+        let mut pointer = camel_core::compiler::pointer_of(e.path());
         let message = e.inner().to_string();
         let message = match unknown_key(&message) {
             Some((key, expected)) => {
@@ -238,23 +238,6 @@ fn unknown_key(message: &str) -> Option<(&str, Vec<String>)> {
         .map(str::to_string)
         .collect();
     Some((key, expected))
-}
-
-/// The JSON pointer of a serde path (`tests[0].expect` → `/tests/0/expect`).
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            }
-            Segment::Unknown => {}
-        }
-    }
-    pointer
 }
 
 #[cfg(test)]

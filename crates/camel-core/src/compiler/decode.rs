@@ -308,8 +308,9 @@ pub(crate) fn decode_step<T: StepConfig>(config: &Json) -> Result<T, DecodeError
     }
 }
 
-/// The JSON pointer of a serde path (`when[0].steps` → `/when/0/steps`).
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
+/// The JSON pointer of a serde path (`when[0].steps` → `/when/0/steps`), for locating
+/// a decode error in the YAML it came from.
+pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
     for segment in path.iter() {

@@ -6,6 +6,7 @@
 //! order, so the controller can start and drain them.
 
 pub(crate) mod decode;
+pub use decode::pointer_of;
 mod errors;
 pub(crate) mod intercept;
 mod node_options;
