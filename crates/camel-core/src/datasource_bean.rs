@@ -115,24 +115,14 @@ fn with_credentials(url: &str, user: Option<&str>, password: Option<&str>) -> St
         return url.to_string();
     }
     let credentials = match password {
-        Some(p) => format!("{}:{}@", encode(user), encode(p)),
-        None => format!("{}@", encode(user)),
+        Some(p) => format!(
+            "{}:{}@",
+            camel_api::percent_encode(user),
+            camel_api::percent_encode(p)
+        ),
+        None => format!("{}@", camel_api::percent_encode(user)),
     };
     format!("{head}{credentials}{tail}")
-}
-
-/// Percent-encodes what would end the user or password part of a URL.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -58,26 +58,16 @@ pub(crate) fn to_url(
         .is_some_and(|authority| authority.contains('@'));
     let credentials = match (user.filter(|u| !u.is_empty()), has_user) {
         (Some(u), false) => match password.filter(|p| !p.is_empty()) {
-            Some(p) => format!("{}:{}@", encode(u), encode(p)),
-            None => format!("{}@", encode(u)),
+            Some(p) => format!(
+                "{}:{}@",
+                camel_api::percent_encode(u),
+                camel_api::percent_encode(p)
+            ),
+            None => format!("{}@", camel_api::percent_encode(u)),
         },
         _ => String::new(),
     };
     Ok(format!("{scheme}://{credentials}{after}"))
-}
-
-/// Percent-encodes the characters that would end the user or password part of a URL.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 /// The datasource URL that Spring Boot's (`spring.datasource.url`, `.username`,
