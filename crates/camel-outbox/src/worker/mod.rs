@@ -160,7 +160,9 @@ impl RelayHandle {
     }
 
     /// Stops at once, like a crash: deliveries in flight are dropped unconfirmed and will
-    /// be delivered again. Returns once the workers are gone.
+    /// be delivered again. Returns once the workers are gone; a statement they had already
+    /// handed to the database (a `DELETE` of confirmed rows running on SQLite's connection
+    /// thread) may still complete after that, as it would after a real crash.
     pub async fn abort(mut self) {
         self.task.abort();
         let _ = (&mut self.task).await;

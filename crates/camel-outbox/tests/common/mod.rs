@@ -161,6 +161,11 @@ impl Recorder {
             .collect()
     }
 
+    /// Resolves on the next delivery after this call.
+    pub fn changed(&self) -> tokio::sync::futures::OwnedNotified {
+        self.changed.clone().notified_owned()
+    }
+
     /// Waits (at most `limit`) until `cond` holds over the log; panics with the log if not.
     pub async fn wait_for(&self, limit: Duration, what: &str, cond: impl Fn(&[Delivery]) -> bool) {
         let deadline = tokio::time::Instant::now() + limit;
