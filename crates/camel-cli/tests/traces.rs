@@ -234,36 +234,50 @@ fn the_outbox_relay_continues_the_publishing_trace() {
 /// HTTP → a RabbitMQ producer; a RabbitMQ consumer route in the same process: the
 /// consumer's span is the child of the publishing route's span (the context went in the
 /// message's headers), against the real broker.
-#[test]
-fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
-    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_RABBITMQ_URL") else {
-        return;
+/// A `front` route on `platform-http:PATH` sending to `to` (with a text body first when
+/// `body`), and a `consume` route from `from` that logs `consumed`.
+fn front_and_consume(path: &str, body: bool, to: &str, from: &str) -> String {
+    let set_body = if body {
+        "        - set_body:\n            constant: order\n"
+    } else {
+        ""
     };
-    let receiver = otlp::receiver();
-    let port = free_port();
-    let exchange = format!("camel.trace.{}", std::process::id());
-    let routes = format!(
+    format!(
         "\
 - route:
     id: front
     from:
-      uri: platform-http:/mq
+      uri: platform-http:{path}
       steps:
-        - to: 'rabbitmq:{exchange}?addresses={url}&routing_key=k'
+{set_body}        - to: '{to}'
 - route:
     id: consume
     from:
-      uri: 'rabbitmq:{exchange}?addresses={url}&queue={exchange}.q&routing_key=k'
+      uri: '{from}'
       steps:
         - log: 'consumed ${{body}}'
 "
-    );
+    )
+}
+
+/// Starts `camel run` on `routes` with spans exported to `receiver`, once `ready` is
+/// logged; the folder holding the file lives as long as the returned guard.
+fn run_traced(
+    routes: &str,
+    port: u16,
+    receiver: &otlp::OtlpReceiver,
+    ready: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("routes.yaml");
     std::fs::write(&file, routes).unwrap();
     let file = file.display().to_string();
     let port_arg = port.to_string();
-    let (mut child, log) = spawn(&[
+    let (child, log) = spawn(&[
         "run",
         &file,
         "--port",
@@ -271,16 +285,28 @@ fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
         "--otel-endpoint",
         &receiver.endpoint,
     ]);
-    wait_line(&log, "/mq");
+    wait_line(&log, ready);
+    (dir, child, log)
+}
+
+/// Runs `routes` (a `front` route on `platform-http:PATH` that publishes, a `consume` route
+/// that logs `consumed`) with spans exported to `receiver`, calls PATH with the caller's
+/// `traceparent` until the consumer logs (its subscription may not be ready for the first
+/// message), and returns the spans once a `consume` span whose parent is a `front` span
+/// has arrived and `more` holds.
+fn call_until_consumed(
+    routes: &str,
+    port: u16,
+    path: &str,
+    receiver: &otlp::OtlpReceiver,
+    more: impl Fn(&[Received]) -> bool,
+) -> Vec<Received> {
+    let (_dir, mut child, log) = run_traced(routes, port, receiver, path);
     let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
-    // The consumer's queue may not be bound yet when the first call publishes: call until
-    // one message arrives.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let mut calls = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
     let consumed = loop {
-        let answer = curl(&format!("http://127.0.0.1:{port}/mq"), &[&traceparent]);
-        calls += 1;
+        let answer = curl(&format!("http://127.0.0.1:{port}{path}"), &[&traceparent]);
         match log.recv_timeout(Duration::from_millis(500)) {
             Ok(line) if line.contains("consumed") => break true,
             Ok(line) => seen.push(line),
@@ -293,17 +319,72 @@ fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
     assert!(consumed, "a message reached the consumer: {seen:#?}");
     // The consumer's span may end (and be sent) before the publishing one.
     let spans = receiver.collect(|s| {
-        s.iter().filter(|s| s.name == "consume").any(|c| {
-            s.iter()
-                .any(|f| f.name == "front" && f.span_id == c.parent_span_id)
-        })
+        more(s)
+            && s.iter().filter(|s| s.name == "consume").any(|c| {
+                s.iter()
+                    .any(|f| f.name == "front" && f.span_id == c.parent_span_id)
+            })
     });
     let _ = child.kill();
     let _ = child.wait();
+    spans
+}
+
+/// The consumer continued a publishing `front` span of the caller's trace, and a batch
+/// request span named `request` is linked to that `front` span (a sink's batch request
+/// is a trace of its own that links every caller it carries).
+fn assert_sink_trace(spans: &[Received], request: &str) {
     let consume = spans
         .iter()
         .find(|s| s.name == "consume")
-        .unwrap_or_else(|| panic!("a consume span after {calls} calls: {spans:#?}"));
+        .unwrap_or_else(|| panic!("a consume span: {spans:#?}"));
+    assert_eq!(consume.trace_id, CALLER_TRACE);
+    assert_eq!(consume.kind, 5, "a consumer span");
+    let front = spans
+        .iter()
+        .find(|s| s.name == "front" && s.span_id == consume.parent_span_id)
+        .unwrap_or_else(|| panic!("the consumer's parent is a publishing span: {spans:#?}"));
+    let link = format!("{}-{}", front.trace_id, front.span_id);
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == request && s.kind == 4 && s.links.contains(&link)),
+        "a `{request}` producer span linked to {link}: {spans:#?}"
+    );
+}
+
+/// A `{request}` span linked to a `front` span of the caller's trace has arrived.
+fn has_linked_request(request: &'static str) -> impl Fn(&[Received]) -> bool {
+    move |s: &[Received]| {
+        s.iter().filter(|r| r.name == request).any(|r| {
+            s.iter().any(|f| {
+                f.name == "front"
+                    && f.trace_id == CALLER_TRACE
+                    && r.links.contains(&format!("{}-{}", f.trace_id, f.span_id))
+            })
+        })
+    }
+}
+
+#[test]
+fn rabbitmq_carries_the_trace_from_producer_to_consumer() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_RABBITMQ_URL") else {
+        return;
+    };
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let exchange = format!("camel.trace.{}", std::process::id());
+    let routes = front_and_consume(
+        "/mq",
+        false,
+        &format!("rabbitmq:{exchange}?addresses={url}&routing_key=k"),
+        &format!("rabbitmq:{exchange}?addresses={url}&queue={exchange}.q&routing_key=k"),
+    );
+    let spans = call_until_consumed(&routes, port, "/mq", &receiver, |_| true);
+    let consume = spans
+        .iter()
+        .find(|s| s.name == "consume")
+        .unwrap_or_else(|| panic!("a consume span: {spans:#?}"));
     assert_eq!(consume.trace_id, CALLER_TRACE);
     assert_eq!(consume.kind, 5, "a consumer span");
     assert!(
@@ -364,20 +445,7 @@ fn kafka_carries_the_trace_from_producer_to_consumer() {
         - log: 'consumed ${{body}}'
 "
     );
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("routes.yaml");
-    std::fs::write(&file, routes).unwrap();
-    let file = file.display().to_string();
-    let port_arg = port.to_string();
-    let (mut child, log) = spawn(&[
-        "run",
-        &file,
-        "--port",
-        &port_arg,
-        "--otel-endpoint",
-        &receiver.endpoint,
-    ]);
-    wait_line(&log, "/kafka");
+    let (_dir, mut child, log) = run_traced(&routes, port, &receiver, "/kafka");
     let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
     let _ = curl(&format!("http://127.0.0.1:{port}/kafka"), &[&traceparent]);
     let mut seen = Vec::new();
@@ -400,4 +468,172 @@ fn kafka_carries_the_trace_from_producer_to_consumer() {
     let consume = one(&spans, "consume", CALLER_TRACE);
     assert_eq!(consume.parent_span_id, front.span_id, "{spans:#?}");
     assert_eq!(consume.kind, 5, "a consumer span");
+}
+
+/// HTTP → the `nats:` sink (JetStream publish) → a durable JetStream consumer route: the
+/// message's NATS headers carry the caller's context, and the sink's request span links it.
+#[test]
+fn nats_carries_the_trace_from_sink_to_consumer() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_NATS_URL") else {
+        return;
+    };
+    let id = std::process::id();
+    let (stream, subject) = (format!("CAMEL_TRACE_{id}"), format!("camel.trace.{id}"));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let js = rt.block_on(async {
+        let client = async_nats::connect(&url).await.expect("connect to NATS");
+        let js = async_nats::jetstream::new(client);
+        let _ = js.delete_stream(&stream).await;
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: stream.clone(),
+            subjects: vec![subject.clone()],
+            storage: async_nats::jetstream::stream::StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .expect("a stream");
+        js
+    });
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let routes = front_and_consume(
+        "/nats",
+        false,
+        &format!("nats:{subject}?servers={url}&linger_ms=1"),
+        &format!("nats:{subject}?servers={url}&durable_name=trace&jetstream_name={stream}"),
+    );
+    let spans = call_until_consumed(
+        &routes,
+        port,
+        "/nats",
+        &receiver,
+        has_linked_request("nats send"),
+    );
+    rt.block_on(async {
+        let _ = js.delete_stream(&stream).await;
+    });
+    assert_sink_trace(&spans, "nats send");
+}
+
+/// `curl` with a method and a body, for the emulators' APIs; the answer's body.
+fn curl_call(method: &str, url: &str, body: &str) -> String {
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "10", "-X", method, url, "-d", body])
+        .args(["-H", "content-type: application/json"])
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// HTTP → the `sqs:` sink → an `sqs:` consumer route, on moto: the message attributes carry
+/// the caller's context, and the sink's request span links it.
+#[test]
+fn sqs_carries_the_trace_from_sink_to_consumer() {
+    let Some(endpoint) = camel_api::test_support::service_from_env("CAMEL_TEST_SQS_ENDPOINT")
+    else {
+        return;
+    };
+    let queue = format!("camel-trace-{}", std::process::id());
+    let created = Command::new("curl")
+        .args([
+            "-s",
+            "--max-time",
+            "10",
+            "-X",
+            "POST",
+            &format!("{endpoint}/"),
+        ])
+        .args([
+            "-d",
+            "Action=CreateQueue",
+            "-d",
+            &format!("QueueName={queue}"),
+        ])
+        // moto tells services apart by the credential scope of the signature.
+        .args([
+            "-H",
+            "Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0",
+        ])
+        .output()
+        .expect("curl runs");
+    assert!(
+        String::from_utf8_lossy(&created.stdout).contains(&queue),
+        "moto created the queue: {created:?}"
+    );
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let aws = format!("region=us-east-1&endpoint={endpoint}&access_key=test&secret_key=test");
+    let routes = front_and_consume(
+        "/sqs",
+        true,
+        &format!("sqs:{queue}?{aws}&linger_ms=1"),
+        &format!("sqs:{queue}?{aws}&wait_time_seconds=1"),
+    );
+    let spans = call_until_consumed(
+        &routes,
+        port,
+        "/sqs",
+        &receiver,
+        has_linked_request("sqs send"),
+    );
+    assert_sink_trace(&spans, "sqs send");
+    let request = spans.iter().find(|s| s.name == "sqs send").unwrap();
+    assert_eq!(request.attribute("messaging.system"), Some("aws_sqs"));
+}
+
+/// HTTP → the `pubsub:` sink, on Google's emulator (there is no Pub/Sub consumer yet): the
+/// pulled message's attributes hold the publishing span's `traceparent`, and the sink's
+/// request span links that span.
+#[test]
+fn pubsub_carries_the_trace_in_its_attributes() {
+    let Some(emulator) = camel_api::test_support::service_from_env("CAMEL_TEST_PUBSUB_EMULATOR")
+    else {
+        return;
+    };
+    let id = std::process::id();
+    let api = format!("http://{emulator}/v1/projects/camel-trace");
+    let topic = format!("projects/camel-trace/topics/t{id}");
+    let _ = curl_call("PUT", &format!("{api}/topics/t{id}"), "{}");
+    let sub = curl_call(
+        "PUT",
+        &format!("{api}/subscriptions/s{id}"),
+        &format!("{{\"topic\": \"{topic}\"}}"),
+    );
+    assert!(sub.contains(&topic), "a subscription: {sub}");
+    let receiver = otlp::receiver();
+    let port = free_port();
+    let routes = format!(
+        "\
+- route:
+    id: front
+    from:
+      uri: platform-http:/pubsub
+      steps:
+        - to: 'pubsub:{topic}?emulator_host={emulator}&linger_ms=1'
+"
+    );
+    let (_dir, mut child, _log) = run_traced(&routes, port, &receiver, "/pubsub");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    let _ = curl(&format!("http://127.0.0.1:{port}/pubsub"), &[&traceparent]);
+    let spans = receiver.collect(has_linked_request("pubsub send"));
+    let _ = child.kill();
+    let _ = child.wait();
+    let front = one(&spans, "front", CALLER_TRACE);
+    assert!(
+        has_linked_request("pubsub send")(&spans),
+        "a pubsub send span linked to the front span: {spans:#?}"
+    );
+    let pulled = curl_call(
+        "POST",
+        &format!("{api}/subscriptions/s{id}:pull"),
+        r#"{"maxMessages": 10, "returnImmediately": true}"#,
+    );
+    let _ = curl_call("DELETE", &format!("{api}/subscriptions/s{id}"), "");
+    let _ = curl_call("DELETE", &format!("{api}/topics/t{id}"), "");
+    let want = format!("00-{}-{}-01", front.trace_id, front.span_id);
+    assert!(
+        pulled.contains(&format!("\"traceparent\": \"{want}\""))
+            || pulled.contains(&format!("\"traceparent\":\"{want}\"")),
+        "the message's attributes carry the publishing span: {pulled}"
+    );
 }

@@ -281,9 +281,10 @@ impl BatchCodec for MemoryCodec {
     }
 
     fn encode(&self, exchange: &Exchange, meta: EntryMeta) -> Result<Entry, CamelError> {
+        // No headers listed: the trace context only, as every sink carries it.
         Ok(Entry::new(
             exchange.message.body.to_bytes(),
-            Vec::new(),
+            crate::attributes::HeaderSelection::default().select(exchange),
             meta,
         ))
     }

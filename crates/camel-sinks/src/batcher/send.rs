@@ -50,6 +50,7 @@ pub(crate) async fn drive<C: BatchCodec>(
         }
         requests += 1;
         let slice = &entries[range.clone()];
+        let span = camel_api::trace::tracer().map(|t| request_span(t, codec.name(), &sink, slice));
         let outcome = match tokio::time::timeout(timeout, codec.send_batch(slice)).await {
             Ok(outcome) => outcome,
             Err(_) => SendOutcome::Failed(
@@ -60,6 +61,9 @@ pub(crate) async fn drive<C: BatchCodec>(
                 .into(),
             ),
         };
+        if let Some(span) = span {
+            end_request_span(span, &outcome);
+        }
         match outcome {
             SendOutcome::Answered(answers) if answers.len() == range.len() => {
                 for (slot, answer) in results[range.clone()].iter_mut().zip(answers) {
@@ -106,6 +110,63 @@ pub(crate) async fn drive<C: BatchCodec>(
             .collect(),
         requests,
         bisections: requests - 1,
+    }
+}
+
+/// The span of one request when a tracer is installed: a producer span of a trace of its
+/// own, linked to the span of every caller whose entry it carries (their `traceparent`
+/// attribute), as OpenTelemetry models a batch publish. Each entry still carries its own
+/// caller's context to the destination, so a consumer continues the caller's trace.
+fn request_span(
+    tracer: &dyn camel_api::trace::Tracer,
+    system: &str,
+    sink: &str,
+    entries: &[Entry],
+) -> Box<dyn camel_api::trace::ActiveSpan> {
+    use camel_api::trace::{AttributeValue, SpanContext, SpanKind, SpanStart, TRACEPARENT};
+    let links: Vec<SpanContext> = entries
+        .iter()
+        .filter_map(|e| {
+            e.attributes
+                .iter()
+                .find(|(n, _)| n.as_ref() == TRACEPARENT)
+                .and_then(|(_, v)| SpanContext::parse(v))
+        })
+        .collect();
+    let name = format!("{system} send");
+    // OpenTelemetry's names for the systems; a codec of its own keeps its short name.
+    let messaging_system = match system {
+        "sqs" => "aws_sqs",
+        "pubsub" => "gcp_pubsub",
+        other => other,
+    };
+    tracer.start(SpanStart {
+        name: &name,
+        kind: SpanKind::Producer,
+        parent: None,
+        links: &links,
+        attributes: &[
+            ("messaging.system", AttributeValue::Str(messaging_system)),
+            ("messaging.operation.type", AttributeValue::Str("send")),
+            (
+                "messaging.batch.message_count",
+                AttributeValue::Int(i64::try_from(entries.len()).unwrap_or(i64::MAX)),
+            ),
+            ("camel.sink", AttributeValue::Str(sink)),
+        ],
+    })
+}
+
+/// Ends a request's span: failed when the whole request failed or was refused; an
+/// answered request is complete (each entry's own result goes to its caller).
+fn end_request_span(span: Box<dyn camel_api::trace::ActiveSpan>, outcome: &SendOutcome) {
+    use camel_api::trace::SpanOutcome;
+    match outcome {
+        SendOutcome::Answered(_) => span.end(SpanOutcome::Completed),
+        SendOutcome::Refused(e) | SendOutcome::Failed(e) => span.end(SpanOutcome::Failed {
+            kind: e.kind_name(),
+            message: &e.to_string(),
+        }),
     }
 }
 

@@ -399,12 +399,18 @@ impl BatchCodec for SqsCodec {
             };
             check_group_id(group)?;
         }
-        let attributes = self.headers.select(exchange);
-        if attributes.len() > MAX_ATTRIBUTES {
+        let mut attributes = self.headers.select(exchange);
+        let listed = attributes
+            .iter()
+            .filter(|(n, _)| !crate::attributes::is_trace_context(n))
+            .count();
+        if listed > MAX_ATTRIBUTES {
             return Err(CamelError::processor(
                 "SQS allows at most 10 message attributes",
             ));
         }
+        // The trace context comes last and gives way to the listed headers.
+        attributes.truncate(MAX_ATTRIBUTES);
         // SQS counts the body plus each attribute's name, type and value.
         let size = body.len()
             + attributes
