@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::otlp::{self, Received};
-use support::{spawn, wait_line};
+use support::{spawn, spawn_with_env, wait_line};
 
 /// A port free now (the run binds it a moment later).
 fn free_port() -> u16 {
@@ -635,5 +635,175 @@ fn pubsub_carries_the_trace_in_its_attributes() {
         pulled.contains(&format!("\"traceparent\": \"{want}\""))
             || pulled.contains(&format!("\"traceparent\":\"{want}\"")),
         "the message's attributes carry the publishing span: {pulled}"
+    );
+}
+
+/// Kills a `camel` process when the test ends, passed or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Issue 26's whole path, in three processes: an HTTP call writes a row and publishes to
+/// the outbox in one transaction (PostgreSQL) in `orders`; `relay` relays the message to a
+/// NATS sink; `consumer` takes it from a JetStream durable. One trace: the relay's span is
+/// the child of the publishing route's span (the context stored with the message), the
+/// consumer's span the child of the relay's; the sink's request span links the relay's.
+#[test]
+fn one_trace_through_three_processes_the_outbox_and_nats() {
+    let (Some(pg), Some(nats)) = (
+        camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL"),
+        camel_api::test_support::service_from_env("CAMEL_TEST_NATS_URL"),
+    ) else {
+        return;
+    };
+    let id = std::process::id();
+    let (outbox, table) = (format!("trace3_{id}"), format!("trace3_orders_{id}"));
+    let (stream, subject) = (format!("CAMEL_TRACE3_{id}"), format!("camel.trace3.{id}"));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let js = rt.block_on(async {
+        let pool = sqlx::PgPool::connect(&pg).await.expect("PostgreSQL");
+        sqlx::query(&format!("CREATE TABLE IF NOT EXISTS {table} (body text)"))
+            .execute(&pool)
+            .await
+            .expect("a table");
+        let client = async_nats::connect(&nats).await.expect("connect to NATS");
+        let js = async_nats::jetstream::new(client);
+        let _ = js.delete_stream(&stream).await;
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: stream.clone(),
+            subjects: vec![subject.clone()],
+            storage: async_nats::jetstream::stream::StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .expect("a stream");
+        js
+    });
+    let receiver = otlp::receiver();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, yaml: String| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, yaml).unwrap();
+        file.display().to_string()
+    };
+    let orders = write(
+        "orders.yaml",
+        format!(
+            "\
+- route:
+    id: order
+    from:
+      uri: platform-http:/order
+      steps:
+        - set_body:
+            constant: order-1
+        - transacted:
+            datasource: '{pg}'
+            steps:
+              - to:
+                  uri: 'sql:insert into {table} (body) values (:#${{body}})'
+                  parameters: {{datasource: '{pg}'}}
+              - to:
+                  uri: 'outbox:{outbox}'
+                  parameters: {{datasource: '{pg}'}}
+"
+        ),
+    );
+    let relay = write(
+        "relay.yaml",
+        format!(
+            "\
+- route:
+    id: relay
+    from:
+      uri: 'outbox:{outbox}'
+      parameters: {{datasource: '{pg}', poll_interval: 50ms}}
+      steps:
+        - to: 'nats:{subject}?servers={nats}&linger_ms=1'
+"
+        ),
+    );
+    let consumer = write(
+        "consumer.yaml",
+        format!(
+            "\
+- route:
+    id: consume
+    from:
+      uri: 'nats:{subject}?servers={nats}&durable_name=trace3&jetstream_name={stream}'
+      steps:
+        - log: 'consumed ${{body}}'
+"
+        ),
+    );
+    let start = |file: &str, service: &str, extra: &[&str]| {
+        let mut args = vec!["run", file, "--otel-endpoint", &receiver.endpoint];
+        args.extend_from_slice(extra);
+        let (child, log) = spawn_with_env(&args, &[("OTEL_SERVICE_NAME", service)]);
+        (Killed(child), log)
+    };
+    let (_consumer, consumer_log) = start(&consumer, "consumer", &[]);
+    let (_relay, _relay_log) = start(&relay, "relay", &[]);
+    let port = free_port();
+    let port_arg = port.to_string();
+    let (_orders, orders_log) = start(&orders, "orders", &["--port", &port_arg]);
+    wait_line(&orders_log, "/order");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    let answer = curl(&format!("http://127.0.0.1:{port}/order"), &[&traceparent]);
+    assert_eq!(answer, "order-1", "the order route answered");
+    wait_line(&consumer_log, "consumed order-1");
+    let spans = receiver.collect(|s| {
+        s.iter().any(|c| c.name == "consume")
+            && s.iter().any(|r| r.name == "relay")
+            && s.iter().any(|o| o.name == "order")
+            && s.iter().any(|n| n.name == "nats send")
+    });
+    rt.block_on(async {
+        let _ = js.delete_stream(&stream).await;
+        if let Ok(pool) = sqlx::PgPool::connect(&pg).await {
+            for t in [
+                table.clone(),
+                outbox.clone(),
+                format!("{outbox}_dead"),
+                format!("{outbox}_meta"),
+            ] {
+                let _ = sqlx::query(&format!("DROP TABLE IF EXISTS {t}"))
+                    .execute(&pool)
+                    .await;
+            }
+        }
+    });
+    let order = one(&spans, "order", CALLER_TRACE);
+    let relayed = one(&spans, "relay", CALLER_TRACE);
+    let consume = one(&spans, "consume", CALLER_TRACE);
+    assert_eq!(
+        (
+            order.service.as_str(),
+            relayed.service.as_str(),
+            consume.service.as_str()
+        ),
+        ("orders", "relay", "consumer"),
+        "three processes"
+    );
+    assert_eq!(order.parent_span_id, CALLER_SPAN, "the HTTP caller's child");
+    assert_eq!(
+        relayed.parent_span_id, order.span_id,
+        "the context stored in the outbox"
+    );
+    assert_eq!(
+        consume.parent_span_id, relayed.span_id,
+        "carried by the NATS headers"
+    );
+    let link = format!("{}-{}", relayed.trace_id, relayed.span_id);
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "nats send" && s.service == "relay" && s.links.contains(&link)),
+        "the sink's request span links the relay's: {spans:#?}"
     );
 }

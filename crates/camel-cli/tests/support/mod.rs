@@ -52,7 +52,13 @@ pub fn text(o: &Output) -> String {
 
 /// Starts the binary; its log lines arrive on the receiver, in order.
 pub fn spawn(args: &[&str]) -> (Child, Receiver<String>) {
+    spawn_with_env(args, &[])
+}
+
+/// [`spawn`] with environment variables set for the process.
+pub fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> (Child, Receiver<String>) {
     let mut child = command(args)
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
