@@ -470,6 +470,22 @@ fn kafka_carries_the_trace_from_producer_to_consumer() {
     assert_eq!(consume.kind, 5, "a consumer span");
 }
 
+/// A JetStream context on `url` with a fresh in-memory `stream` for `subject`.
+async fn memory_stream(url: &str, stream: &str, subject: &str) -> async_nats::jetstream::Context {
+    let client = async_nats::connect(url).await.expect("connect to NATS");
+    let js = async_nats::jetstream::new(client);
+    let _ = js.delete_stream(stream).await;
+    js.create_stream(async_nats::jetstream::stream::Config {
+        name: stream.to_string(),
+        subjects: vec![subject.to_string()],
+        storage: async_nats::jetstream::stream::StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .expect("a stream");
+    js
+}
+
 /// HTTP → the `nats:` sink (JetStream publish) → a durable JetStream consumer route: the
 /// message's NATS headers carry the caller's context, and the sink's request span links it.
 #[test]
@@ -480,20 +496,7 @@ fn nats_carries_the_trace_from_sink_to_consumer() {
     let id = std::process::id();
     let (stream, subject) = (format!("CAMEL_TRACE_{id}"), format!("camel.trace.{id}"));
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let js = rt.block_on(async {
-        let client = async_nats::connect(&url).await.expect("connect to NATS");
-        let js = async_nats::jetstream::new(client);
-        let _ = js.delete_stream(&stream).await;
-        js.create_stream(async_nats::jetstream::stream::Config {
-            name: stream.clone(),
-            subjects: vec![subject.clone()],
-            storage: async_nats::jetstream::stream::StorageType::Memory,
-            ..Default::default()
-        })
-        .await
-        .expect("a stream");
-        js
-    });
+    let js = rt.block_on(memory_stream(&url, &stream, &subject));
     let receiver = otlp::receiver();
     let port = free_port();
     let routes = front_and_consume(
@@ -671,18 +674,7 @@ fn one_trace_through_three_processes_the_outbox_and_nats() {
             .execute(&pool)
             .await
             .expect("a table");
-        let client = async_nats::connect(&nats).await.expect("connect to NATS");
-        let js = async_nats::jetstream::new(client);
-        let _ = js.delete_stream(&stream).await;
-        js.create_stream(async_nats::jetstream::stream::Config {
-            name: stream.clone(),
-            subjects: vec![subject.clone()],
-            storage: async_nats::jetstream::stream::StorageType::Memory,
-            ..Default::default()
-        })
-        .await
-        .expect("a stream");
-        js
+        memory_stream(&nats, &stream, &subject).await
     });
     let receiver = otlp::receiver();
     let dir = tempfile::tempdir().unwrap();
