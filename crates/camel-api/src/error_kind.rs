@@ -41,6 +41,11 @@ pub const FAILURE_ENDPOINT: &str = "CamelFailureEndpoint";
 pub const FAILURE_ROUTE_ID: &str = "CamelFailureRouteId";
 /// Property: whether the error handler handled the failure.
 pub const ERROR_HANDLER_HANDLED: &str = "CamelErrorHandlerHandled";
+/// Property: `true` on an exchange whose message its broker had delivered before
+/// (RabbitMQ's `redelivered` flag, an SQS receive count above 1, a JetStream delivery
+/// count above 1), as Camel's consumers set it; counted in
+/// `camel_exchanges_external_redeliveries_total`.
+pub const EXTERNAL_REDELIVERED: &str = "CamelExternalRedelivered";
 
 /// The last dotted segment of a (Java) class name.
 pub fn simple_name(name: &str) -> &str {

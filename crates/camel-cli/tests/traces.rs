@@ -537,32 +537,7 @@ fn sqs_carries_the_trace_from_sink_to_consumer() {
         return;
     };
     let queue = format!("camel-trace-{}", std::process::id());
-    let created = Command::new("curl")
-        .args([
-            "-s",
-            "--max-time",
-            "10",
-            "-X",
-            "POST",
-            &format!("{endpoint}/"),
-        ])
-        .args([
-            "-d",
-            "Action=CreateQueue",
-            "-d",
-            &format!("QueueName={queue}"),
-        ])
-        // moto tells services apart by the credential scope of the signature.
-        .args([
-            "-H",
-            "Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0",
-        ])
-        .output()
-        .expect("curl runs");
-    assert!(
-        String::from_utf8_lossy(&created.stdout).contains(&queue),
-        "moto created the queue: {created:?}"
-    );
+    support::create_sqs_queue(&endpoint, &queue);
     let receiver = otlp::receiver();
     let port = free_port();
     let aws = format!("region=us-east-1&endpoint={endpoint}&access_key=test&secret_key=test");

@@ -42,6 +42,11 @@ pub(crate) fn to_exchange(delivery: &Delivery, attempt: u32) -> Exchange {
             }
         }
     }
+    if delivery.redelivered {
+        exchange
+            .properties
+            .insert(camel_api::error_kind::EXTERNAL_REDELIVERED, true);
+    }
     exchange
         .with_header(ROUTING_KEY_HEADER, delivery.routing_key.as_str())
         .with_header(EXCHANGE_NAME_HEADER, delivery.exchange.as_str())

@@ -153,3 +153,21 @@ pub fn validate_yaml(yaml: &str) -> (bool, String) {
     let out = camel(&["validate", &path]);
     (out.status.success(), text(&out))
 }
+
+/// Creates an SQS queue on moto at `endpoint` (unsigned Query API; moto tells services
+/// apart by the credential scope of the signature).
+pub fn create_sqs_queue(endpoint: &str, queue: &str) {
+    let created = Command::new("curl")
+        .args(["-s", "--max-time", "10", "-X", "POST", &format!("{endpoint}/")])
+        .args(["-d", "Action=CreateQueue", "-d", &format!("QueueName={queue}")])
+        .args([
+            "-H",
+            "Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0",
+        ])
+        .output()
+        .expect("curl runs");
+    assert!(
+        String::from_utf8_lossy(&created.stdout).contains(queue),
+        "moto created the queue: {created:?}"
+    );
+}

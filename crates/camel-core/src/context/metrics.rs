@@ -46,7 +46,7 @@ pub const ROUTE_ID_LABEL: &str = "routeId";
 
 /// The exchange property a consumer sets (to `true`) on an exchange its broker had
 /// delivered before; counted in [`EXCHANGES_EXTERNAL_REDELIVERIES`].
-pub const EXTERNAL_REDELIVERED: &str = "CamelExternalRedelivered";
+pub const EXTERNAL_REDELIVERED: &str = camel_api::error_kind::EXTERNAL_REDELIVERED;
 
 /// The upper bounds of [`ROUTE_POLICY_SECONDS`]'s buckets, from 1 ms to 1 min.
 pub const DURATION_BUCKETS: &[f64] = &[

@@ -256,10 +256,15 @@ async fn handle(
         ),
         Err(_) => (1, 0, String::new()),
     };
-    let exchange = to_exchange(&message.message)
+    let mut exchange = to_exchange(&message.message)
         .with_header(DELIVERED_HEADER, delivered)
         .with_header(SEQUENCE_HEADER, sequence)
         .with_header(STREAM_HEADER, stream);
+    if delivered > 1 {
+        exchange
+            .properties
+            .insert(camel_api::error_kind::EXTERNAL_REDELIVERED, true);
+    }
     let send = ctx.send(exchange);
     tokio::pin!(send);
     // A route that finishes on its first poll (synchronous steps) needs no in-progress

@@ -373,6 +373,12 @@ pub(crate) fn to_exchange(message: &Message) -> Exchange {
         .and_then(|c| c.parse::<i64>().ok())
         .unwrap_or(1);
     headers.insert(RECEIVE_COUNT_HEADER, count);
+    if count > 1 {
+        exchange
+            .properties
+            .insert(camel_api::error_kind::EXTERNAL_REDELIVERED, true);
+    }
+    let headers = &mut exchange.message.headers;
     if let Some(group) = attribute(message, MessageSystemAttributeName::MessageGroupId) {
         headers.insert(GROUP_ID_HEADER, group);
     }
