@@ -6,8 +6,8 @@ mod support;
 
 use support::admin_api::{admin_client, send, Camel, LIMIT};
 
-/// Five ticks; the first two fail their `validate`.
-const ROUTES: &str = "- route:\n    id: five\n    from:\n      uri: timer:five\n      parameters: {period: 10, delay: 0, repeat_count: 5}\n      steps:\n        - validate: {simple: '${header.CamelTimerCounter} > 2'}\n";
+/// Five ticks, each sent to a log endpoint; the first two fail their `validate`.
+const ROUTES: &str = "- route:\n    id: five\n    from:\n      uri: timer:five\n      parameters: {period: 10, delay: 0, repeat_count: 5}\n      steps:\n        - to: 'log:sent?showBody=false'\n        - validate: {simple: '${header.CamelTimerCounter} > 2'}\n";
 
 /// The value of the sample `series` (name and labels, exactly as rendered) in `text`.
 fn sample(text: &str, series: &str) -> Option<f64> {
@@ -60,6 +60,14 @@ async fn a_scrape_counts_the_run_under_camels_names() {
         (
             "camel_route_policy_seconds_bucket{routeId=\"five\",failed=\"false\",le=\"+Inf\"}",
             3.0,
+        ),
+        (
+            "camel_exchange_event_notifier_seconds_count{routeId=\"five\",endpointName=\"log:sent\",eventType=\"ExchangeSentEvent\",failed=\"false\"}",
+            5.0,
+        ),
+        (
+            "camel_exchange_event_notifier_seconds_count{routeId=\"five\",endpointName=\"log:sent\",eventType=\"ExchangeSentEvent\",failed=\"true\"}",
+            0.0,
         ),
         ("camel_routes_running", 1.0),
         ("camel_routes_added", 1.0),

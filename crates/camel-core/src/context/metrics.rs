@@ -41,6 +41,12 @@ pub const ROUTES_RUNNING: &str = "camel_routes_running";
 /// Routes of the process, running or not (gauge).
 pub const ROUTES_ADDED: &str = "camel_routes_added";
 
+/// Histogram: how long each send of a route's `to` step took, by `routeId`,
+/// `endpointName` (the URI without its query, credentials removed), `eventType`
+/// (`ExchangeSentEvent`, as Camel's exchange event notifier names it) and `failed`.
+/// Only while exchange timing is on.
+pub const EXCHANGE_EVENT_NOTIFIER_SECONDS: &str = "camel_exchange_event_notifier_seconds";
+
 /// The label every route-scoped metric carries: the route's id, as Camel's tags name it.
 pub const ROUTE_ID_LABEL: &str = "routeId";
 
@@ -179,7 +185,9 @@ impl RouteMetrics {
             pipeline
         }
     }
+}
 
+impl Finish for RouteMetrics {
     fn finished(&self, started: std::time::Instant, result: &Result<Exchange, CamelError>) {
         let took = started.elapsed().as_secs_f64();
         match result {
@@ -221,13 +229,19 @@ impl CountSink for Sink {
     }
 }
 
-/// A route pipeline that times each exchange (only when exchange timing is on).
-struct Timed {
-    inner: BoxProcessor,
-    metrics: RouteMetrics,
+/// What a [`Timed`] processor does with each finished exchange.
+trait Finish: Clone + Send + Sync + 'static {
+    fn finished(&self, started: std::time::Instant, result: &Result<Exchange, CamelError>);
 }
 
-impl Process for Timed {
+/// A processor that times each exchange it runs (a route pipeline, a `to` step); made only
+/// when exchange timing is on.
+struct Timed<F> {
+    inner: BoxProcessor,
+    metrics: F,
+}
+
+impl<F: Finish> Process for Timed<F> {
     fn process(&self, exchange: Exchange) -> ProcessorFuture {
         let started = std::time::Instant::now();
         match self.inner.process(exchange) {
@@ -246,4 +260,49 @@ impl Process for Timed {
             }
         }
     }
+}
+
+/// The two series of one `to` step (by outcome).
+#[derive(Clone)]
+struct SendMetrics {
+    ok: Histogram,
+    failed: Histogram,
+}
+
+impl Finish for SendMetrics {
+    fn finished(&self, started: std::time::Instant, result: &Result<Exchange, CamelError>) {
+        let took = started.elapsed().as_secs_f64();
+        match result {
+            Ok(_) => self.ok.record(took),
+            Err(_) => self.failed.record(took),
+        }
+    }
+}
+
+/// `producer` (the processor of a `to` step of `route_id` sending to `uri`), timed into
+/// [`EXCHANGE_EVENT_NOTIFIER_SECONDS`] when exchange timing is on; as it is otherwise.
+pub(crate) fn timed_send(producer: BoxProcessor, route_id: &str, uri: &str) -> BoxProcessor {
+    if !exchange_timing() {
+        return producer;
+    }
+    // The query is left out: it can be long and varied, and it is where options and
+    // secrets sit; the path names the destination.
+    let redacted = camel_api::redact_url(uri).to_string();
+    let endpoint = redacted.split('?').next().unwrap_or_default().to_string();
+    let series = |failed: &'static str| {
+        metrics::histogram!(
+            EXCHANGE_EVENT_NOTIFIER_SECONDS,
+            ROUTE_ID_LABEL => route_id.to_string(),
+            "endpointName" => endpoint.clone(),
+            "eventType" => "ExchangeSentEvent",
+            "failed" => failed
+        )
+    };
+    BoxProcessor::new(Timed {
+        inner: producer,
+        metrics: SendMetrics {
+            ok: series("false"),
+            failed: series("true"),
+        },
+    })
 }
