@@ -15,6 +15,9 @@
 //! `PIPELINE_ONLY=10x1` runs one case (steps x callers) and `PIPELINE_SIDE=ours|baseline`
 //! one side of it — for instruction counts under callgrind, which do not depend on load
 //! (`crates/camel-bench/scripts/callgrind-pipeline.sh` runs both sides and prints them).
+//!
+//! `PIPELINE_OTEL_ENDPOINT=http://127.0.0.1:4318` installs the OTLP exporter first (one
+//! span per exchange, step spans off), to measure what tracing costs when it is on.
 
 use std::time::{Duration, Instant};
 
@@ -95,6 +98,15 @@ where
 }
 
 fn main() {
+    // `PIPELINE_OTEL_ENDPOINT=http://127.0.0.1:4318`: the OTLP exporter on (step spans
+    // off), to measure what a route span per exchange costs. Installed before the runtime:
+    // the exporter's client is a blocking one.
+    let export = std::env::var("PIPELINE_OTEL_ENDPOINT")
+        .ok()
+        .map(|endpoint| {
+            camel_otel::install(camel_otel::OtlpConfig::new(&endpoint, "pipeline-bench"))
+                .expect("the OTLP exporter starts")
+        });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -158,6 +170,9 @@ fn main() {
             error_handler_case(total, &side).await;
         }
     });
+    if let Some(export) = export {
+        export.shutdown();
+    }
 }
 
 /// The 10-step route with and without a dead letter channel, one caller.
