@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 /// One test file: the routes it loads, how they are advised, and its test cases.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestFile {
     /// Route files, relative to the test file.
@@ -29,7 +30,8 @@ pub(crate) struct TestFile {
 }
 
 /// `mock: [{endpoints: "sqs:*", skip: true, reply: …, fail: …}]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MockSpec {
     /// A URI, a glob (`sqs:*`, `http*:*`) or a regular expression.
@@ -46,7 +48,8 @@ pub(crate) struct MockSpec {
 }
 
 /// A canned reply.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Reply {
     #[serde(default)]
@@ -56,7 +59,8 @@ pub(crate) struct Reply {
 }
 
 /// A failure a mock raises.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Failure {
     /// The error kind, as `on_exception` matches it (`IOException`).
@@ -66,7 +70,8 @@ pub(crate) struct Failure {
 }
 
 /// One test case.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestCase {
     pub(crate) name: String,
@@ -80,7 +85,8 @@ pub(crate) struct TestCase {
 }
 
 /// A message sent to an endpoint.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     /// The endpoint (`direct:orders`).
@@ -92,7 +98,8 @@ pub(crate) struct Input {
 }
 
 /// What must hold after the inputs were sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Expect {
     /// The last input's reply.
@@ -107,7 +114,8 @@ pub(crate) struct Expect {
 }
 
 /// Checks of one message: its body, headers and predicates.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MessageCheck {
     #[serde(default)]
@@ -126,7 +134,8 @@ pub(crate) struct MessageCheck {
 }
 
 /// `failed: {kind: IllegalArgumentException, message: "…"}`: the message is a substring.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FailedCheck {
     pub(crate) kind: String,
@@ -135,7 +144,8 @@ pub(crate) struct FailedCheck {
 }
 
 /// What one mock must have received.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MockCheck {
     /// Exactly this many messages.

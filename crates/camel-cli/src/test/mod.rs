@@ -6,6 +6,8 @@
 mod case;
 mod check;
 mod file;
+
+pub(crate) use file::TestFile;
 mod junit;
 
 use std::path::{Path, PathBuf};
