@@ -328,3 +328,23 @@ fn the_schema_has_descriptions_defaults_enums_and_both_spellings() {
     assert!(text.contains("\"default\":1000"), "defaults are listed");
     assert!(text.contains("\"emitPartial\"") && text.contains("\"emit_partial\""));
 }
+
+/// The schemas kept in the repository (for editors to point at) are `camel schema`'s.
+#[test]
+fn the_schemas_in_docs_are_up_to_date() {
+    for (args, file) in [
+        (&["schema"][..], "docs/schema/routes.schema.json"),
+        (
+            &["schema", "--test-file"][..],
+            "docs/schema/test.schema.json",
+        ),
+    ] {
+        let out = camel(args);
+        let kept = std::fs::read_to_string(root().join(file)).unwrap_or_default();
+        assert!(
+            String::from_utf8_lossy(&out.stdout) == kept,
+            "{file} is out of date: run `cargo run -p camel-cli -- {} -o {file}`",
+            args.join(" ")
+        );
+    }
+}
