@@ -41,6 +41,32 @@ fn every_example_test_file_passes() {
     assert!(out.contains(" 0 failed"), "{out}");
 }
 
+/// Every example with route files has a test file (custom-step's step is registered in
+/// Rust: its own cargo tests run it).
+#[test]
+fn every_example_with_routes_has_a_test_file() {
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(examples()).unwrap() {
+        let dir = entry.unwrap().path();
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let routes = names
+            .iter()
+            .any(|n| n.ends_with(".yaml") && !n.ends_with(".test.yaml"));
+        let tested = names.iter().any(|n| n.ends_with(".test.yaml"));
+        if routes && !tested && !dir.ends_with("custom-step") {
+            missing.push(dir.display().to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "examples without a test file: {missing:?}"
+    );
+}
+
 #[test]
 fn a_failing_assertion_prints_a_diff_exits_1_and_the_junit_parses() {
     let tmp = tempfile::tempdir().unwrap();

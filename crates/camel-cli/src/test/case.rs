@@ -48,7 +48,10 @@ pub(crate) fn load_routes(dir: &Path, file: &TestFile) -> Result<Vec<RouteDefini
 /// Replaces sources and mocks endpoints as the file says.
 fn advise(file: &TestFile, routes: &mut [RouteDefinition]) -> Result<(), String> {
     let mut unused: Vec<&String> = file.replace_from.keys().collect();
+    let mut unused_last: Vec<&String> = file.add_last.keys().collect();
     for route in routes.iter_mut() {
+        let last = route.id.as_deref().and_then(|id| file.add_last.get(id));
+        unused_last.retain(|k| Some(k.as_str()) != route.id.as_deref());
         let from = file
             .replace_from
             .iter()
@@ -67,13 +70,20 @@ fn advise(file: &TestFile, routes: &mut [RouteDefinition]) -> Result<(), String>
                     a.mock_endpoints(&spec.endpoints);
                 }
             }
+            if let Some(uri) = last {
+                let uri = uri.clone();
+                a.weave_add_last(move |s| s.to(uri));
+            }
         })
         .map_err(|e| e.to_string())?;
     }
-    match unused.first() {
-        Some(key) => Err(format!(
+    if let Some(key) = unused.first() {
+        return Err(format!(
             "replace_from: no route has the id or `from` URI `{key}`"
-        )),
+        ));
+    }
+    match unused_last.first() {
+        Some(key) => Err(format!("add_last: no route has the id `{key}`")),
         None => Ok(()),
     }
 }

@@ -25,6 +25,11 @@ pub(crate) struct TestFile {
     /// Endpoints replaced by (or preceded by) mocks.
     #[serde(default)]
     pub(crate) mock: Vec<MockSpec>,
+    /// Route id → an endpoint (a `mock:` one, usually) sent to after the route's last
+    /// step, as advice-with's `weave_add_last`: what a route ends with can be checked even
+    /// when its last step is no endpoint (a `log`, or a resequencer's continuation).
+    #[serde(default, alias = "addLast")]
+    pub(crate) add_last: BTreeMap<String, String>,
     /// The test cases, each run on a fresh context.
     pub(crate) tests: Vec<TestCase>,
 }
