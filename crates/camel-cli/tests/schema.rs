@@ -274,6 +274,26 @@ const ROUTE_SAMPLES: &[(&str, bool)] = &[
     ),
     // `from` without its URI.
     ("- from: {steps: [{to: log:x}]}\n", false),
+    // A value that is not one of an option's values.
+    (
+        "- from:\n    uri: direct:a\n    steps:\n      - setExchangePattern: {pattern: InAndOut}\n",
+        false,
+    ),
+    // Two keys on one item.
+    (
+        "- from: {uri: direct:a}\n  route: {from: {uri: direct:b}}\n",
+        false,
+    ),
+    // A misspelt data format option.
+    (
+        "- from:\n    uri: direct:a\n    steps:\n      - marshal: {json: {prettyPrnt: true}}\n",
+        false,
+    ),
+    // The Camel spellings of an enum value and of a data format.
+    (
+        "- from:\n    uri: direct:a\n    steps:\n      - setExchangePattern: {pattern: IN_OUT}\n      - marshal: {gzipDeflater: {}}\n      - unmarshal: gzipDeflater\n",
+        true,
+    ),
 ];
 
 #[test]

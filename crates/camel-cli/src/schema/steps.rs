@@ -69,6 +69,8 @@ pub(super) fn steps(g: &mut SchemaGenerator) -> Vec<(&'static str, Json)> {
             "rest_request_validation",
             typed::<camel_core::rest::validation::RequestValidation>(g),
         ),
+        // Rewritten into a `to: kamelet:NAME` when the file loads (ADR 0116).
+        ("kamelet", kamelet()),
         // The first step of an interceptor: when it applies (ADR 0090).
         ("when", schema_of::<eip::When>(g, false, false)),
         (
@@ -175,4 +177,22 @@ pub(super) fn camel_resequence(ours: &Json) -> Json {
         json!([{"required": ["simple"]}, {"required": ["expression"]}]),
     );
     camel
+}
+
+/// The `kamelet` step: a Kamelet's name, or `{name, parameters}`.
+fn kamelet() -> Json {
+    json!({
+        "if": {"type": "object"},
+        "then": {
+            "description": "Sends to the Kamelet called `name` with its parameters.",
+            "type": "object",
+            "properties": {
+                "name": {"description": "The Kamelet's name (`/ROUTE_ID` may follow).", "type": "string"},
+                "parameters": {"description": "The Kamelet's parameters.", "type": ["object", "null"]}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        },
+        "else": {"description": "The Kamelet's name.", "type": "string"}
+    })
 }
