@@ -132,3 +132,23 @@ fn a_misspelt_key_is_an_error_with_its_line() {
     );
     assert!(out.contains("did you mean `inputs`?"), "{out}");
 }
+
+#[test]
+fn order_across_mocks_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("r.yaml"),
+        "- from:\n    uri: direct:a\n    steps:\n      - to: mock:x\n      - to: kafka:events\n      - to: mock:x\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("order.test.yaml"),
+        "routes: [r.yaml]\nmock:\n  - endpoints: 'kafka:*'\ntests:\n  - name: right\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['mock:x', 'kafka:events', 'mock:x']\n  - name: wrong\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['kafka:events', 'mock:x', 'mock:x']\n",
+    )
+    .unwrap();
+    let (code, out) = camel(&["test", "order.test.yaml"], tmp.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("ok    order.test.yaml :: right"), "{out}");
+    assert!(out.contains("the mocks received in another order"), "{out}");
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+}

@@ -116,6 +116,11 @@ pub(crate) struct Expect {
     /// Mock name (`sqs:orders`, `mock:result`) → what it received.
     #[serde(default)]
     pub(crate) mocks: BTreeMap<String, MockCheck>,
+    /// Mock names in the order messages must reach them, across mocks
+    /// (`[kafka:orders, sqs:audit, kafka:orders]`): the arrivals at the mocks named here,
+    /// in arrival order, must be this list. Checked once the `mocks` checks have waited.
+    #[serde(default)]
+    pub(crate) order: Option<Vec<String>>,
 }
 
 /// Checks of one message: its body, headers and predicates.
