@@ -152,3 +152,24 @@ fn order_across_mocks_is_checked() {
     assert!(out.contains("the mocks received in another order"), "{out}");
     assert!(out.contains("1 passed, 1 failed"), "{out}");
 }
+
+#[test]
+fn virtual_time_runs_delays_and_timeouts_without_waiting_for_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("r.yaml"),
+        "- from:\n    uri: direct:a\n    steps:\n      - delay: {constant: 600000}\n      - to: mock:out\n- from:\n    uri: direct:agg\n    steps:\n      - aggregate:\n          correlation_expression: {constant: all}\n          aggregation_strategy: grouped_body\n          completion_timeout: 300000\n          steps: [{to: mock:batch}]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("vt.test.yaml"),
+        "routes: [r.yaml]\ntests:\n  - name: ten minutes of delay\n    virtual_time: true\n    inputs: [{to: direct:a, body: x}]\n    expect:\n      mocks:\n        'mock:out': {count: 1, bodies: [x]}\n  - name: a five-minute completion timeout\n    virtualTime: true\n    within: 10m\n    inputs: [{to: direct:agg, body: a}, {to: direct:agg, body: b}]\n    expect:\n      mocks:\n        'mock:batch': {count: 1}\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (code, out) = camel(&["test", "vt.test.yaml"], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    // Fifteen minutes of timers on the paused clock; far less on the real one.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -87,6 +87,10 @@ pub(crate) struct TestCase {
     /// How long mocks may take to receive what is expected (`5s`, `500ms`; default 5 s).
     #[serde(default)]
     pub(crate) within: Option<String>,
+    /// Run the case on a paused clock that jumps to the next timer whenever nothing else
+    /// can run: delays, throttles, timeouts and `within` cost no real time.
+    #[serde(default, alias = "virtualTime")]
+    pub(crate) virtual_time: bool,
 }
 
 /// A message sent to an endpoint.
