@@ -133,19 +133,21 @@ fn a_misspelt_key_is_an_error_with_its_line() {
     assert!(out.contains("did you mean `inputs`?"), "{out}");
 }
 
+/// A fresh folder holding `files` (name, text).
+fn files(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    tmp
+}
+
 #[test]
 fn order_across_mocks_is_checked() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("r.yaml"),
-        "- from:\n    uri: direct:a\n    steps:\n      - to: mock:x\n      - to: kafka:events\n      - to: mock:x\n",
-    )
-    .unwrap();
-    std::fs::write(
-        tmp.path().join("order.test.yaml"),
-        "routes: [r.yaml]\nmock:\n  - endpoints: 'kafka:*'\ntests:\n  - name: right\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['mock:x', 'kafka:events', 'mock:x']\n  - name: wrong\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['kafka:events', 'mock:x', 'mock:x']\n",
-    )
-    .unwrap();
+    let tmp = files(&[
+        ("r.yaml", "- from:\n    uri: direct:a\n    steps:\n      - to: mock:x\n      - to: kafka:events\n      - to: mock:x\n"),
+        ("order.test.yaml", "routes: [r.yaml]\nmock:\n  - endpoints: 'kafka:*'\ntests:\n  - name: right\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['mock:x', 'kafka:events', 'mock:x']\n  - name: wrong\n    inputs: [{to: 'direct:a'}]\n    expect:\n      order: ['kafka:events', 'mock:x', 'mock:x']\n"),
+    ]);
     let (code, out) = camel(&["test", "order.test.yaml"], tmp.path());
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("ok    order.test.yaml :: right"), "{out}");
@@ -155,17 +157,10 @@ fn order_across_mocks_is_checked() {
 
 #[test]
 fn virtual_time_runs_delays_and_timeouts_without_waiting_for_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("r.yaml"),
-        "- from:\n    uri: direct:a\n    steps:\n      - delay: {constant: 600000}\n      - to: mock:out\n- from:\n    uri: direct:agg\n    steps:\n      - aggregate:\n          correlation_expression: {constant: all}\n          aggregation_strategy: grouped_body\n          completion_timeout: 300000\n          steps: [{to: mock:batch}]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        tmp.path().join("vt.test.yaml"),
-        "routes: [r.yaml]\ntests:\n  - name: ten minutes of delay\n    virtual_time: true\n    inputs: [{to: direct:a, body: x}]\n    expect:\n      mocks:\n        'mock:out': {count: 1, bodies: [x]}\n  - name: a five-minute completion timeout\n    virtualTime: true\n    within: 10m\n    inputs: [{to: direct:agg, body: a}, {to: direct:agg, body: b}]\n    expect:\n      mocks:\n        'mock:batch': {count: 1}\n",
-    )
-    .unwrap();
+    let tmp = files(&[
+        ("r.yaml", "- from:\n    uri: direct:a\n    steps:\n      - delay: {constant: 600000}\n      - to: mock:out\n- from:\n    uri: direct:agg\n    steps:\n      - aggregate:\n          correlation_expression: {constant: all}\n          aggregation_strategy: grouped_body\n          completion_timeout: 300000\n          steps: [{to: mock:batch}]\n"),
+        ("vt.test.yaml", "routes: [r.yaml]\ntests:\n  - name: ten minutes of delay\n    virtual_time: true\n    inputs: [{to: direct:a, body: x}]\n    expect:\n      mocks:\n        'mock:out': {count: 1, bodies: [x]}\n  - name: a five-minute completion timeout\n    virtualTime: true\n    within: 10m\n    inputs: [{to: direct:agg, body: a}, {to: direct:agg, body: b}]\n    expect:\n      mocks:\n        'mock:batch': {count: 1}\n"),
+    ]);
     let started = std::time::Instant::now();
     let (code, out) = camel(&["test", "vt.test.yaml"], tmp.path());
     assert_eq!(code, 0, "{out}");
