@@ -455,6 +455,9 @@ macro_rules! expression_config {
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[derive($crate::__schemars::JsonSchema)]
+        #[schemars(crate = "camel_api::__schemars")]
+        #[schemars(transform = camel_api::schema::serde_fields::<Self>)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*

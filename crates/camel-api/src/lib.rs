@@ -39,6 +39,7 @@ pub mod nesting;
 pub mod pools;
 mod processor;
 mod redact;
+pub mod schema;
 mod stripe;
 pub mod suggest;
 pub mod trace;
@@ -66,6 +67,10 @@ pub use redact::{is_secret_name, redact_url, shown_value};
 pub use stripe::StripedName;
 pub use uri::{parse_duration, percent_decode, percent_encode, EndpointUri, Parameters};
 pub use value::Value;
+
+/// The `schemars` this crate derives with, for [`expression_config!`] (not public API).
+#[doc(hidden)]
+pub use schemars as __schemars;
 
 /// Names of headers and properties the framework itself sets or reads.
 pub mod names {

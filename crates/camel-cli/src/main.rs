@@ -11,6 +11,7 @@ mod otel;
 mod outbox;
 mod properties;
 mod run;
+mod schema;
 mod shutdown;
 mod sources;
 mod test;
@@ -59,6 +60,9 @@ enum Command {
     Outbox(outbox::OutboxArgs),
     /// Run `*.test.yaml` files: routes with mocked endpoints, inputs, expectations.
     Test(test::TestArgs),
+    /// Print the JSON Schema of route files (or, with --test-file, of `*.test.yaml`
+    /// files) for editors and CI.
+    Schema(schema::SchemaArgs),
     /// Write a starter route file (timer, rest, outbox or kafka) to edit and run.
     Init(init::InitArgs),
     /// Show a running `camel run --admin-addr`: `get routes` (status, counts,
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
             Command::Top(args) => inspect::top(args).await,
             Command::Cmd(args) => inspect::cmd(args).await,
             Command::Test(args) => test::run(&args).await,
+            Command::Schema(args) => schema::run(&args),
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

@@ -48,7 +48,10 @@ pub(crate) fn load_routes(dir: &Path, file: &TestFile) -> Result<Vec<RouteDefini
 /// Replaces sources and mocks endpoints as the file says.
 fn advise(file: &TestFile, routes: &mut [RouteDefinition]) -> Result<(), String> {
     let mut unused: Vec<&String> = file.replace_from.keys().collect();
+    let mut unused_last: Vec<&String> = file.add_last.keys().collect();
     for route in routes.iter_mut() {
+        let last = route.id.as_deref().and_then(|id| file.add_last.get(id));
+        unused_last.retain(|k| Some(k.as_str()) != route.id.as_deref());
         let from = file
             .replace_from
             .iter()
@@ -67,47 +70,82 @@ fn advise(file: &TestFile, routes: &mut [RouteDefinition]) -> Result<(), String>
                     a.mock_endpoints(&spec.endpoints);
                 }
             }
+            if let Some(uri) = last {
+                let uri = uri.clone();
+                a.weave_add_last(move |s| s.to(uri));
+            }
         })
         .map_err(|e| e.to_string())?;
     }
-    match unused.first() {
-        Some(key) => Err(format!(
+    if let Some(key) = unused.first() {
+        return Err(format!(
             "replace_from: no route has the id or `from` URI `{key}`"
-        )),
+        ));
+    }
+    match unused_last.first() {
+        Some(key) => Err(format!("add_last: no route has the id `{key}`")),
         None => Ok(()),
     }
 }
 
-/// Gives every mock a spec names its canned reply or failure.
-fn reply(test: &TestContext, routes: &[RouteDefinition], specs: &[MockSpec]) {
-    for spec in specs
+/// The arrivals at every mock, in order: each one's name (without `mock:`).
+type Arrivals = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Gives every mock of the routes its canned reply or failure (from the first spec whose
+/// pattern names it) and records each arrival in `arrivals`.
+fn reply(test: &TestContext, routes: &[RouteDefinition], specs: &[MockSpec]) -> Arrivals {
+    let arrivals = Arrivals::default();
+    for name in mocked(routes, "*") {
+        let spec = specs
+            .iter()
+            .find(|s| mocked(routes, &s.endpoints).contains(&name));
+        let body = spec
+            .and_then(|s| s.reply.as_ref())
+            .and_then(|r| r.body.clone());
+        let headers = spec
+            .and_then(|s| s.reply.as_ref())
+            .map(|r| r.headers.clone())
+            .unwrap_or_default();
+        let fail = spec
+            .and_then(|s| s.fail.as_ref())
+            .map(|f| (f.kind.clone(), f.message.clone().unwrap_or_default()));
+        let seen = arrivals.clone();
+        let me = name.clone();
+        test.mock(&name).when_any_exchange_received(move |mut ex| {
+            seen.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(me.clone());
+            if let Some((kind, message)) = &fail {
+                return Err(CamelError::user(kind, message));
+            }
+            if let Some(body) = &body {
+                ex.message.body = check::body_of(body);
+            }
+            for (k, v) in &headers {
+                ex = ex.with_header(k, Value::from(v.clone()));
+            }
+            Ok(ex)
+        });
+    }
+    arrivals
+}
+
+/// `order`: the arrivals at the mocks it names, in order, are the list.
+fn check_order(failures: &mut Failures, order: &[String], arrivals: &Arrivals) {
+    let short = |n: &str| n.strip_prefix("mock:").unwrap_or(n).to_string();
+    let wanted: Vec<String> = order.iter().map(|n| short(n)).collect();
+    let seen: Vec<String> = arrivals
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
         .iter()
-        .filter(|s| s.reply.is_some() || s.fail.is_some())
-    {
-        for name in mocked(routes, &spec.endpoints) {
-            let body = spec.reply.as_ref().and_then(|r| r.body.clone());
-            let headers = spec
-                .reply
-                .as_ref()
-                .map(|r| r.headers.clone())
-                .unwrap_or_default();
-            let fail = spec
-                .fail
-                .as_ref()
-                .map(|f| (f.kind.clone(), f.message.clone().unwrap_or_default()));
-            test.mock(&name).when_any_exchange_received(move |mut ex| {
-                if let Some((kind, message)) = &fail {
-                    return Err(CamelError::user(kind, message));
-                }
-                if let Some(body) = &body {
-                    ex.message.body = check::body_of(body);
-                }
-                for (k, v) in &headers {
-                    ex = ex.with_header(k, Value::from(v.clone()));
-                }
-                Ok(ex)
-            });
-        }
+        .filter(|n| wanted.contains(n))
+        .cloned()
+        .collect();
+    if seen != wanted {
+        failures.push(
+            "the mocks received in another order",
+            check::diff(&wanted.join("\n"), &seen.join("\n")),
+        );
     }
 }
 
@@ -141,7 +179,7 @@ pub(crate) async fn run(
     let mut routes = load_routes(dir, file)?;
     advise(file, &mut routes)?;
     let test = TestContext::with_context(context);
-    reply(&test, &routes, &file.mock);
+    let arrivals = reply(&test, &routes, &file.mock);
     test.context()
         .add_routes(routes)
         .await
@@ -159,6 +197,9 @@ pub(crate) async fn run(
     check_reply(&mut failures, test.context().registry(), case, last);
     for (name, expect) in &case.expect.mocks {
         check_mock(&mut failures, &test, name, expect, within).await;
+    }
+    if let Some(order) = &case.expect.order {
+        check_order(&mut failures, order, &arrivals);
     }
     test.context().stop().await;
     Ok(failures)

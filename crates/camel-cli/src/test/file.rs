@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 /// One test file: the routes it loads, how they are advised, and its test cases.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestFile {
     /// Route files, relative to the test file.
@@ -24,12 +25,18 @@ pub(crate) struct TestFile {
     /// Endpoints replaced by (or preceded by) mocks.
     #[serde(default)]
     pub(crate) mock: Vec<MockSpec>,
+    /// Route id → an endpoint (a `mock:` one, usually) sent to after the route's last
+    /// step, as advice-with's `weave_add_last`: what a route ends with can be checked even
+    /// when its last step is no endpoint (a `log`, or a resequencer's continuation).
+    #[serde(default, alias = "addLast")]
+    pub(crate) add_last: BTreeMap<String, String>,
     /// The test cases, each run on a fresh context.
     pub(crate) tests: Vec<TestCase>,
 }
 
 /// `mock: [{endpoints: "sqs:*", skip: true, reply: …, fail: …}]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MockSpec {
     /// A URI, a glob (`sqs:*`, `http*:*`) or a regular expression.
@@ -46,7 +53,8 @@ pub(crate) struct MockSpec {
 }
 
 /// A canned reply.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Reply {
     #[serde(default)]
@@ -56,7 +64,8 @@ pub(crate) struct Reply {
 }
 
 /// A failure a mock raises.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Failure {
     /// The error kind, as `on_exception` matches it (`IOException`).
@@ -66,7 +75,8 @@ pub(crate) struct Failure {
 }
 
 /// One test case.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestCase {
     pub(crate) name: String,
@@ -77,10 +87,15 @@ pub(crate) struct TestCase {
     /// How long mocks may take to receive what is expected (`5s`, `500ms`; default 5 s).
     #[serde(default)]
     pub(crate) within: Option<String>,
+    /// Run the case on a paused clock that jumps to the next timer whenever nothing else
+    /// can run: delays, throttles, timeouts and `within` cost no real time.
+    #[serde(default, alias = "virtualTime")]
+    pub(crate) virtual_time: bool,
 }
 
 /// A message sent to an endpoint.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     /// The endpoint (`direct:orders`).
@@ -92,7 +107,8 @@ pub(crate) struct Input {
 }
 
 /// What must hold after the inputs were sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Expect {
     /// The last input's reply.
@@ -104,10 +120,16 @@ pub(crate) struct Expect {
     /// Mock name (`sqs:orders`, `mock:result`) → what it received.
     #[serde(default)]
     pub(crate) mocks: BTreeMap<String, MockCheck>,
+    /// Mock names in the order messages must reach them, across mocks
+    /// (`[kafka:orders, sqs:audit, kafka:orders]`): the arrivals at the mocks named here,
+    /// in arrival order, must be this list. Checked once the `mocks` checks have waited.
+    #[serde(default)]
+    pub(crate) order: Option<Vec<String>>,
 }
 
 /// Checks of one message: its body, headers and predicates.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MessageCheck {
     #[serde(default)]
@@ -126,7 +148,8 @@ pub(crate) struct MessageCheck {
 }
 
 /// `failed: {kind: IllegalArgumentException, message: "…"}`: the message is a substring.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FailedCheck {
     pub(crate) kind: String,
@@ -135,7 +158,8 @@ pub(crate) struct FailedCheck {
 }
 
 /// What one mock must have received.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MockCheck {
     /// Exactly this many messages.

@@ -6,6 +6,8 @@
 mod case;
 mod check;
 mod file;
+
+pub(crate) use file::TestFile;
 mod junit;
 
 use std::path::{Path, PathBuf};
@@ -69,7 +71,11 @@ async fn run_file(path: &Path) -> FileResult {
     let mut cases = Vec::new();
     for case in &file.tests {
         let started = Instant::now();
-        let outcome = case::run(dir, &file, case, crate::run::test_context()).await;
+        let outcome = if case.virtual_time {
+            on_virtual_time(dir, &file, case)
+        } else {
+            case::run(dir, &file, case, crate::run::test_context()).await
+        };
         let seconds = started.elapsed().as_secs_f64();
         let (failure, error) = match outcome {
             Ok(f) if f.0.is_empty() => {
@@ -94,6 +100,36 @@ async fn run_file(path: &Path) -> FileResult {
         });
     }
     FileResult { file: name, cases }
+}
+
+/// Runs a case on a runtime of its own whose clock starts paused: it advances to the next
+/// timer whenever every task waits, so only the case's timers see time pass (ADR 0127).
+/// A case that waits on real I/O (a database, a socket) should not use it: time jumps
+/// while the I/O is pending.
+fn on_virtual_time(
+    dir: &Path,
+    file: &file::TestFile,
+    case: &file::TestCase,
+) -> Result<check::Failures, String> {
+    // On a thread of its own: this one belongs to the outer runtime, which can neither
+    // run nor drop another.
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .start_paused(true)
+                    .build()
+                    .map_err(|e| format!("cannot start a runtime on virtual time: {e}"))?;
+                let outcome =
+                    runtime.block_on(case::run(dir, file, case, crate::run::test_context()));
+                // As `main` does: a blocking task cut off by the stop must not hold the exit.
+                runtime.shutdown_background();
+                outcome
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the case panicked".into()))
+    })
 }
 
 fn indent(text: &str) -> String {

@@ -10,7 +10,8 @@ use crate::error::Location;
 /// ([`CamelContext::register_bean`](crate::CamelContext::register_bean)), or of one
 /// built from a registered bean type (`bean_type`). Camel's `scope` is read and ignored:
 /// a bean here is one shared object, Camel's `Singleton`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub struct BeanStep {
     /// The name the bean is registered under (`#bean:name` and `#name` read the same).

@@ -18,7 +18,7 @@ use super::StepDefinition;
 
 /// `intercept: {steps: [...]}`: runs its steps before every step of the routes it
 /// applies to (nested steps included; its own steps are not intercepted).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterceptDefinition {
     /// Camel's node id: accepted, not used.
@@ -38,7 +38,7 @@ pub struct InterceptDefinition {
 /// `intercept_from: {uri: "jms:*", steps: [...]}` (or just the uri): runs its steps
 /// before the first step of every route whose `from` uri matches (every route without
 /// `uri`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterceptFromDefinition {
     /// The `from` uri pattern: exact, with `*` wildcards, or without the query.
@@ -60,7 +60,7 @@ pub struct InterceptFromDefinition {
 
 /// `intercept_send_to_endpoint: {uri: "http:*", skip_send_to_original_endpoint: true,
 /// after_uri: "log:sent", steps: [...]}`: around every `to` step whose uri matches.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterceptSendToEndpointDefinition {
     /// The endpoint uri pattern: exact, with `*` wildcards, or without the query.
@@ -87,11 +87,13 @@ pub struct InterceptSendToEndpointDefinition {
 }
 
 /// A boolean that Camel's schema types as text (`"true"`, or a resolved placeholder).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(from = "FlagInput")]
 pub struct Flag(pub bool);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 enum FlagInput {
     Bool(bool),

@@ -29,7 +29,7 @@ pub use bean::{bean_name, looks_like_java_class, BeanDefinition, BeanStep};
 /// An endpoint reference: a URI and parameters given beside it. Also the typed
 /// configuration of the `to` step (`to: uri` or `to: {uri, parameters}`). Parameter names
 /// are kept as written: the endpoint's URI parser reads Camel's camelCase names.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointDefinition {
     /// The URI (`timer:tick?period=1000`).
@@ -102,7 +102,7 @@ impl StepConfig for EndpointDefinition {
 }
 
 /// `process: {ref: name}` or `process: name`: a Rust processor registered by name.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Process {
     /// The name the processor is registered under.
@@ -122,7 +122,7 @@ impl StepConfig for Process {
 
 /// `layer: {ref: name, steps: [...]}`: nested steps wrapped in a tower layer kept beside
 /// the route (`RouteBuilder::layer`). Without `steps` it wraps the rest of its list.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayerStep {
     /// The name the layer is kept under in [`RouteDefinition::layers`].

@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 use super::{VerbDefinition, VERBS};
 
 /// `open_api: {specification, missing_operation, …}` of a `rest` item.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OpenApiDefinition {
     /// The OpenAPI 3 document: a file name, relative to the route file's folder (a

@@ -45,7 +45,7 @@ use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
 pub const VERBS: &[&str] = &["get", "post", "put", "delete", "patch", "head"];
 
 /// `- restConfiguration:` — options shared by every `rest:` of the file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RestConfiguration {
     /// The HTTP component: only `platform-http` (the default) is available.
@@ -85,7 +85,7 @@ pub struct RestConfiguration {
 }
 
 /// A `{key, value}` pair of `api_property`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestProperty {
     /// The property name.
@@ -95,7 +95,7 @@ pub struct RestProperty {
 }
 
 /// `- rest:` — a group of operations under one path.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RestDefinition {
     /// Camel's node id (accepted, not used).
@@ -163,7 +163,7 @@ impl RestDefinition {
 }
 
 /// One operation: a method on a path, sent to an endpoint.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct VerbDefinition {
     /// The operation id in the document (and the route id unless `route_id` is given).
@@ -218,7 +218,7 @@ pub struct VerbDefinition {
 }
 
 /// A documented parameter.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParamDefinition {
     /// Its name.
@@ -254,7 +254,7 @@ pub struct ParamDefinition {
 }
 
 /// A documented response.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResponseMessage {
     /// The status (`200`, `404`, `default`); default `200`.

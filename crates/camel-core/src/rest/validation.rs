@@ -20,7 +20,7 @@ use super::VerbDefinition;
 use crate::model::StepDefinition;
 
 /// What one operation's requests are checked against.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RequestValidation {
     /// The accepted media types, comma-separated.

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 ///     .completion_timeout_ms(500);
 /// assert_eq!(a.completion_size, Some(3));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Aggregate {
     /// Camel's node id: accepted, not used.

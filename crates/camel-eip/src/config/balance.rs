@@ -14,7 +14,7 @@ use super::errors::number;
 
 /// `load_balance: {<kind>_load_balancer: {...}, steps: [...]}`: each step is one target;
 /// exactly one balancer key says how a target is chosen for each exchange.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadBalance {
     /// Each target in turn.
@@ -89,12 +89,12 @@ impl StepConfig for LoadBalance {
 }
 
 /// A balancer without options (`round_robin_load_balancer: {}`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoOptions {}
 
 /// `weighted_load_balancer: {distribution_ratio: "4,2,1", round_robin: false}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WeightedBalancer {
     /// One whole-number weight per target, in target order (`"4,2,1"`).
@@ -119,7 +119,7 @@ pub struct WeightedBalancer {
 }
 
 /// `sticky_load_balancer: {correlation_expression: {simple: "${header.customer}"}}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StickyBalancer {
     /// The value whose equal values go to the same target.
@@ -133,7 +133,7 @@ expression_config! {
 }
 
 /// `failover_load_balancer: {exception: [...], maximum_failover_attempts, round_robin, sticky}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailoverBalancer {
     /// Fail over only on these error kinds or Java class names (ADR 0052's matching);
@@ -167,7 +167,7 @@ pub struct FailoverBalancer {
 
 /// `custom_load_balancer: {ref: name}`: a `camel_eip::load_balance::CustomBalancer`
 /// registered with `CamelContext::add_resource(name, …)`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomBalancer {
     /// The resource name.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::errors::{millis, number};
 
 /// `circuit_breaker: {resilience4j_configuration: {...}, steps: [...], on_fallback: {steps}}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CircuitBreaker {
     /// The breaker's options (resilience4j's defaults when absent).
@@ -47,7 +47,7 @@ impl StepConfig for CircuitBreaker {
 }
 
 /// `on_fallback: {steps: [...]}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnFallback {
     /// The fallback steps.
@@ -56,7 +56,10 @@ pub struct OnFallback {
 }
 
 /// How the sliding window of recent calls is measured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_variants::<Self>)]
 pub enum SlidingWindowType {
     /// The last `sliding_window_size` calls.
     #[default]
@@ -70,7 +73,7 @@ pub enum SlidingWindowType {
 /// Camel's `resilience4jConfiguration`. Numbers may be written as text; durations are a
 /// number in Camel's unit for the option (seconds or milliseconds, as each says) or a
 /// duration text (`500ms`, `30s`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resilience4jConfiguration {
     /// Camel's node id: accepted, not used.

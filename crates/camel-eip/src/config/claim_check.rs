@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// `claim_check: {operation: Set, key: "${header.orderId}", filter: "body,header:x"}`:
 /// parks the message in the context's claim-check store and takes it back later.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimCheck {
     /// Camel's node id: accepted, not used.
@@ -46,7 +46,10 @@ impl ClaimCheck {
 }
 
 /// Camel's claim-check operations (spelled as Camel does, or in snake_case).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_variants::<Self>)]
 pub enum ClaimCheckOperation {
     /// Stores the message under the key, replacing what was there.
     #[default]

@@ -5,7 +5,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// `marshal: {csv: {delimiter: ";"}}`, `marshal: json`…: one data format, in Camel's
 /// shape (a map with one key naming the format). The same formats serve `unmarshal`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = super::schema::format_aliases)]
 #[serde(rename_all = "snake_case")]
 pub enum DataFormat {
     /// JSON (serde_json).
@@ -104,7 +105,8 @@ into_format!(JsonFormat => Json, CsvFormat => Csv, XmlFormat => JacksonXml,
     Base64Format => Base64, GzipFormat => Gzip, ZipFormat => Zip);
 
 /// Options of the JSON data format.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub struct JsonFormat {
     /// Accepted for Camel compatibility (Jackson, Gson…); serde_json is always used.
@@ -166,7 +168,8 @@ impl JsonFormat {
 }
 
 /// Options of the CSV data format.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields, default)]
 pub struct CsvFormat {
     /// The field separator, one character (default `,`).
@@ -265,7 +268,8 @@ impl CsvFormat {
 }
 
 /// Options of the XML data format (Camel's `jacksonXml`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields, default)]
 pub struct XmlFormat {
     /// Marshal: the root element's name when the value is not a one-key map
@@ -299,7 +303,7 @@ impl XmlFormat {
 }
 
 /// Options of the base64 data format.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Base64Format {
     /// Marshal: break the text into lines of this many characters (0, the default
@@ -328,12 +332,12 @@ impl Base64Format {
 }
 
 /// The gzip data format (no options).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GzipFormat {}
 
 /// The zlib/deflate data format (Camel's `zipDeflater`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ZipFormat {
     /// The compression level, 0–9 (default 6; Camel's default -1 means 6).
@@ -347,12 +351,12 @@ pub type JsonMarshal = JsonFormat;
 pub type JsonUnmarshal = JsonFormat;
 
 /// `marshal: {json: {pretty_print: true}}` or `marshal: json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Marshal(pub DataFormat);
 
 /// `unmarshal: {csv: {use_maps: true}}` or `unmarshal: json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Unmarshal(pub DataFormat);
 
@@ -373,7 +377,7 @@ impl StepConfig for Unmarshal {
 }
 
 /// `convert_body_to: {type: String}` or `convert_body_to: String`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConvertBodyTo {
     /// `String`, `bytes` or `json` (Camel's Java class names are accepted too).

@@ -185,7 +185,7 @@ impl DynamicRouter {
 /// `to_d: "file:out/${header.dir}"` or `to_d: {uri, parameters, cache_size,
 /// ignore_invalid_endpoint}`: a `to` whose URI is a `simple` template evaluated per
 /// exchange.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToD {
     /// Camel's node id: accepted, not used.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// `error_handler: {dead_letter_channel: {...}}` (or `default_error_handler`,
 /// `no_error_handler`): exactly one kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorHandlerConfig {
     /// Camel's node id: accepted, not used.
@@ -39,7 +39,7 @@ pub struct ErrorHandlerConfig {
 }
 
 /// `dead_letter_channel: {dead_letter_uri, redelivery_policy, …}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeadLetterChannel {
     /// Camel's node id: accepted, not used.
@@ -77,7 +77,7 @@ pub struct DeadLetterChannel {
 }
 
 /// `default_error_handler: {redelivery_policy, …}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultErrorHandler {
     /// Camel's node id: accepted, not used.
@@ -98,7 +98,7 @@ pub struct DefaultErrorHandler {
 }
 
 /// `no_error_handler: {}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoErrorHandler {
     /// Camel's node id: accepted, not used.
@@ -108,7 +108,7 @@ pub struct NoErrorHandler {
 
 /// Camel's `redeliveryPolicy`. Numbers may be written as text (`"5"`), as Camel's schema
 /// allows; delays are milliseconds or a duration text (`2s`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedeliveryPolicyConfig {
     /// Camel's node id: accepted, not used.
@@ -244,7 +244,7 @@ impl<'de> Deserialize<'de> for PredicateOption {
 
 /// `on_exception: {exception: [...], handled, continued, on_when, redelivery_policy,
 /// steps}`: what to do with a failure of the listed kinds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnException {
     /// Camel's node id: accepted, not used.
@@ -283,7 +283,7 @@ pub struct OnException {
 }
 
 /// `throw_exception: {exception_type: IllegalArgumentException, message: "…"}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThrowException {
     /// Camel's node id: accepted, not used.
@@ -345,7 +345,7 @@ pub(super) fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
 /// `do_try: {steps: [...], do_catch: [{exception: [...], on_when, steps}], do_finally:
 /// {steps}}`. Camel's tools also write the catches and the finally block as the last items
 /// of `steps` (`- doCatch: {…}`, `- doFinally: {…}`); the compiler reads both forms.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoTry {
     /// Camel's node id: accepted, not used.
@@ -367,7 +367,7 @@ impl StepConfig for DoTry {
 }
 
 /// One `do_catch`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoCatch {
     /// Camel's node id: accepted, not used.
@@ -385,7 +385,7 @@ pub struct DoCatch {
 }
 
 /// `do_finally: {steps: [...]}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoFinally {
     /// Camel's node id: accepted, not used.
@@ -397,7 +397,7 @@ pub struct DoFinally {
 }
 
 /// `on_completion: {on_complete_only, on_failure_only, on_when, mode, steps}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnCompletionConfig {
     /// Camel's node id: accepted, not used.

@@ -17,7 +17,10 @@ impl StepConfig for Validate {
 }
 
 /// An exchange pattern as Camel writes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_variants::<Self>)]
 pub enum Pattern {
     /// Fire and forget.
     #[default]
@@ -47,7 +50,7 @@ impl From<ExchangePattern> for Pattern {
 }
 
 /// `set_exchange_pattern: {pattern: InOut}` or `set_exchange_pattern: InOut`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetExchangePattern {
     /// `InOnly` or `InOut`.
@@ -65,7 +68,7 @@ impl StepConfig for SetExchangePattern {
 
 /// `step: {id: name, steps: [...]}`: a named group of steps (its `id` names it in errors,
 /// spans and paths).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Camel's `inheritErrorHandler`: accepted; the route's error handler wraps the whole
@@ -87,7 +90,7 @@ impl StepConfig for Step {
 }
 
 /// `convert_header_to: {name: amount, type: Integer, to_name, mandatory, charset}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConvertHeaderTo {
     /// The header to convert.

@@ -18,7 +18,7 @@ impl StepConfig for SetHeader {
 
 /// `set_headers: {headers: [{name: a, simple: "…"}, {name: b, constant: x}]}`: several
 /// headers at once, set in order (a later expression sees the earlier headers).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetHeaders {
     /// The headers to set.
@@ -51,7 +51,7 @@ impl StepConfig for SetBody {
 }
 
 /// `remove_header: {name: x}` or `remove_header: x`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveHeader {
     /// The header to remove.
@@ -67,7 +67,7 @@ impl StepConfig for RemoveHeader {
 }
 
 /// `remove_headers: {pattern: "Camel*"}` or `remove_headers: "Camel*"`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveHeaders {
     /// A wildcard pattern (`*` any run, `?` one character).
@@ -85,7 +85,7 @@ impl StepConfig for RemoveHeaders {
 }
 
 /// `remove_property: {name: x}` or `remove_property: x`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveProperty {
     /// The exchange property to remove.
@@ -101,7 +101,7 @@ impl StepConfig for RemoveProperty {
 }
 
 /// `stop` (no options).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {}
 
@@ -110,7 +110,7 @@ impl StepConfig for Stop {
 }
 
 /// `log: "text ${body}"` or `log: {message, logging_level, log_name, marker, log_language}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Log {
     /// A `simple` template.

@@ -36,6 +36,7 @@ mod message;
 mod multicast;
 mod resequence;
 mod routing;
+mod schema;
 mod split;
 mod throttle;
 mod transacted;

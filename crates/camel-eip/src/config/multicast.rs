@@ -14,7 +14,8 @@ use crate::multicast::MulticastConfig;
 /// let m = Multicast::parallel().strategy(Strategy::CollectAll);
 /// assert!(m.parallel);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub struct Multicast {
     /// Run the branches concurrently (Camel's `parallelProcessing`). Default false.

@@ -18,7 +18,7 @@ use crate::resequencer::{CapacityPolicy, GapPolicy, OnSwap, ResequenceConfig, Re
 /// let ResequenceMode::Stream(s) = &r.0.mode else { unreachable!() };
 /// assert_eq!((s.sequence.as_str(), s.capacity), ("${header.seq}", 50));
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Resequence(pub ResequenceConfig);
 

@@ -18,7 +18,7 @@ impl StepConfig for Filter {
 }
 
 /// `choice: {when: [{simple: "…", steps: [...]}, …], otherwise: {steps: [...]}}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Choice {
     /// The branches, tested in order; the first match runs.

@@ -109,7 +109,7 @@ impl StepConfig for Delay {
 
 /// `sample: {sample_period: 1000}` or `sample: {message_frequency: 10}`: lets one exchange
 /// per period (or one in every N) go on; the others stop there.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
     /// The period in milliseconds or as a duration (`1s`); default one second.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// `transacted: {datasource: URL, steps: [...]}`: the nested steps share one database
 /// transaction, committed when they all succeed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Transacted {
     /// The database (a component's default database when absent).

@@ -17,7 +17,7 @@ impl StepConfig for SetVariable {
 }
 
 /// `set_variables: {variables: [{name: a, simple: "…"}, …]}`: several at once, in order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetVariables {
     /// The variables to set.
@@ -29,7 +29,7 @@ impl StepConfig for SetVariables {
 }
 
 /// `remove_variable: {name: x}` or `remove_variable: x`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveVariable {
     /// The variable to remove.
@@ -45,7 +45,7 @@ impl StepConfig for RemoveVariable {
 }
 
 /// `convert_variable_to: {name: x, type: Integer}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConvertVariableTo {
     /// The variable to convert.

@@ -16,7 +16,7 @@ pub const DEFAULT_TAP_CONCURRENCY: usize = 10;
 /// `wire_tap: "log:audit"` or `wire_tap: {uri, parameters, copy, on_prepare, …}`: a copy
 /// of the exchange goes to the endpoint on the tap's own task; the route carries on at
 /// once with the exchange unchanged.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WireTap {
     /// Camel's node id: accepted, not used.

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 ///
 /// Unknown keys are not refused here so the route model can flatten this next to the
 /// step's `steps`; the model's own `deny_unknown_fields` catches typos.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 pub struct MulticastConfig {
     /// Run the branches concurrently instead of one after another. Default false.
     #[serde(default, alias = "parallelProcessing", alias = "parallel_processing")]

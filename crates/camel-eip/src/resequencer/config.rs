@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 /// })).unwrap();
 /// assert!(matches!(cfg.mode, ResequenceMode::Stream(ref s) if s.capacity == 500));
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "RawResequenceConfig", into = "RawResequenceConfig")]
 pub struct ResequenceConfig {
     /// Stream or batch reordering.
@@ -42,7 +42,7 @@ pub struct ResequenceConfig {
 }
 
 /// The reordering mode.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResequenceMode {
     /// Hold out-of-order exchanges and release each contiguous run of sequence numbers.
@@ -52,7 +52,8 @@ pub enum ResequenceMode {
 }
 
 /// Options of stream mode.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub struct StreamConfig {
     /// `simple` expression giving each exchange's sequence number (an unsigned integer).
@@ -111,7 +112,8 @@ pub struct StreamConfig {
 }
 
 /// Options of batch mode.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 pub struct BatchConfig {
     /// `simple` expression grouping exchanges into independent batches. Absent: one batch.
@@ -152,7 +154,10 @@ pub struct BatchConfig {
 }
 
 /// What a stream-mode gap timeout does with the held run after the gap.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_variants::<Self>)]
 #[serde(rename_all = "snake_case")]
 pub enum GapPolicy {
     /// Give up on the missing numbers and deliver the next held run.
@@ -168,7 +173,10 @@ pub enum GapPolicy {
 }
 
 /// What happens to an exchange arriving at a full stream resequencer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(transform = camel_api::schema::serde_variants::<Self>)]
 #[serde(rename_all = "snake_case")]
 pub enum CapacityPolicy {
     /// Drop the arriving exchange, with a warning.
@@ -185,7 +193,9 @@ pub enum CapacityPolicy {
 }
 
 /// What a hot swap does with the exchanges a resequencer holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OnSwap {
     /// Deliver them through the old continuation; the new resequencer continues after the
@@ -278,7 +288,8 @@ fn default_continuation_backlog() -> usize {
 }
 
 /// The serialised shape: `stream` and `batch` side by side, exactly one present.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = camel_api::schema::serde_fields::<Self>)]
 #[serde(deny_unknown_fields)]
 struct RawResequenceConfig {
     #[serde(
