@@ -14,7 +14,11 @@ pub(crate) fn start(endpoint: Option<&str>) -> Result<Option<TraceExport>, Strin
     };
     let url = config.traces_url.clone();
     let service = config.service_name.clone();
+    let transport = match config.protocol {
+        camel_otel::OtlpProtocol::Grpc => "OTLP/gRPC",
+        _ => "OTLP/HTTP",
+    };
     let export = camel_otel::install(config).map_err(|e| e.to_string())?;
-    tracing::info!(url = %camel_api::redact_url(&url), service = %service, "exporting traces over OTLP/HTTP");
+    tracing::info!(url = %camel_api::redact_url(&url), service = %service, transport, "exporting traces");
     Ok(Some(export))
 }

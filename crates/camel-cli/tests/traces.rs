@@ -774,3 +774,37 @@ fn one_trace_through_three_processes_the_outbox_and_nats() {
         "the sink's request span links the relay's: {spans:#?}"
     );
 }
+
+/// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the spans reach an OTLP/gRPC receiver (HTTP/2,
+/// `TraceService/Export`) with the caller's trace.
+#[test]
+fn spans_go_over_grpc_when_the_protocol_says_so() {
+    let receiver = otlp::grpc_receiver();
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes(port)).unwrap();
+    let file = file.display().to_string();
+    let port_arg = port.to_string();
+    let (child, log) = spawn_with_env(
+        &["run", &file, "--port", &port_arg],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_SERVICE_NAME", "grpc-check"),
+        ],
+    );
+    let _child = Killed(child);
+    wait_line(&log, "/back");
+    let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
+    assert_eq!(
+        curl(&format!("http://127.0.0.1:{port}/front"), &[&traceparent]),
+        "done"
+    );
+    let spans = receiver.collect(|s| s.iter().filter(|s| s.trace_id == CALLER_TRACE).count() >= 2);
+    let front = one(&spans, "front", CALLER_TRACE);
+    let back = one(&spans, "back", CALLER_TRACE);
+    assert_eq!(front.parent_span_id, CALLER_SPAN);
+    assert_eq!(front.service, "grpc-check");
+    assert!(!back.parent_span_id.is_empty(), "{spans:#?}");
+}

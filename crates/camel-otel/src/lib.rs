@@ -1,6 +1,6 @@
 //! OpenTelemetry export for camel-rs: the [`camel_api::trace::Tracer`] that turns each
 //! exchange's route span into an OpenTelemetry span and sends it over OTLP (HTTP with
-//! protobuf bodies) to a collector, Jaeger or Tempo (ADR 0123).
+//! protobuf bodies, or gRPC) to a collector, Jaeger or Tempo (ADR 0123).
 //!
 //! Nothing here runs until [`install`] is called; the `camel` binary calls it for
 //! `--otel-endpoint` or the standard `OTEL_EXPORTER_OTLP_*` variables. Spans are batched
@@ -16,6 +16,7 @@
 //! export.shutdown(); // sends what is still queued
 //! ```
 
+mod grpc;
 mod tracer;
 
 use opentelemetry::trace::TracerProvider as _;
@@ -38,11 +39,25 @@ pub enum OtelError {
     AlreadyInstalled,
 }
 
+/// How spans travel to the collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OtlpProtocol {
+    /// OTLP/HTTP with protobuf bodies (`http/protobuf`, port 4318), the default.
+    #[default]
+    HttpProtobuf,
+    /// OTLP/gRPC (`grpc`, port 4317).
+    Grpc,
+}
+
 /// Where and how spans are sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtlpConfig {
-    /// The full URL spans are posted to (`…/v1/traces`).
+    /// The full URL spans are posted to (`…/v1/traces`); for gRPC the collector's
+    /// address (`http://host:4317`).
     pub traces_url: String,
+    /// The transport.
+    pub protocol: OtlpProtocol,
     /// The `service.name` resource attribute.
     pub service_name: String,
     /// Whether every step gets a span of its own besides the route's.
@@ -58,6 +73,18 @@ impl OtlpConfig {
     pub fn new(endpoint: &str, service_name: &str) -> Self {
         OtlpConfig {
             traces_url: traces_url(endpoint),
+            protocol: OtlpProtocol::HttpProtobuf,
+            service_name: service_name.to_string(),
+            step_spans: false,
+        }
+    }
+
+    /// A gRPC collector address (`http://host:4317`, as `OTEL_EXPORTER_OTLP_ENDPOINT`
+    /// gives it with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`).
+    pub fn grpc(endpoint: &str, service_name: &str) -> Self {
+        OtlpConfig {
+            traces_url: endpoint.trim_end_matches('/').to_string(),
+            protocol: OtlpProtocol::Grpc,
             service_name: service_name.to_string(),
             step_spans: false,
         }
@@ -69,7 +96,9 @@ impl OtlpConfig {
     ///
     /// - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: the full traces URL, used as it is;
     /// - `endpoint` (the flag) or else `OTEL_EXPORTER_OTLP_ENDPOINT`: a base URL;
-    /// - `OTEL_EXPORTER_OTLP_PROTOCOL` / `…_TRACES_PROTOCOL`: only `http/protobuf`;
+    /// - `OTEL_EXPORTER_OTLP_PROTOCOL` / `…_TRACES_PROTOCOL`: `http/protobuf` (the
+    ///   default) or `grpc` (then the base endpoint is the collector's address, with no
+    ///   path appended);
     /// - `OTEL_SERVICE_NAME`: the service name, `camel` when unset.
     pub fn from_env(
         endpoint: Option<&str>,
@@ -79,19 +108,29 @@ impl OtlpConfig {
         let protocol = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
             .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL"))
             .unwrap_or_else(|| "http/protobuf".into());
+        let protocol = match protocol.trim() {
+            "http/protobuf" => OtlpProtocol::HttpProtobuf,
+            "grpc" => OtlpProtocol::Grpc,
+            other => {
+                return Err(OtelError::Config(format!(
+                    "protocol `{other}` is not supported; use http/protobuf (port 4318 on a collector) or grpc (port 4317)"
+                )))
+            }
+        };
+        // gRPC names the service in the request, not in the path: a base endpoint is
+        // used as it is.
+        let base = |b: &str| match protocol {
+            OtlpProtocol::HttpProtobuf => traces_url(b),
+            OtlpProtocol::Grpc => b.trim_end_matches('/').to_string(),
+        };
         let traces_url = match (endpoint, var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
-            (Some(base), _) => traces_url(base),
+            (Some(b), _) => base(b),
             (None, Some(full)) => full,
             (None, None) => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
-                Some(base) => traces_url(&base),
+                Some(b) => base(&b),
                 None => return Ok(None),
             },
         };
-        if protocol.trim() != "http/protobuf" {
-            return Err(OtelError::Config(format!(
-                "protocol `{protocol}` is not supported; use http/protobuf (port 4318 on a collector)"
-            )));
-        }
         // The exporter's client is built without TLS (ADR 0123): a collector or agent
         // beside the process is the setup this serves; one that is far away is reached
         // through that local collector.
@@ -103,6 +142,7 @@ impl OtlpConfig {
         }
         Ok(Some(OtlpConfig {
             traces_url,
+            protocol,
             service_name: var("OTEL_SERVICE_NAME").unwrap_or_else(|| "camel".into()),
             step_spans: false,
         }))
@@ -121,6 +161,20 @@ pub struct TraceExport {
     provider: SdkTracerProvider,
 }
 
+/// The exporter `config` asks for.
+fn exporter(config: &OtlpConfig) -> Result<grpc::Exporter, OtelError> {
+    Ok(match config.protocol {
+        OtlpProtocol::HttpProtobuf => grpc::Exporter::Plain(
+            opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .with_endpoint(config.traces_url.clone())
+                .build()?,
+        ),
+        OtlpProtocol::Grpc => grpc::Exporter::on_own_runtime(&config.traces_url)?,
+    })
+}
+
 impl TraceExport {
     /// Sends the spans still queued and stops the export thread (waits for the
     /// collector, up to the SDK's export timeout).
@@ -136,11 +190,7 @@ impl TraceExport {
 /// the exporter's HTTP client is a blocking one, which refuses to be made on a runtime
 /// thread.
 pub fn install(config: OtlpConfig) -> Result<TraceExport, OtelError> {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(config.traces_url.clone())
-        .build()?;
+    let exporter = exporter(&config)?;
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
         .with_resource(
@@ -209,12 +259,30 @@ mod tests {
 
     #[test]
     fn unsupported_settings_are_errors() {
-        let grpc = from(
-            Some("http://a:4317"),
-            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+        let json = from(
+            Some("http://a:4318"),
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")],
         );
-        assert!(matches!(grpc, Err(OtelError::Config(m)) if m.contains("grpc")));
+        assert!(matches!(json, Err(OtelError::Config(m)) if m.contains("http/json")));
         assert!(from(Some("a:4318"), &[]).is_err());
         assert!(from(Some("https://a:4318"), &[]).is_err());
+    }
+
+    #[test]
+    fn grpc_takes_the_base_endpoint_as_it_is() {
+        let c = from(
+            Some("http://collector:4317/"),
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.protocol, OtlpProtocol::Grpc);
+        assert_eq!(c.traces_url, "http://collector:4317");
+        assert_eq!(c, OtlpConfig::grpc("http://collector:4317", "camel"));
+        let https = from(
+            Some("https://collector:4317"),
+            &[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")],
+        );
+        assert!(https.is_err(), "TLS is not built in");
     }
 }

@@ -142,25 +142,98 @@ fn serve(stream: TcpStream, tx: Sender<Received>) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let request = ExportTraceServiceRequest::decode(&body[..]).expect("an OTLP/protobuf body");
-        for resource in request.resource_spans {
-            let service = resource
-                .resource
-                .iter()
-                .flat_map(|r| &r.attributes)
-                .find(|kv| kv.key == "service.name")
-                .map(|kv| printed(kv.value.as_ref().and_then(|v| v.value.as_ref())))
-                .unwrap_or_default();
-            for scope in resource.scope_spans {
-                for span in scope.spans {
-                    let _ = tx.send(received(&service, span));
-                }
-            }
-        }
+        forward(&body, &tx);
         let answer =
             "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
         if writer.write_all(answer.as_bytes()).is_err() {
             return;
         }
     }
+}
+
+/// Decodes an `ExportTraceServiceRequest` and hands its spans to the test.
+fn forward(body: &[u8], tx: &Sender<Received>) {
+    let request = ExportTraceServiceRequest::decode(body).expect("an OTLP/protobuf body");
+    for resource in request.resource_spans {
+        let service = resource
+            .resource
+            .iter()
+            .flat_map(|r| &r.attributes)
+            .find(|kv| kv.key == "service.name")
+            .map(|kv| printed(kv.value.as_ref().and_then(|v| v.value.as_ref())))
+            .unwrap_or_default();
+        for scope in resource.scope_spans {
+            for span in scope.spans {
+                let _ = tx.send(received(&service, span));
+            }
+        }
+    }
+}
+
+/// Starts an OTLP/gRPC receiver (HTTP/2 without TLS) on a free loopback port: each
+/// `TraceService/Export` call's spans reach the test; every call is answered OK.
+pub fn grpc_receiver() -> OtlpReceiver {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, spans) = channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((socket, _)) = listener.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let Ok(mut conn) = h2::server::handshake(socket).await else {
+                        return;
+                    };
+                    while let Some(Ok((request, respond))) = conn.accept().await {
+                        let tx = tx.clone();
+                        tokio::spawn(answer_grpc(request, respond, tx));
+                    }
+                });
+            }
+        });
+    });
+    OtlpReceiver { endpoint, spans }
+}
+
+async fn answer_grpc(
+    request: http::Request<h2::RecvStream>,
+    mut respond: h2::server::SendResponse<bytes::Bytes>,
+    tx: Sender<Received>,
+) {
+    assert_eq!(
+        request.uri().path(),
+        "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+    );
+    let mut body = request.into_body();
+    let mut data = Vec::new();
+    while let Some(Ok(chunk)) = body.data().await {
+        let _ = body.flow_control().release_capacity(chunk.len());
+        data.extend_from_slice(&chunk);
+    }
+    // A gRPC message: a compression flag, a 4-byte big-endian length, the protobuf.
+    assert!(
+        data.len() >= 5 && data[0] == 0,
+        "an uncompressed gRPC message"
+    );
+    let length = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
+    forward(&data[5..5 + length], &tx);
+    let response = http::Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap();
+    let Ok(mut send) = respond.send_response(response, false) else {
+        return;
+    };
+    // An empty ExportTraceServiceResponse, then the status in the trailers.
+    let _ = send.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), false);
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+    let _ = send.send_trailers(trailers);
 }
