@@ -14,6 +14,7 @@ mod run;
 mod shutdown;
 mod sources;
 mod test;
+mod trace;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -68,6 +69,9 @@ enum Command {
     Top(inspect::TopArgs),
     /// Start, stop, suspend or resume a route of a running `camel run --admin-addr`.
     Cmd(inspect::CmdArgs),
+    /// Follow the traced exchanges of a running `camel run --admin-addr` step by step
+    /// (headers, body, duration, outcome); the tracer is on with `camel run --trace`.
+    Trace(trace::TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
             Command::Get(args) => inspect::get(args).await,
             Command::Top(args) => inspect::top(args).await,
             Command::Cmd(args) => inspect::cmd(args).await,
+            Command::Trace(args) => trace::run(args).await,
             Command::Test(args) => test::run(&args).await,
         }
     });
