@@ -78,13 +78,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let traces = match &cli.command {
-        Command::Run(args) => match otel::start(args.otel_endpoint.as_deref()) {
-            Ok(export) => export,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(shutdown::STARTUP_ERROR);
+        Command::Run(args) => {
+            match otel::start(args.otel_endpoint.as_deref(), args.otel_step_spans) {
+                Ok(export) => export,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(shutdown::STARTUP_ERROR);
+                }
             }
-        },
+        }
         _ => None,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -44,6 +44,11 @@ pub(crate) struct RunArgs {
     /// OTEL_SERVICE_NAME variables are read too.
     #[arg(long, value_name = "URL")]
     pub(crate) otel_endpoint: Option<String>,
+    /// With an OTLP export, a span per step too (a child of the route's span, with
+    /// `camel.step.id` and `camel.step.kind`), besides the span per exchange. Also read
+    /// from CAMEL_OTEL_STEP_SPANS=true.
+    #[arg(long, env = "CAMEL_OTEL_STEP_SPANS")]
+    pub(crate) otel_step_spans: bool,
     #[command(flatten)]
     admin: crate::admin::AdminArgs,
     #[command(flatten)]

@@ -15,6 +15,10 @@
 //! `PIPELINE_ONLY=10x1` runs one case (steps x callers) and `PIPELINE_SIDE=ours|baseline`
 //! one side of it — for instruction counts under callgrind, which do not depend on load
 //! (`crates/camel-bench/scripts/callgrind-pipeline.sh` runs both sides and prints them).
+//!
+//! `PIPELINE_TRACER=armed` compiles the route with the backlog tracer's hooks and leaves
+//! the tracer off for it (the cost of `POST /routes/{id}/trace/stop` after a start);
+//! `PIPELINE_TRACER=on` traces every exchange (ADR 0132). Unset, the tracer is absent.
 
 use std::time::{Duration, Instant};
 
@@ -106,6 +110,16 @@ fn main() {
         let side = std::env::var("PIPELINE_SIDE").unwrap_or_default();
         for steps in [1usize, 10] {
             let ctx = CamelContext::new();
+            match std::env::var("PIPELINE_TRACER").as_deref() {
+                Ok("armed") => {
+                    ctx.tracer().enable(Some("bench"));
+                    ctx.tracer().disable(Some("bench"));
+                }
+                Ok("on") => {
+                    ctx.tracer().enable(Some("bench"));
+                }
+                _ => {}
+            }
             ctx.add_routes(vec![route(steps)])
                 .await
                 .expect("the bench route compiles");

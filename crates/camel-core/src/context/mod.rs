@@ -43,6 +43,7 @@ pub(crate) use registry::WeakRegistry;
 pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 pub use table::RouteOperation;
+pub(crate) use traced::wrap_step_span;
 
 use crate::error::{RouteError, RouteErrorKind, RouteErrors};
 use crate::model::RouteDefinition;
