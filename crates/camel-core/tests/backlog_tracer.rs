@@ -156,3 +156,50 @@ async fn every_route_including_later_ones_and_failures() {
     assert_eq!(ctx.tracer().held_bytes(), sum);
     ctx.stop().await;
 }
+
+#[tokio::test]
+async fn the_parts_of_a_split_are_steps_of_their_exchange() {
+    let ctx = CamelContext::new();
+    ctx.tracer().enable(Some("parts"));
+    ctx.add_routes(routes(
+        r#"
+- route:
+    id: parts
+    from:
+      uri: direct:parts
+      steps:
+        - split:
+            tokenize: {token: ","}
+            steps:
+              - set_body: {simple: "part ${body}"}
+"#,
+    ))
+    .await
+    .unwrap();
+    ctx.start().await.unwrap();
+    ctx.request("direct:parts", Exchange::new("a,b,c"))
+        .await
+        .unwrap();
+    let records = ctx.tracer().exchanges(Some("parts"), 0);
+    assert_eq!(
+        records.len(),
+        1,
+        "one record for the exchange, none per part"
+    );
+    let r = &records[0];
+    let parts: Vec<&camel_core::context::TracedStep> =
+        r.steps.iter().filter(|s| &*s.kind == "set_body").collect();
+    let bodies: Vec<Option<&str>> = parts
+        .iter()
+        .map(|s| s.body.as_ref().and_then(|b| b.text.as_deref()))
+        .collect();
+    assert_eq!(bodies, [Some("part a"), Some("part b"), Some("part c")]);
+    assert!(parts
+        .iter()
+        .all(|s| s.depth == 1 && s.exchange_id != r.exchange_id));
+    assert_eq!(
+        &*r.steps[1].kind, "split",
+        "the split starts before its parts"
+    );
+    ctx.stop().await;
+}
