@@ -63,7 +63,7 @@ pub use health::ConsumerHealth;
 pub use lifecycle::{CarriedState, Drained, ShutdownReason, StepLifecycle};
 pub use message::{Headers, Message};
 pub use processor::{BoxProcessor, Process, ProcessorFuture};
-pub use redact::{is_secret_name, redact_url, shown_value};
+pub use redact::{is_secret_header, is_secret_name, redact_url, shown_value};
 pub use stripe::StripedName;
 pub use uri::{parse_duration, percent_decode, percent_encode, EndpointUri, Parameters};
 pub use value::Value;

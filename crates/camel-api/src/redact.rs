@@ -130,6 +130,27 @@ pub fn is_secret_name(key: &str) -> bool {
     .any(|s| k.contains(s))
 }
 
+/// True for a message header that carries a credential: one [`is_secret_name`] names, and
+/// the HTTP headers that carry one whatever they are called (`Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and API keys: `X-Api-Key`, `apikey`).
+/// Whatever shows a message (the backlog tracer) shows such a header's value as `***`.
+///
+/// ```
+/// assert!(camel_api::is_secret_header("Authorization"));
+/// assert!(camel_api::is_secret_header("x-api-key"));
+/// assert!(camel_api::is_secret_header("CamelAwsSecretKey"));
+/// assert!(!camel_api::is_secret_header("Content-Type"));
+/// ```
+pub fn is_secret_header(name: &str) -> bool {
+    if is_secret_name(name) {
+        return true;
+    }
+    let k = name.to_ascii_lowercase().replace(['-', '_'], "");
+    ["authorization", "cookie", "apikey"]
+        .iter()
+        .any(|s| k.contains(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,7 +129,7 @@ fn parse_interval(text: &str) -> Result<f64, String> {
 
 /// Why a request to the admin API gave nothing to show.
 #[derive(Debug, thiserror::Error)]
-enum ClientError {
+pub(crate) enum ClientError {
     #[error("cannot reach the admin API at http://{addr}: {why} (is `camel run --admin-addr {addr}` running?)")]
     Unreachable { addr: SocketAddr, why: String },
     #[error("the admin API at http://{0} wants its token: give --admin-token-file PATH or CAMEL_ADMIN_TOKEN")]
@@ -147,14 +147,16 @@ enum ClientError {
 }
 
 /// A client of one admin API.
-struct Client {
+pub(crate) struct Client {
     http: reqwest::Client,
     addr: SocketAddr,
     token: Option<String>,
+    /// The most of one answer read.
+    max_response: usize,
 }
 
 impl Client {
-    fn new(args: &ClientArgs) -> Result<Client, ClientError> {
+    pub(crate) fn new(args: &ClientArgs) -> Result<Client, ClientError> {
         let token = match &args.admin_token_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| ClientError::Token {
@@ -188,7 +190,14 @@ impl Client {
             http,
             addr: args.addr,
             token,
+            max_response: MAX_RESPONSE,
         })
+    }
+
+    /// The same client, reading answers up to `bytes`.
+    pub(crate) fn with_max_response(mut self, bytes: usize) -> Client {
+        self.max_response = bytes;
+        self
     }
 
     /// `METHOD path` with the token; the status and the body as text.
@@ -210,10 +219,10 @@ impl Client {
         let status = resp.status().as_u16();
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
-            if body.len() + chunk.len() > MAX_RESPONSE {
+            if body.len() + chunk.len() > self.max_response {
                 return Err(ClientError::Garbled {
                     what: path.to_string(),
-                    why: format!("more than {MAX_RESPONSE} bytes"),
+                    why: format!("more than {} bytes", self.max_response),
                 });
             }
             body.extend_from_slice(&chunk);
@@ -225,7 +234,7 @@ impl Client {
     }
 
     /// `GET path` as JSON; a status outside 2xx is an error unless `also_ok` holds it.
-    async fn json(
+    pub(crate) async fn json(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -466,7 +475,7 @@ fn count(value: Option<f64>) -> String {
 }
 
 /// A duration in the unit that keeps it short.
-fn duration(seconds: Option<f64>) -> String {
+pub(crate) fn duration(seconds: Option<f64>) -> String {
     match seconds {
         None => "-".into(),
         Some(s) if s.is_infinite() => ">60s".into(),
@@ -545,7 +554,7 @@ fn route_table(rows: &[RouteRow], rate: Option<&BTreeMap<String, f64>>) -> Strin
     table(&header, &cells)
 }
 
-fn fail(e: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(e: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::FAILURE
 }

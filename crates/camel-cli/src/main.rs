@@ -15,6 +15,7 @@ mod schema;
 mod shutdown;
 mod sources;
 mod test;
+mod trace;
 
 /// mimalloc: routes allocate many small, short-lived values (bodies, header names); it is
 /// markedly faster than the system allocator for that pattern (see docs/benchmarks.md).
@@ -72,19 +73,24 @@ enum Command {
     Top(inspect::TopArgs),
     /// Start, stop, suspend or resume a route of a running `camel run --admin-addr`.
     Cmd(inspect::CmdArgs),
+    /// Follow the traced exchanges of a running `camel run --admin-addr` step by step
+    /// (headers, body, duration, outcome); the tracer is on with `camel run --trace`.
+    Trace(trace::TraceArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let traces = match &cli.command {
-        Command::Run(args) => match otel::start(args.otel_endpoint.as_deref()) {
-            Ok(export) => export,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(shutdown::STARTUP_ERROR);
+        Command::Run(args) => {
+            match otel::start(args.otel_endpoint.as_deref(), args.otel_step_spans) {
+                Ok(export) => export,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(shutdown::STARTUP_ERROR);
+                }
             }
-        },
+        }
         _ => None,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -106,6 +112,7 @@ fn main() -> ExitCode {
             Command::Get(args) => inspect::get(args).await,
             Command::Top(args) => inspect::top(args).await,
             Command::Cmd(args) => inspect::cmd(args).await,
+            Command::Trace(args) => trace::run(args).await,
             Command::Test(args) => test::run(&args).await,
             Command::Schema(args) => schema::run(&args),
         }

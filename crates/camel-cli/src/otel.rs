@@ -6,12 +6,17 @@ use camel_otel::{OtlpConfig, TraceExport};
 
 /// Starts the export when asked; called before the async runtime exists (the exporter's
 /// blocking client refuses a runtime thread). `Err` is the message for the user.
-pub(crate) fn start(endpoint: Option<&str>) -> Result<Option<TraceExport>, String> {
+/// `step_spans` adds a span per step (`--otel-step-spans`).
+pub(crate) fn start(
+    endpoint: Option<&str>,
+    step_spans: bool,
+) -> Result<Option<TraceExport>, String> {
     let config = OtlpConfig::from_env(endpoint, |name| std::env::var(name).ok())
         .map_err(|e| e.to_string())?;
-    let Some(config) = config else {
+    let Some(mut config) = config else {
         return Ok(None);
     };
+    config.step_spans = step_spans;
     let url = config.traces_url.clone();
     let service = config.service_name.clone();
     let transport = match config.protocol {

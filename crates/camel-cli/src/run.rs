@@ -44,8 +44,15 @@ pub(crate) struct RunArgs {
     /// OTEL_SERVICE_NAME variables are read too.
     #[arg(long, value_name = "URL")]
     pub(crate) otel_endpoint: Option<String>,
+    /// With an OTLP export, a span per step too (a child of the route's span, with
+    /// `camel.step.id` and `camel.step.kind`), besides the span per exchange. Also read
+    /// from CAMEL_OTEL_STEP_SPANS=true.
+    #[arg(long, env = "CAMEL_OTEL_STEP_SPANS")]
+    pub(crate) otel_step_spans: bool,
     #[command(flatten)]
     admin: crate::admin::AdminArgs,
+    #[command(flatten)]
+    trace: crate::trace::TraceRunArgs,
     /// Seconds a batching sink's per-destination series (`camel_sink_batch_*`) may stay
     /// unchanged before `/metrics` drops them (a destination's batcher stops after its
     /// `idle_timeout`); 0 keeps them forever. Keep it above the longest sink `idle_timeout`.
@@ -453,6 +460,7 @@ pub(crate) async fn run(mut args: RunArgs) -> ExitCode {
             .with_max_buffered_body_bytes(args.http_max_buffered_body_bytes),
     );
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
+    args.trace.apply(&ctx);
     if let Err(e) = crate::sources::register_datasource(&ctx, &args.files, &args.properties) {
         eprintln!("error: {e}");
         return ExitCode::from(STARTUP_ERROR);

@@ -18,6 +18,10 @@
 //!
 //! `PIPELINE_OTEL_ENDPOINT=http://127.0.0.1:4318` installs the OTLP exporter first (one
 //! span per exchange, step spans off), to measure what tracing costs when it is on.
+//!
+//! `PIPELINE_TRACER=armed` compiles the route with the backlog tracer's hooks and leaves
+//! the tracer off for it (the cost of `POST /routes/{id}/trace/stop` after a start);
+//! `PIPELINE_TRACER=on` traces every exchange (ADR 0132). Unset, the tracer is absent.
 
 use std::time::{Duration, Instant};
 
@@ -118,6 +122,16 @@ fn main() {
         let side = std::env::var("PIPELINE_SIDE").unwrap_or_default();
         for steps in [1usize, 10] {
             let ctx = CamelContext::new();
+            match std::env::var("PIPELINE_TRACER").as_deref() {
+                Ok("armed") => {
+                    ctx.tracer().enable(Some("bench"));
+                    ctx.tracer().disable(Some("bench"));
+                }
+                Ok("on") => {
+                    ctx.tracer().enable(Some("bench"));
+                }
+                _ => {}
+            }
             ctx.add_routes(vec![route(steps)])
                 .await
                 .expect("the bench route compiles");

@@ -67,7 +67,7 @@ fn raced(errors: &[RouteError], swapping: bool) -> bool {
 }
 
 /// A JSON error body with the status that fits the error.
-fn failure(e: &RouteError) -> Response {
+pub(super) fn failure(e: &RouteError) -> Response {
     let code = match e.kind {
         RouteErrorKind::NoSuchRoute(_) => StatusCode::NOT_FOUND,
         RouteErrorKind::DuplicateRouteId { .. } => StatusCode::CONFLICT,

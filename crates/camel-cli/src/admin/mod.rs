@@ -1,6 +1,7 @@
 //! The admin HTTP API of `camel run --admin-addr ADDR`: health, Prometheus metrics, and
 //! the routes — list them, start, stop, suspend, resume, replace (hot swap) and remove —
-//! and the Pub/Sub ordering keys paused after a failed publish (list, resume).
+//! the backlog tracer (start, stop, read), and the Pub/Sub ordering keys paused after a
+//! failed publish (list, resume).
 //!
 //! A request passes the checks of [`guard`] (Host, Origin, bearer token, body type) before
 //! a handler sees it; the accept loop in [`accept`] bounds connections and header time.
@@ -11,6 +12,7 @@ mod config;
 mod guard;
 mod handlers;
 mod token;
+mod trace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -68,6 +70,10 @@ pub(crate) async fn serve(
         .route("/routes", get(list))
         .route("/routes/{id}", get(one).put(replace).delete(remove))
         .route("/routes/{id}/{action}", post(act))
+        .route("/routes/{id}/trace", get(trace::one))
+        .route("/routes/{id}/trace/{action}", post(trace::act_one))
+        .route("/trace", get(trace::all))
+        .route("/trace/{action}", post(trace::act_all))
         .route(
             "/sinks/pubsub/projects/{project}/topics/{topic}/paused",
             get(paused_keys),

@@ -427,6 +427,17 @@ pub(crate) fn compile_one(
     };
     let processor = compiler.compile(&config, &mut cx)?;
     let processor = camel_eip::trace::traced(processor, route_id, &cx.path);
+    let step_id = node.id.as_deref().unwrap_or(cx.path.as_str());
+    // A span per step, only when the installed tracer asks for step spans.
+    let processor = crate::context::wrap_step_span(processor, route_id, step_id, &step.name);
+    // The backlog tracer's hook, only in a route armed for tracing (ADR 0132).
+    let processor = crate::context::wrap_step(
+        registry.tracer().hook(route_id),
+        processor,
+        step_id,
+        &step.name,
+        depth,
+    );
     let path = cx.path.clone();
     let site = super::intercept::Site {
         registry,

@@ -11,6 +11,7 @@
 //! # }
 //! ```
 
+mod backlog;
 mod controller;
 mod health;
 pub mod metrics;
@@ -29,6 +30,12 @@ use std::time::Duration;
 use camel_api::{Component, ContextChange, ExchangeStats, ShutdownReason};
 use tokio::time::Instant;
 
+pub(crate) use backlog::wrap_step;
+pub use backlog::{
+    BacklogTracer, TraceOutcome, TracedBody, TracedExchange, TracedStep, TracerConfig,
+    DEFAULT_BODY_MAX_BYTES, DEFAULT_CAPACITY, DEFAULT_MAX_BYTES, DEFAULT_MAX_STEPS,
+    RECORD_PROPERTY,
+};
 pub use controller::RouteController;
 pub use health::{HealthCheck, HealthReport, HealthState};
 pub use registry::Registry;
@@ -36,6 +43,7 @@ pub(crate) use registry::WeakRegistry;
 pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 pub use table::RouteOperation;
+pub(crate) use traced::wrap_step_span;
 
 use crate::error::{RouteError, RouteErrorKind, RouteErrors};
 use crate::model::RouteDefinition;
@@ -315,7 +323,7 @@ impl CamelContext {
         let added: Vec<Arc<RouteEntry>> = routes
             .into_iter()
             .zip(compiled)
-            .map(|(def, c)| RouteEntry::new(RouteRuntime::new(def, c)))
+            .map(|(def, c)| RouteEntry::new(RouteRuntime::new(def, c, self.tracer().clone())))
             .collect();
         let ids = added.iter().map(|e| e.id().to_string()).collect();
         // Locked before anyone can see them, so no other operation comes between the add
@@ -495,6 +503,72 @@ impl CamelContext {
             .producer(uri)
             .map_err(|e| camel_api::CamelError::invalid_uri(uri.to_string(), e))?;
         producer.process(exchange).await
+    }
+
+    /// The backlog tracer: the last exchanges of each traced route, step by step
+    /// (ADR 0132). Turn it on with [`set_tracing`](Self::set_tracing), or with
+    /// [`BacklogTracer::enable`] before the routes are added.
+    pub fn tracer(&self) -> &BacklogTracer {
+        self.inner.registry.tracer()
+    }
+
+    /// Turns the backlog tracer on or off for `route` (every route, also those added
+    /// later, with `None`). A route compiled before tracing was first asked for has no
+    /// hooks: turning it on recompiles it and swaps it in, as [`RouteController::swap`]
+    /// does with its own definition (exchanges in flight finish on the old pipeline).
+    /// Turning it off clears a flag; the hooks stay, one flag read per step. Returns
+    /// the routes recompiled.
+    pub async fn set_tracing(
+        &self,
+        route: Option<&str>,
+        on: bool,
+    ) -> Result<Vec<String>, RouteError> {
+        let tracer = self.tracer();
+        if !on {
+            if let Some(id) = route {
+                self.inner.routes.find(id)?;
+            }
+            tracer.disable(route);
+            return Ok(Vec::new());
+        }
+        let armed = match route {
+            Some(id) => {
+                self.inner.routes.find(id)?;
+                tracer.enable(Some(id))
+            }
+            None => {
+                tracer.enable(None);
+                tracer.arm_all(
+                    &self
+                        .inner
+                        .routes
+                        .ids()
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .collect::<Vec<_>>(),
+                )
+            }
+        };
+        let mut recompiled = Vec::new();
+        for id in armed {
+            match self.recompile(&id).await {
+                Ok(()) => recompiled.push(id),
+                // Removed meanwhile: nothing to trace.
+                Err(e) if matches!(e.kind, RouteErrorKind::NoSuchRoute(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(recompiled)
+    }
+
+    /// Compiles a route again from its definition and swaps it in (to add hooks).
+    async fn recompile(&self, id: &str) -> Result<(), RouteError> {
+        let entry = self.inner.routes.find(id)?;
+        let mut rt = entry.lock(RouteOperation::Swapping).await?;
+        let definition = rt.definition.clone();
+        let next = crate::compiler::compile_route(&self.inner.registry, &definition)?;
+        rt.swap(definition, next, self.shutdown_timeout()).await?;
+        Ok(())
     }
 
     /// The controller for individual routes.

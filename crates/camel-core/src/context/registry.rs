@@ -34,6 +34,8 @@ pub struct Registry {
     bean_types: Arc<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
     /// Database pools, one per database, closed when the context stops (ADR 0085).
     pools: camel_api::pools::Pools,
+    /// The backlog tracer: which routes get step hooks when compiled (ADR 0132).
+    tracer: super::backlog::BacklogTracer,
 }
 
 /// A weak handle on a [`Registry`]'s tables, upgraded while a route runs.
@@ -45,6 +47,7 @@ pub(crate) struct WeakRegistry {
     steps: std::sync::Weak<RwLock<StepRegistry>>,
     bean_types: std::sync::Weak<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
     pools: camel_api::pools::Pools,
+    tracer: super::backlog::BacklogTracer,
 }
 
 impl fmt::Debug for WeakRegistry {
@@ -65,6 +68,7 @@ impl WeakRegistry {
             steps: self.steps.upgrade()?,
             bean_types: self.bean_types.upgrade()?,
             pools: self.pools.clone(),
+            tracer: self.tracer.clone(),
         })
     }
 }
@@ -89,7 +93,13 @@ impl Registry {
             steps: Arc::downgrade(&self.steps),
             bean_types: Arc::downgrade(&self.bean_types),
             pools: self.pools.clone(),
+            tracer: self.tracer.clone(),
         }
+    }
+
+    /// The context's backlog tracer.
+    pub fn tracer(&self) -> &super::backlog::BacklogTracer {
+        &self.tracer
     }
 
     /// The resource named `name`, or the one `make` builds, registered under `name` if

@@ -82,6 +82,9 @@ pub(crate) struct RouteRuntime {
     metrics: RouteMetrics,
     /// What the route's spans say about it (used only when a tracer is installed).
     trace: RouteTrace,
+    /// The context's backlog tracer, asked whether the route is armed each time its
+    /// pipeline is stored.
+    backlog: super::backlog::BacklogTracer,
     /// When the route last started, while it runs.
     started_at: Option<Instant>,
     /// Why the last start failed, until the route starts.
@@ -101,12 +104,19 @@ pub struct StopOutcome {
 }
 
 impl RouteRuntime {
-    pub(crate) fn new(definition: RouteDefinition, compiled: CompiledRoute) -> Self {
+    pub(crate) fn new(
+        definition: RouteDefinition,
+        compiled: CompiledRoute,
+        backlog: super::backlog::BacklogTracer,
+    ) -> Self {
         let metrics = RouteMetrics::register(&compiled.id);
         let trace = RouteTrace::new(&compiled.id, &definition.from.uri);
-        let pipeline = Arc::new(RoutePipeline::new(
-            trace.wrap(metrics.wrap(compiled.assembly.pipeline.clone())),
-        ));
+        let traced = super::backlog::wrap_route(
+            backlog.hook(&compiled.id),
+            &definition.from.uri,
+            compiled.assembly.pipeline.clone(),
+        );
+        let pipeline = Arc::new(RoutePipeline::new(trace.wrap(metrics.wrap(traced))));
         RouteRuntime {
             definition,
             compiled,
@@ -117,15 +127,20 @@ impl RouteRuntime {
             stale: false,
             metrics,
             trace,
+            backlog,
             started_at: None,
             start_error: None,
         }
     }
 
-    /// `pipeline` with what the process observes per exchange around it: the metrics'
-    /// timing and the tracer's span, each only when switched on.
+    /// `pipeline` with what the process observes per exchange around it: the backlog
+    /// tracer's record, the metrics' timing and the tracer's span, each only when
+    /// switched on.
     fn wrap(&self, pipeline: BoxProcessor) -> BoxProcessor {
-        self.trace.wrap(self.metrics.wrap(pipeline))
+        let id = self.id();
+        let traced =
+            super::backlog::wrap_route(self.backlog.hook(id), &self.definition.from.uri, pipeline);
+        self.trace.wrap(self.metrics.wrap(traced))
     }
 
     /// The route is gone from its context: its series read zero and leave the scrape.

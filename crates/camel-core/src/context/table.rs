@@ -287,7 +287,11 @@ mod tests {
         let definition = RouteBuilder::from("direct:x").id(id).to("log:x").build();
         let compiled = crate::compiler::compile_route(ctx.registry(), &definition)
             .expect("a valid route compiles");
-        RouteEntry::new(RouteRuntime::new(definition, compiled))
+        RouteEntry::new(RouteRuntime::new(
+            definition,
+            compiled,
+            ctx.registry().tracer().clone(),
+        ))
     }
 
     #[test]

@@ -134,6 +134,76 @@ impl Process for Traced {
     }
 }
 
+/// `step` wrapped to make a span of its own per exchange when the installed tracer asks
+/// for step spans (issue 26; `camel run --otel-step-spans`); otherwise `step` as it is.
+/// The span is a child of the span `traceparent` names when the step runs (the route's,
+/// or the enclosing step's), named after the step's id, with Camel's `camel.step.id` and
+/// the step's kind as `camel.step.kind`; while the step runs `traceparent` names it, so a
+/// producer inside the step injects the step's span.
+pub(crate) fn wrap_step_span(
+    step: BoxProcessor,
+    route_id: &str,
+    id: &str,
+    kind: &str,
+) -> BoxProcessor {
+    match trace::tracer() {
+        Some(tracer) if tracer.step_spans() => BoxProcessor::new(StepSpan {
+            inner: step,
+            tracer,
+            route_id: route_id.into(),
+            id: id.into(),
+            kind: kind.into(),
+        })
+        .named("step-span"),
+        _ => step,
+    }
+}
+
+struct StepSpan {
+    inner: BoxProcessor,
+    tracer: &'static dyn Tracer,
+    route_id: Arc<str>,
+    id: Arc<str>,
+    kind: Arc<str>,
+}
+
+impl Process for StepSpan {
+    fn process(&self, mut exchange: Exchange) -> ProcessorFuture {
+        let came_with = exchange.message.headers.get(TRACEPARENT).cloned();
+        // No context (a step removed the headers): the step runs without a span.
+        let Some(parent) = came_with
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .and_then(SpanContext::parse)
+        else {
+            return self.inner.process(exchange);
+        };
+        let span = self.tracer.start(SpanStart {
+            name: &self.id,
+            kind: SpanKind::Internal,
+            parent: Some((parent, None)),
+            links: &[],
+            attributes: &[
+                ("camel.route.id", AttributeValue::Str(&self.route_id)),
+                ("camel.step.id", AttributeValue::Str(&self.id)),
+                ("camel.step.kind", AttributeValue::Str(&self.kind)),
+            ],
+        });
+        trace::set_current(&mut exchange.message.headers, Some(&span.context()));
+        let ended = Ended { span, came_with };
+        match self.inner.process(exchange) {
+            ProcessorFuture::Ready(Some(result)) => ProcessorFuture::ready(ended.finish(result)),
+            ProcessorFuture::Ready(None) => {
+                ended.span.end(SpanOutcome::Completed);
+                ProcessorFuture::Ready(None)
+            }
+            ProcessorFuture::Pending(pending) => {
+                ProcessorFuture::boxed(async move { ended.finish(pending.await) })
+            }
+        }
+    }
+}
+
 /// What is left to do when the route is done with the exchange.
 struct Ended {
     span: Box<dyn trace::ActiveSpan>,
