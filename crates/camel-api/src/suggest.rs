@@ -52,6 +52,73 @@ pub fn to_snake_case(name: &str) -> String {
     out
 }
 
+/// Converts a snake_case name to camelCase (`file_name` → `fileName`), as Camel spells
+/// its option and step names.
+pub fn to_camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' && !out.is_empty() {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// How a file spells its keys, so that messages echo names (and suggest others) in the
+/// file's own spelling: Camel's camelCase, or the snake_case of camel-rs's docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `setHeader`, `showBody`.
+    Camel,
+    /// `set_header`, `show_body`.
+    Snake,
+}
+
+impl Spelling {
+    /// The spelling `name` shows: snake_case when it holds `_`, camelCase when it holds an
+    /// upper-case letter; `None` for one lower-case word, which reads the same in both.
+    pub fn of(name: &str) -> Option<Spelling> {
+        if name.contains('_') {
+            Some(Spelling::Snake)
+        } else if name.chars().any(|c| c.is_ascii_uppercase()) {
+            Some(Spelling::Camel)
+        } else {
+            None
+        }
+    }
+
+    /// The spelling most of `names` show (camelCase, Camel's, when none tells).
+    pub fn among<'a>(names: impl IntoIterator<Item = &'a str>) -> Spelling {
+        let (mut camel, mut snake) = (0usize, 0usize);
+        for name in names {
+            match Spelling::of(name) {
+                Some(Spelling::Camel) => camel += 1,
+                Some(Spelling::Snake) => snake += 1,
+                None => {}
+            }
+        }
+        if snake > camel {
+            Spelling::Snake
+        } else {
+            Spelling::Camel
+        }
+    }
+
+    /// A snake_case name in this spelling.
+    pub fn spell(self, snake: &str) -> String {
+        match self {
+            Spelling::Camel => to_camel_case(snake),
+            Spelling::Snake => snake.to_string(),
+        }
+    }
+}
+
 /// Matches `text` against `pattern`, where `*` matches any run of characters and `?` one.
 pub fn wildcard_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();

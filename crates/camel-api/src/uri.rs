@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::redact::shown_value;
-use crate::suggest::{nearest, to_snake_case};
+use crate::suggest::{nearest, to_snake_case, Spelling};
 use crate::CamelError;
 
 /// A parsed endpoint URI: `scheme:path?name=value&…`, plus parameters given beside it
@@ -142,6 +142,8 @@ pub fn percent_encode(s: &str) -> String {
 pub struct Parameters {
     uri: Arc<str>,
     entries: BTreeMap<String, String>,
+    /// Each name as the user wrote it, by its snake_case form: messages echo it so.
+    written: BTreeMap<String, String>,
 }
 
 impl Parameters {
@@ -149,17 +151,59 @@ impl Parameters {
         Parameters {
             uri,
             entries: BTreeMap::new(),
+            written: BTreeMap::new(),
         }
     }
 
     /// Sets a parameter (the name is normalised to snake_case).
     pub fn set(&mut self, name: &str, value: String) {
-        self.entries.insert(to_snake_case(name), value);
+        let snake = to_snake_case(name);
+        self.written.insert(snake.clone(), name.to_string());
+        self.entries.insert(snake, value);
+    }
+
+    /// A parameter's name as the user wrote it (its snake_case form when not given).
+    pub fn written(&self, name: &str) -> String {
+        match self.written.get(name) {
+            Some(w) => w.clone(),
+            None => self.spelling().spell(name),
+        }
+    }
+
+    /// The spelling the user wrote the parameters in (camelCase when none tells).
+    fn spelling(&self) -> Spelling {
+        Spelling::among(self.written.values().map(String::as_str))
     }
 
     /// True when the parameter is present (and not yet taken).
     pub fn contains(&self, name: &str) -> bool {
         self.entries.contains_key(name)
+    }
+
+    /// Takes every parameter whose name starts with `prefix` (snake_case, as
+    /// `additional_properties.`): each with the rest of its name as the user wrote it
+    /// (`additionalProperties.max.poll.records` gives `max.poll.records`).
+    pub fn take_prefixed(&mut self, prefix: &str) -> Vec<(String, String)> {
+        let names: Vec<String> = self
+            .entries
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect();
+        let mut out = Vec::new();
+        for name in names {
+            let Some(value) = self.entries.remove(&name) else {
+                continue;
+            };
+            let written = self.written(&name);
+            // The part after the prefix's first `.`, as written.
+            let rest = match written.split_once('.') {
+                Some((_, rest)) => rest.to_string(),
+                None => name[prefix.len()..].to_string(),
+            };
+            out.push((rest, value));
+        }
+        out
     }
 
     /// Takes a parameter as text.
@@ -178,7 +222,11 @@ impl Parameters {
             Some(v) => v.trim().parse::<T>().map(Some).map_err(|e| {
                 CamelError::invalid_uri(
                     self.uri.clone(),
-                    format!("parameter `{name}` = `{}`: {e}", shown_value(name, &v)),
+                    format!(
+                        "parameter `{}` = `{}`: {e}",
+                        self.written(name),
+                        shown_value(name, &v)
+                    ),
                 )
             }),
         }
@@ -198,7 +246,8 @@ impl Parameters {
                 CamelError::invalid_uri(
                     self.uri.clone(),
                     format!(
-                        "parameter `{name}` = `{}` is not a duration (use 1000, 500ms, 2s, 1m)",
+                        "parameter `{}` = `{}` is not a duration (use 1000, 500ms, 2s, 1m)",
+                        self.written(name),
                         shown_value(name, &v)
                     ),
                 )
@@ -226,7 +275,8 @@ impl Parameters {
                         CamelError::invalid_uri(
                             self.uri.clone(),
                             format!(
-                                "parameter `{name}` = `{}`: expected one of {}",
+                                "parameter `{}` = `{}`: expected one of {}",
+                                self.written(name),
                                 shown_value(name, &v),
                                 choices.join(", ")
                             ),
@@ -241,18 +291,23 @@ impl Parameters {
         match self.entries.keys().next() {
             None => Ok(()),
             Some(unknown) => {
+                // Echoed as written, suggestions in the same spelling (`showBody`, or
+                // `show_body` in a file written in snake_case).
+                let spelling = Spelling::of(&self.written(unknown)).unwrap_or(self.spelling());
                 let hint = nearest(unknown, known.iter().copied())
-                    .map(|n| format!("; did you mean `{n}`?"))
+                    .map(|n| format!("; did you mean `{}`?", spelling.spell(n)))
                     .unwrap_or_else(|| {
                         if known.is_empty() {
                             "; this endpoint takes no parameters".to_string()
                         } else {
-                            format!("; known parameters: {}", known.join(", "))
+                            let names: Vec<String> =
+                                known.iter().map(|k| spelling.spell(k)).collect();
+                            format!("; known parameters: {}", names.join(", "))
                         }
                     });
                 Err(CamelError::invalid_uri(
-                    self.uri,
-                    format!("unknown parameter `{unknown}`{hint}"),
+                    self.uri.clone(),
+                    format!("unknown parameter `{}`{hint}", self.written(unknown)),
                 ))
             }
         }

@@ -3,8 +3,8 @@
 //! `camel run *` in a Camel JBang example folder names every file there: YAML files are
 //! route files (Kamelets and Pipes included), `*.properties` files are properties (read
 //! as `--properties` would, after `application.properties` beside the first route file),
-//! and the folder's other files (README, metadata, pictures, Java sources) are passed
-//! over with a note, as Camel JBang passes over what it cannot load. Kamelets are read
+//! and the folder's other files (README, metadata, pictures, SQL scripts, Java sources)
+//! are passed over with a note, as Camel JBang passes over what it cannot load. Kamelets are read
 //! from `--kamelets` folders, then the built-in ones, then `*.kamelet.yaml` beside the
 //! route files, then the route files themselves: a later definition of a name wins
 //! (ADR 0116).
@@ -22,26 +22,12 @@ const MAX_KAMELET_FILE: u64 = 4 << 20;
 /// Kamelet files read from the folders at most (Camel's catalog has about 250).
 const MAX_KAMELET_FILES: usize = 10_000;
 
-/// Extensions of files a JBang example folder holds beside its routes.
-const NOT_ROUTES: &[&str] = &[
-    "md",
-    "adoc",
-    "txt",
-    "json",
-    "png",
-    "jpg",
-    "jpeg",
-    "gif",
-    "svg",
-    "sh",
-    "http",
-    "csv",
-    "html",
-    "env",
-    "gitignore",
-    "jar",
-    "log",
-];
+/// Extensions of route files: YAML (`*.camel.yaml`, Kamelets and Pipes among them).
+/// Everything else a JBang example folder holds beside its routes (README, metadata,
+/// pictures, SQL scripts, XSLT sheets, certificates, Terraform files, templates of
+/// properties) is passed over, as Camel JBang keeps such files as resources rather than
+/// routes. A file without an extension is read as a route file.
+const ROUTES: &[&str] = &["yaml", "yml", ""];
 /// Route files in a JVM language: Camel JBang runs them, camel-rs cannot.
 const JVM_ROUTES: &[&str] = &["java", "groovy", "kts", "js", "xml", "jsh"];
 
@@ -63,7 +49,7 @@ pub(crate) fn sort(files: &[PathBuf]) -> Sources {
             .unwrap_or_default();
         if ext == "properties" {
             sources.properties.push(file.clone());
-        } else if NOT_ROUTES.contains(&ext.as_str()) || file.is_dir() {
+        } else if file.is_dir() {
             tracing::info!(file = %file.display(), "not a route file: passed over");
         } else if JVM_ROUTES.contains(&ext.as_str()) {
             tracing::warn!(
@@ -71,8 +57,10 @@ pub(crate) fn sort(files: &[PathBuf]) -> Sources {
                 "routes written in Java, XML, Groovy or JavaScript cannot run here; \
                  camel-rs reads YAML routes: passed over"
             );
-        } else {
+        } else if ROUTES.contains(&ext.as_str()) {
             sources.routes.push(file.clone());
+        } else {
+            tracing::info!(file = %file.display(), "not a route file: passed over");
         }
     }
     sources

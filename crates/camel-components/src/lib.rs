@@ -19,6 +19,7 @@ pub mod direct;
 pub mod file;
 pub mod file_watch;
 pub mod log;
+mod log_mask;
 pub mod mock;
 pub mod once;
 pub mod schedule;

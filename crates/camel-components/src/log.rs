@@ -54,6 +54,7 @@ const OPTIONS: &[&str] = &[
     "skip_body_line_separator",
     "max_chars",
     "multiline",
+    "log_mask",
 ];
 const DEFAULT_MAX_CHARS: usize = 10_000;
 
@@ -75,6 +76,8 @@ struct Format {
     max_chars: usize,
     /// Each part on a line of its own.
     multiline: bool,
+    /// Camel's `logMask`: values of secret-looking keys are masked.
+    log_mask: bool,
 }
 
 impl Component for LogComponent {
@@ -112,6 +115,7 @@ impl Component for LogComponent {
             one_line: p.take_bool("skip_body_line_separator")?.unwrap_or(true),
             max_chars: p.take::<usize>("max_chars")?.unwrap_or(DEFAULT_MAX_CHARS),
             multiline: p.take_bool("multiline")?.unwrap_or(false),
+            log_mask: p.take_bool("log_mask")?.unwrap_or(false),
         };
         let raw = uri.raw();
         uri.parameters.finish(OPTIONS)?;
@@ -172,6 +176,15 @@ impl Endpoint for LogEndpoint {
 impl Format {
     /// `Exchange[Id: …, ExchangePattern: …, Properties: {…}, Headers: {…}, BodyType: …, Body: …]`.
     fn line(&self, exchange: &Exchange) -> String {
+        let line = self.unmasked_line(exchange);
+        if self.log_mask {
+            crate::log_mask::mask(&line)
+        } else {
+            line
+        }
+    }
+
+    fn unmasked_line(&self, exchange: &Exchange) -> String {
         let mut parts: Vec<String> = Vec::new();
         if self.exchange_id {
             parts.push(format!("Id: {}", exchange.id));

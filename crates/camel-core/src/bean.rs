@@ -158,6 +158,12 @@ pub(crate) fn register_declared(
             }
             None => {}
         }
+        // A bean of one of Camel's aggregation strategy classes is the built-in strategy,
+        // found by `aggregationStrategy: "#name"`.
+        if let Some(strategy) = builtin_strategy(def) {
+            registry.add_resource(&def.name, Arc::new(strategy));
+            continue;
+        }
         match build_bean(registry, &def.name, &def.bean_type, &def.properties) {
             Ok(bean) => registry.add_bean(&def.name, bean),
             Err(why) => errors
@@ -165,6 +171,28 @@ pub(crate) fn register_declared(
         }
     }
     errors
+}
+
+/// The built-in aggregation strategy a declared bean is, when its type is one of Camel's
+/// strategy classes (`org.apache.camel.processor.aggregate.StringAggregationStrategy`)
+/// and its properties are those the built-in reads (`delimiter` of the string one).
+pub(crate) fn builtin_strategy(
+    def: &BeanDefinition,
+) -> Option<camel_eip::aggregation::SharedStrategy> {
+    let mut spec = def.bean_type.trim().to_string();
+    for (key, value) in &def.properties {
+        let text = match value {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match key.as_str() {
+            "delimiter" => {
+                spec.push_str(&format!("?delimiter={}", camel_api::percent_encode(&text)));
+            }
+            _ => return None,
+        }
+    }
+    camel_eip::aggregation::builtin(&spec)
 }
 
 /// A declared bean, for [`BeanDefinition`]s written in Rust.

@@ -34,7 +34,7 @@ pub enum RouteErrorKind {
     #[error("cannot read the file: {0}")]
     Read(Arc<std::io::Error>),
     /// A key that this place does not accept.
-    #[error("unknown key `{key}`{}", hint(.suggestion, .expected))]
+    #[error("unknown key `{key}`{}", hint(.key, .suggestion, .expected))]
     UnknownKey {
         /// The key as written.
         key: String,
@@ -121,13 +121,50 @@ pub fn drop_shadowed(errors: &mut Vec<RouteError>) {
     });
 }
 
-fn hint(suggestion: &Option<String>, expected: &[String]) -> String {
+/// The suggestion or the keys expected, in the spelling of the unknown `key` when it
+/// shows one (`clientResponseValidation` gets `clientRequestValidation`).
+fn hint(key: &str, suggestion: &Option<String>, expected: &[String]) -> String {
+    let spell = |name: &str| match camel_api::suggest::Spelling::of(key) {
+        Some(spelling) if !name.contains(['.', ' ', '`']) => {
+            spelling.spell(&camel_api::suggest::to_snake_case(name))
+        }
+        _ => name.to_string(),
+    };
     match suggestion {
-        Some(s) => format!(" (did you mean `{s}`?)"),
+        Some(s) => format!(" (did you mean `{}`?)", spell(s)),
         None if !expected.is_empty() && expected.len() <= 12 => {
-            format!(" (expected one of: {})", expected.join(", "))
+            let names: Vec<String> = expected.iter().map(|e| spell(e)).collect();
+            format!(" (expected one of: {})", names.join(", "))
         }
         None => String::new(),
+    }
+}
+
+impl RouteErrorKind {
+    /// An unknown key's suggestion and expected keys respelt in `spelling` (the file's)
+    /// when the key itself does not show one (`precondition`); other kinds unchanged.
+    pub fn spelt(self, spelling: camel_api::suggest::Spelling) -> Self {
+        match self {
+            RouteErrorKind::UnknownKey {
+                key,
+                suggestion,
+                expected,
+            } if camel_api::suggest::Spelling::of(&key).is_none() => {
+                let spell = |name: String| {
+                    if name.contains(['.', ' ', '`']) {
+                        name
+                    } else {
+                        spelling.spell(&camel_api::suggest::to_snake_case(&name))
+                    }
+                };
+                RouteErrorKind::UnknownKey {
+                    key,
+                    suggestion: suggestion.map(spell),
+                    expected: expected.into_iter().map(spell).collect(),
+                }
+            }
+            other => other,
+        }
     }
 }
 

@@ -87,7 +87,8 @@ async fn a_step_id_names_the_step_in_errors() {
         "- from:\n    uri: direct:a\n    steps:\n      - setHeader: {id: tag, nmae: x, constant: y}\n",
     )
     .await;
-    assert_eq!(errs.0[0].step.as_deref(), Some("steps[0].set_header#tag"));
+    // Echoed in the file's spelling.
+    assert_eq!(errs.0[0].step.as_deref(), Some("steps[0].setHeader#tag"));
     assert_eq!(errs.0[0].location.as_ref().map(|l| l.line), Some(4));
 }
 

@@ -10,7 +10,29 @@ use camel_api::{BoxExpression, CamelError, ComponentContext, EndpointUri, Parame
 use rdkafka::ClientConfig;
 
 /// Parameters every `kafka:` endpoint takes.
-pub const COMMON_PARAMETERS: &[&str] = &["brokers", "client_id", "metadata_max_age_ms"];
+pub const COMMON_PARAMETERS: &[&str] = &[
+    "brokers",
+    "client_id",
+    "metadata_max_age_ms",
+    "additional_properties.*",
+    "key_serializer",
+    "value_serializer",
+    "key_deserializer",
+    "value_deserializer",
+];
+
+/// The Java Kafka client's (de)serializers that read or write what camel-rs sends and
+/// gives: text and bytes. Naming one changes nothing; another class is refused.
+const PLAIN_SERDES: &[&str] = &[
+    "StringSerializer",
+    "StringDeserializer",
+    "ByteArraySerializer",
+    "ByteArrayDeserializer",
+    "ByteBufferSerializer",
+    "ByteBufferDeserializer",
+    "BytesSerializer",
+    "BytesDeserializer",
+];
 
 /// Parameters of `from: kafka:TOPIC`.
 pub const CONSUMER_PARAMETERS: &[&str] = &[
@@ -54,6 +76,9 @@ pub(crate) struct CommonSettings {
     /// librdkafka's `topic.metadata.refresh.interval.ms`, 5 minutes by default): also how
     /// soon a consumer notices that a topic it subscribed to before it existed was made.
     pub(crate) metadata_max_age_ms: Option<u64>,
+    /// Camel's `additionalProperties.NAME`: client properties passed to librdkafka as
+    /// they are (most of the Java client's names are librdkafka's too).
+    pub(crate) additional: Vec<(String, String)>,
 }
 
 impl CommonSettings {
@@ -74,7 +99,42 @@ impl CommonSettings {
                 format!("`{topic}` is not a Kafka topic name (letters, digits, `.`, `_`, `-`)"),
             ));
         }
+        for name in [
+            "key_serializer",
+            "value_serializer",
+            "key_deserializer",
+            "value_deserializer",
+        ] {
+            if let Some(class) = params.take_str(name) {
+                let simple = class.trim().rsplit('.').next().unwrap_or_default();
+                if !PLAIN_SERDES.contains(&simple) {
+                    return Err(CamelError::invalid_uri(
+                        uri.raw(),
+                        format!(
+                            "`{}` names the Java class `{}`, which cannot run here: \
+                             records are read and written as bytes; unmarshal or marshal \
+                             them in the route (`json`, `avro` is not supported yet)",
+                            params.written(name),
+                            class.trim()
+                        ),
+                    ));
+                }
+            }
+        }
+        let additional = params.take_prefixed("additional_properties.");
+        if let Some((name, _)) = additional.iter().find(|(n, _)| {
+            n.trim().is_empty()
+                || !n
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        }) {
+            return Err(CamelError::invalid_uri(
+                uri.raw(),
+                format!("`additionalProperties.{name}` is not a Kafka client property name"),
+            ));
+        }
         Ok(CommonSettings {
+            additional,
             topic,
             brokers: params
                 .take_str("brokers")
@@ -92,6 +152,9 @@ impl CommonSettings {
         }
         if let Some(ms) = self.metadata_max_age_ms {
             config.set("topic.metadata.refresh.interval.ms", ms.to_string());
+        }
+        for (name, value) in &self.additional {
+            config.set(name, value);
         }
         config
     }

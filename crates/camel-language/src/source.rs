@@ -90,14 +90,18 @@ impl Source {
         text: &str,
         exchange: &Exchange,
     ) -> Result<Body, CamelError> {
-        let value: Option<Cow<'_, Value>> = match self {
+        match self.value(exchange) {
+            Some(v) if !matches!(*v, Value::Null) => Ok(Body::from(v.into_owned())),
+            _ => Err(located(language, text, 0, format!("{} is not set", self.describe())).into()),
+        }
+    }
+
+    /// The value, if set.
+    pub(crate) fn value<'a>(&self, exchange: &'a Exchange) -> Option<Cow<'a, Value>> {
+        match self {
             Source::Header(name) => exchange.header(name).map(Cow::Borrowed),
             Source::Property(name) => exchange.property(name).map(Cow::Borrowed),
             Source::Variable(variable) => variable.get(exchange),
-        };
-        match value {
-            Some(v) if !matches!(*v, Value::Null) => Ok(Body::from(v.into_owned())),
-            _ => Err(located(language, text, 0, format!("{} is not set", self.describe())).into()),
         }
     }
 

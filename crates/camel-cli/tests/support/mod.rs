@@ -127,6 +127,25 @@ pub async fn publish_sqlite(
     ids
 }
 
+/// Writes `body` to `dir/name`; returns the path as text.
+pub fn write_file(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
+/// Runs `args` until `--max-messages` is reached (60 s at most); returns the log.
+pub fn run_until(args: &[&str], messages: &str) -> String {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--max-messages", messages, "--max-seconds", "60"]);
+    let out = camel(&all);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("max-messages reached"), "{log}");
+    log
+}
+
 /// Writes `yaml` to `route.camel.yaml` in a fresh folder; the folder lives as long as the
 /// guard.
 pub fn yaml_file(yaml: &str) -> (tempfile::TempDir, String) {

@@ -158,7 +158,7 @@ fn mistakes_are_named() {
     assert!(err("file-watch:").contains("needs a folder"));
     assert!(err("file-watch:x?events=CREATE,RENAME").contains("`RENAME` is not an event"));
     assert!(err("file-watch:x?delay=0").contains("more than 0"));
-    assert!(err("file-watch:x?antInclud=*").contains("did you mean `ant_include`"));
+    assert!(err("file-watch:x?antInclud=*").contains("did you mean `antInclude`"));
     assert!(endpoint(
         &FileWatchComponent,
         "file-watch:x?concurrentConsumers=1&pollThreads=1&useFileHashing=true"

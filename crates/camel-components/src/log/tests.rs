@@ -147,7 +147,7 @@ fn rejects_bad_options_and_cannot_consume() {
     let err = endpoint(&LogComponent, "log:o?showHeader=true")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("did you mean `show_headers`"), "{err}");
+    assert!(err.contains("did you mean `showHeaders`"), "{err}");
     assert!(endpoint(&LogComponent, "log:o")
         .unwrap()
         .consumer()

@@ -174,7 +174,7 @@ async fn uri_options_and_clones_share_the_endpoint() {
     let err = endpoint(&mock, "mock:x?expectedCont=1")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("did you mean `expected_count`"), "{err}");
+    assert!(err.contains("did you mean `expectedCount`"), "{err}");
     assert!(endpoint(&mock, "mock:x").unwrap().consumer().is_err());
 }
 

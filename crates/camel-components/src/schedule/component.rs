@@ -61,6 +61,17 @@ impl Component for CronComponent {
         let name = crate::endpoint_name(&uri, "cron:tick?schedule=0/2+*+*+*+*+?")?;
         let raw = uri.raw();
         let p = &mut uri.parameters;
+        // Camel's cron endpoint takes five to seven fields: five leave the seconds out
+        // (`0/2 * * * ?` fires every two minutes, at second 0). Quartz's takes six or seven.
+        if let Some(text) = p.take_str("schedule") {
+            let fields: Vec<&str> = text.split(['+', ' ']).filter(|f| !f.is_empty()).collect();
+            let text = if fields.len() == 5 {
+                format!("0 {}", fields.join(" "))
+            } else {
+                text
+            };
+            p.set("schedule", text);
+        }
         let expression = expression(p, &raw, "schedule", "cron:tick?schedule=0/2+*+*+*+*+?")?;
         let expression = zone(p, &raw, &["time_zone"], expression)?;
         uri.parameters.finish(CRON_OPTIONS)?;

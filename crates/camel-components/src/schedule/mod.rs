@@ -1,7 +1,8 @@
 //! Cron scheduling: `cron:NAME?schedule=…` and `quartz:GROUP/NAME?cron=…`.
 //!
 //! Both are route sources that fire on a Quartz-style cron expression
-//! ([`CronExpression`]): six or seven fields, seconds first, `+` for a space in a URI.
+//! ([`CronExpression`]): six or seven fields, seconds first, `+` for a space in a URI
+//! (`cron:` also takes five, seconds left out, as Camel's cron endpoint does).
 //! Each firing sends one exchange with an empty body through the route, one at a time:
 //! a firing waits for the previous exchange to finish, and firings missed meanwhile (a
 //! slow exchange, a suspended route) are folded into one that fires at once.
@@ -23,7 +24,10 @@
 //! let uri = EndpointUri::parse("quartz:reports/nightly?cron=0+0+2+*+*+?").unwrap();
 //! assert!(quartz.endpoint(uri, &BareContext).is_ok());
 //!
-//! let uri = EndpointUri::parse("cron:tick?schedule=0+0+12+*+*").unwrap();
+//! // Camel's cron endpoint also takes five fields, without the seconds.
+//! let uri = EndpointUri::parse("cron:tick?schedule=0/2+*+*+*+?").unwrap();
+//! assert!(cron.endpoint(uri, &BareContext).is_ok());
+//! let uri = EndpointUri::parse("cron:tick?schedule=0+0+12+*").unwrap();
 //! let err = cron.endpoint(uri, &BareContext).unwrap_err().to_string();
 //! assert!(err.contains("`schedule`") && err.contains("6 or 7 fields"), "{err}");
 //! ```

@@ -174,7 +174,7 @@ fn bad_input_names_the_option_and_why() {
     let cases: [(&dyn Component, &str, &[&str]); 8] = [
         (
             &cron,
-            "cron:t?schedule=0+0+12+*+*",
+            "cron:t?schedule=0+0+12+*",
             &["`schedule`", "6 or 7 fields"],
         ),
         (
@@ -256,4 +256,19 @@ async fn a_suspended_route_gets_the_waiting_firing_and_one_for_all_it_missed() {
             (13750, Some(wall_ms(13750))),
         ]
     );
+}
+
+#[test]
+fn a_five_field_cron_schedule_leaves_the_seconds_out_as_in_camel() {
+    let cron = CronComponent::new();
+    let uri = camel_api::EndpointUri::parse("cron:tab?schedule=*+*+*+*+?").unwrap();
+    assert!(cron.endpoint(uri, &crate::BareContext).is_ok());
+    // Quartz's own endpoint keeps its six or seven.
+    let quartz = QuartzComponent::new();
+    let uri = camel_api::EndpointUri::parse("quartz:g/n?cron=*+*+*+*+?").unwrap();
+    let err = quartz
+        .endpoint(uri, &crate::BareContext)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("6 or 7 fields"), "{err}");
 }

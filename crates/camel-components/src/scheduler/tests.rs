@@ -112,9 +112,9 @@ fn bad_options_name_the_option() {
     let cases = [
         ("scheduler:s?delay=0", "`delay` must be more than 0"),
         ("scheduler:s?initialDelay=soon", "`initial_delay` = `soon`"),
-        ("scheduler:s?timeUnit=fortnights", "`time_unit`"),
+        ("scheduler:s?timeUnit=fortnights", "`timeUnit`"),
         ("scheduler:s?greedy=true", "unknown parameter `greedy`"),
-        ("scheduler:s?repeatCount=-1", "`repeat_count`"),
+        ("scheduler:s?repeatCount=-1", "`repeatCount`"),
         ("scheduler:", "needs a name"),
     ];
     for (uri, needle) in cases {

@@ -173,7 +173,7 @@ fn what_is_not_supported_says_so() {
     assert!(err("stream:in?readLine=false").contains("read_line=false"));
     assert!(err("stream:sideways").contains("unknown stream kind"));
     assert!(err("stream:").contains("needs a kind"));
-    assert!(err("stream:out?appendNewline=true").contains("did you mean `append_new_line`"));
+    assert!(err("stream:out?appendNewline=true").contains("did you mean `appendNewLine`"));
     assert!(endpoint(&s.component, "stream:in?encoding=UTF-8").is_ok());
     assert!(endpoint(&s.component, "stream:in")
         .unwrap()

@@ -29,6 +29,27 @@ pub fn compile_route_reporting_all(
     registry: &Registry,
     route: &RouteDefinition,
 ) -> Result<CompiledRoute, Vec<RouteError>> {
+    compile_every_error(registry, route).map_err(|errors| {
+        let Some(source) = &route.source else {
+            return errors;
+        };
+        // Names as the file spells them (`setHeaders`, not `set_headers`).
+        let spelling = source.spelling();
+        errors
+            .into_iter()
+            .map(|mut e| {
+                e.step = e.step.map(|p| source.spell_path(&p));
+                e.kind = e.kind.spelt(spelling);
+                e
+            })
+            .collect()
+    })
+}
+
+fn compile_every_error(
+    registry: &Registry,
+    route: &RouteDefinition,
+) -> Result<CompiledRoute, Vec<RouteError>> {
     match compile_first_error(registry, route) {
         Ok(c) => Ok(c),
         Err(first) => {

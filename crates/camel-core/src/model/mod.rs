@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use camel_api::definition::StepConfig;
-use camel_api::suggest::to_snake_case;
+use camel_api::suggest::{to_camel_case, to_snake_case, Spelling};
 use camel_api::BoxProcessor;
 use camel_eip::layer::ProcessorLayer;
 use serde::{Deserialize, Serialize};
@@ -174,6 +174,87 @@ impl SourceMap {
             return self.elsewhere.get(tag)?.locate(inner);
         }
         locate_in(&self.file, &self.positions, pointer)
+    }
+}
+
+impl SourceMap {
+    /// `path` (`steps[0].choice.when[1].steps[2].set_body#id`, or one starting at
+    /// `from`) with each key in the spelling the file wrote it in (`setBody`): messages
+    /// echo the file's names, not the canonical ones.
+    pub fn spell_path(&self, path: &str) -> String {
+        let (mut pointer, rest) = if let Some(rest) = path.strip_prefix("steps") {
+            (self.steps_pointer.clone(), rest)
+        } else if let Some(rest) = path.strip_prefix("from") {
+            (format!("{}/from", self.route_pointer), rest)
+        } else {
+            return path.to_string();
+        };
+        let mut out = String::from(&path[..path.len() - rest.len()]);
+        // Each segment: `.name`, `[index]` or `#node-id` (the rest of the path).
+        let mut rest = rest;
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix('[') {
+                let Some(end) = after.find(']') else { break };
+                pointer.push('/');
+                pointer.push_str(&after[..end]);
+                out.push_str(&rest[..end + 2]);
+                rest = &after[end + 1..];
+            } else if let Some(after) = rest.strip_prefix('.') {
+                let end = after.find(['.', '[', '#']).unwrap_or(after.len());
+                let name = &after[..end];
+                out.push('.');
+                out.push_str(&spelled(&self.positions, &pointer, name));
+                pointer.push('/');
+                pointer.push_str(&to_snake_case(name));
+                rest = &after[end..];
+            } else if let Some(after) = rest.strip_prefix('#') {
+                let end = after.find(['.', '[']).unwrap_or(after.len());
+                out.push_str(&rest[..end + 1]);
+                rest = &after[end..];
+            } else {
+                break;
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The spelling of the file's keys: camelCase when more of them are written so than
+    /// in snake_case (Camel's files), snake_case otherwise.
+    pub fn spelling(&self) -> Spelling {
+        file_spelling(&self.positions)
+    }
+}
+
+/// How `name` (snake_case, a key of the map at the snake_case `parent` pointer) was
+/// written: camelCase, kebab-case or as it is.
+fn spelled(positions: &HashMap<String, (usize, usize)>, parent: &str, name: &str) -> String {
+    let snake = to_snake_case(name);
+    for written in [to_camel_case(&snake), snake.replace('_', "-")] {
+        if written != snake && positions.contains_key(&format!("{parent}/{written}")) {
+            return written;
+        }
+    }
+    name.to_string()
+}
+
+/// Whether a file's keys are mostly camelCase or snake_case (see [`SourceMap::spelling`]).
+pub(crate) fn file_spelling(positions: &HashMap<String, (usize, usize)>) -> Spelling {
+    let last = |p: &str| p.rsplit('/').next().unwrap_or_default().to_string();
+    let camel = positions
+        .keys()
+        .filter(|p| Spelling::of(&last(p)) == Some(Spelling::Camel))
+        .count();
+    // A snake_case pointer of a key written in camelCase has its written twin too.
+    let snake_written = positions
+        .keys()
+        .filter(|p| Spelling::of(&last(p)) == Some(Spelling::Snake))
+        .count()
+        .saturating_sub(camel);
+    if snake_written > camel {
+        Spelling::Snake
+    } else {
+        Spelling::Camel
     }
 }
 

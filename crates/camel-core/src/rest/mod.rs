@@ -82,6 +82,42 @@ pub struct RestConfiguration {
     pub enable_cors: Option<bool>,
     /// Camel's option to skip the binding of error replies: accepted, no effect.
     pub skip_binding_on_error_code: Option<bool>,
+    /// Camel's check of each reply against the contract: accepted, replies are not
+    /// checked yet.
+    pub client_response_validation: Option<bool>,
+    /// Camel's 204 for an empty JSON reply: accepted, no effect (an empty body is
+    /// answered 204 already).
+    pub enable_no_content_response: Option<bool>,
+    /// The options below tune Camel's Java components, data formats and document
+    /// writer (vendor extensions, CORS headers, `X-Forwarded` handling, Jackson's
+    /// `prettyPrint` …): accepted, no effect.
+    pub api_vendor_extension: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub binding_package_scan: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub component_property: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub consumer_property: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub cors_headers: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub data_format_property: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub endpoint_property: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub host_name_resolver: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub json_data_format: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub producer_api_doc: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub producer_component: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub use_x_forward_headers: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub validation_levels: Option<Json>,
+    /// See `api_vendor_extension`.
+    pub xml_data_format: Option<Json>,
 }
 
 /// A `{key, value}` pair of `api_property`.
@@ -251,6 +287,10 @@ pub struct ParamDefinition {
     /// Camel's `collectionFormat` (accepted; OpenAPI 3 has none).
     #[serde(default)]
     pub collection_format: Option<String>,
+    /// Camel's example values (`{key, value}` items): accepted, not written into the
+    /// document yet.
+    #[serde(default)]
+    pub examples: Option<Json>,
 }
 
 /// A documented response.
@@ -263,6 +303,13 @@ pub struct ResponseMessage {
     pub message: Option<String>,
     /// The body's type name.
     pub response_model: Option<String>,
+    /// Camel's example bodies (`{key, value}` items): accepted, not written into the
+    /// document yet.
+    pub examples: Option<Json>,
+    /// Camel's documented reply headers: accepted, not written into the document yet.
+    pub header: Option<Json>,
+    /// Camel's reply media type of this response: accepted, not written yet.
+    pub content_type: Option<String>,
 }
 
 /// A mistake in a `rest:` item: where (a JSON pointer below the item, or below the
@@ -325,6 +372,9 @@ pub fn routes_at(
     }
     let context_path = config.context_path.as_deref().unwrap_or("");
     let mut out = Vec::new();
+    // Each method and path once, as Camel refuses a duplicate verb at start-up: the
+    // operation's endpoint (path and method) → its method and path as declared first.
+    let mut served: std::collections::HashMap<String, String> = Default::default();
     for (r, rest) in rests.iter().enumerate() {
         if rest.disabled == Some(true) {
             continue;
@@ -357,7 +407,28 @@ pub fn routes_at(
             }
             let at = format!("/{verb}/{i}");
             match operation_route(config, rest, verb, op, context_path) {
-                Ok(route) => out.push((route, Some((r, at)))),
+                Ok(route) => {
+                    let key = serde_json::to_string(&route.from).unwrap_or_default();
+                    let path = format!(
+                        "{}{}",
+                        rest.path.as_deref().unwrap_or(""),
+                        op.path.as_deref().unwrap_or("")
+                    );
+                    let shown = format!("{verb} {}", if path.is_empty() { "/" } else { &path });
+                    if let Some(first) = served.get(&key) {
+                        errors.push(error(
+                            at.clone(),
+                            format!(
+                                "`{shown}` is declared twice (first as `{first}`): each method \
+                                 and path of the REST DSL is served by one operation, as \
+                                 Camel refuses a duplicate verb when the routes start"
+                            ),
+                        ));
+                        continue;
+                    }
+                    served.insert(key, shown);
+                    out.push((route, Some((r, at))));
+                }
                 Err((pointer, message)) => errors.push(error(format!("{at}{pointer}"), message)),
             }
         }

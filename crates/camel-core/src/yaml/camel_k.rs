@@ -29,6 +29,20 @@ impl Reader {
             .and_then(|m| m.get("name"))
             .and_then(Json::as_str)
             .map(str::to_string);
+        let camel = map
+            .get("apiVersion")
+            .and_then(Json::as_str)
+            .is_none_or(|v| v.starts_with("camel.apache.org/"));
+        if !camel && !matches!(kind.as_str(), "Integration" | "Pipe" | "KameletBinding") {
+            // A Kubernetes resource an example folder keeps beside its routes (a secret
+            // store, a broker): `camel run *` is about the routes.
+            tracing::warn!(
+                file = %self.file(),
+                kind = %kind,
+                "a Kubernetes resource, not routes: passed over"
+            );
+            return Ok((Vec::new(), Vec::new()));
+        }
         let spec = match map.remove("spec") {
             Some(Json::Object(spec)) => spec,
             _ => {

@@ -550,9 +550,32 @@ impl Reader {
         }
         if !unresolved.is_empty() {
             errors.extend(unresolved.into_iter().map(|(e, at)| {
-                reader
-                    .error(RouteErrorKind::Property(e), &at)
-                    .in_route(Some(&id))
+                // A parameter of the template is not an application property: say which
+                // parameter of which Kamelet (or template) is not given.
+                let param = match &e {
+                    crate::properties::PropertyError::Missing { key } => {
+                        template.params.iter().find(|p| p.name == *key)
+                    }
+                    _ => None,
+                };
+                let kind = match param {
+                    Some(p) => RouteErrorKind::InvalidValue(format!(
+                        "{} `{}`: the parameter `{}`{} is not given and has no default, and \
+                         `{{{{{}}}}}` needs it (give it, or write `{{{{?{}}}}}` to leave the \
+                         option out without it)",
+                        template.kind.noun(),
+                        template.name,
+                        p.name,
+                        p.description
+                            .as_deref()
+                            .map(|d| format!(" ({})", d.trim()))
+                            .unwrap_or_default(),
+                        p.name,
+                        p.name
+                    )),
+                    None => RouteErrorKind::Property(e),
+                };
+                reader.error(kind, &at).in_route(Some(&id))
             }));
             return (Vec::new(), errors);
         }

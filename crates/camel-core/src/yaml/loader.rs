@@ -174,10 +174,24 @@ pub fn load_with_kamelets(
     let load = super::expand::Load::new(library, &properties);
     let mut set = ContextSet::default();
     let mut routes = Vec::new();
+    let mut orphans: Vec<OrphanBean> = Vec::new();
     for (file, docs) in parsed {
-        let (r, e) = read_docs(file, docs, &load, &mut set);
+        let (r, e, o) = read_docs(file, docs, &load, &mut set);
         routes.extend(r);
         errors.extend(e);
+        orphans.extend(o);
+    }
+    // The beans of a file without routes (Camel JBang's `beans.yaml` beside the routes)
+    // serve every route of the load; with no route at all, say why nothing is built.
+    if routes.is_empty() {
+        errors.extend(orphans.into_iter().flat_map(|(_, e)| e));
+    } else {
+        let shared: Vec<BeanDefinition> = orphans.into_iter().map(|(b, _)| b).collect();
+        for route in &mut routes {
+            let own = std::mem::take(&mut route.beans);
+            route.beans.clone_from(&shared);
+            route.beans.extend(own);
+        }
     }
     errors.extend(set.apply(&mut routes));
     crate::error::drop_shadowed(&mut errors);
@@ -393,7 +407,7 @@ fn read_docs(
     docs: Vec<(Json, PositionIndex)>,
     load: &std::rc::Rc<super::expand::Load>,
     set: &mut ContextSet,
-) -> (Vec<RouteDefinition>, Vec<RouteError>) {
+) -> (Vec<RouteDefinition>, Vec<RouteError>, Vec<OrphanBean>) {
     let mut routes = Vec::new();
     let mut errors = Vec::new();
     let mut beans = Vec::new();
@@ -455,20 +469,24 @@ fn read_docs(
                 }),
         );
     }
-    // The file's beans are built when its routes are added (ADR 0076), so a file with
-    // beans and no route would build nothing: say so rather than drop them.
+    // The file's beans are built when its routes are added (ADR 0076): a file with beans
+    // and no route gives them to the routes of the other files, and when there are none
+    // the caller says so rather than drop them.
     if !beans.is_empty() && routes.is_empty() && errors.is_empty() {
         let at = beans
             .first()
             .and_then(|b: &BeanDefinition| b.location.clone());
-        errors.push(
-            RouteError::new(RouteErrorKind::InvalidValue(
-                "this file declares `beans` but no route: camel-rs builds a file's beans with \
-                 its routes, so put the `beans` item in the file of the routes that call them"
-                    .into(),
-            ))
-            .at(at),
-        );
+        let why = RouteError::new(RouteErrorKind::InvalidValue(
+            "this file declares `beans` but the files loaded with it hold no route: \
+             camel-rs builds beans with the routes that call them"
+                .into(),
+        ))
+        .at(at);
+        let mut orphans: Vec<OrphanBean> = beans.into_iter().map(|b| (b, Vec::new())).collect();
+        if let Some(first) = orphans.first_mut() {
+            first.1.push(why);
+        }
+        return (routes, errors, orphans);
     }
     for route in &mut routes {
         // A Kamelet's copy keeps the beans of its template (ADR 0119) after the file's.
@@ -476,8 +494,12 @@ fn read_docs(
         route.beans.clone_from(&beans);
         route.beans.extend(own);
     }
-    (routes, errors)
+    (routes, errors, Vec::new())
 }
+
+/// A bean of a file without routes, and the error to report if no file of the load has
+/// a route it could serve.
+type OrphanBean = (BeanDefinition, Vec<RouteError>);
 
 /// Where each node of a document was written, by JSON pointer.
 pub(super) type PositionIndex = Arc<std::collections::HashMap<String, (usize, usize)>>;
@@ -533,6 +555,11 @@ impl Reader {
         )
     }
 
+    /// The name of the file being read.
+    pub(super) fn file(&self) -> &str {
+        &self.file
+    }
+
     pub(super) fn has_position(&self, pointer: &str) -> bool {
         self.positions.contains_key(pointer)
     }
@@ -555,6 +582,13 @@ impl Reader {
     }
 
     pub(super) fn error(&self, kind: RouteErrorKind, pointer: &str) -> RouteError {
+        // An unknown key's suggestions in the file's spelling.
+        let kind = match kind {
+            k @ RouteErrorKind::UnknownKey { .. } => {
+                k.spelt(crate::model::file_spelling(&self.positions))
+            }
+            other => other,
+        };
         RouteError::new(kind).at(self.locate(pointer))
     }
 
@@ -574,6 +608,12 @@ impl Reader {
         match value {
             Json::Array(items) => self.items(items, ""),
             Json::Null => (Vec::new(), Vec::new()),
+            // A JBang script line (`///usr/bin/env jbang … "$0" "$@" ; exit $?`) ahead of
+            // a `---`: YAML reads it as a document of its own, Camel JBang as a script
+            // header.
+            Json::String(line) if line.starts_with("///") && line.contains("jbang") => {
+                (Vec::new(), Vec::new())
+            }
             Json::Object(map) if map.contains_key("kind") => self.camel_k(map),
             _ => (
                 Vec::new(),

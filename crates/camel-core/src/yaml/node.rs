@@ -225,9 +225,19 @@ impl Builder {
             self.fail(message, mark);
             return;
         }
-        let p = format!("{pointer}/{}", escape(&to_snake_case(&raw)));
+        let snake = to_snake_case(&raw);
+        let p = format!("{pointer}/{}", escape(&snake));
+        // A key written in another spelling (`setHeader`) is also remembered under its own
+        // spelling below the snake_case path of its map, so that messages can echo the
+        // file's spelling (see `SourceMap::spell_path`). Such a pointer never answers a
+        // lookup by snake_case pointer: it holds an upper-case letter or a `-`.
+        let written = (snake != raw).then(|| format!("{pointer}/{}", escape(&raw)));
         *key = Some(raw);
-        self.remember(p, mark);
+        if self.remember(p, mark) {
+            if let Some(w) = written {
+                self.remember(w, mark);
+            }
+        }
     }
 }
 

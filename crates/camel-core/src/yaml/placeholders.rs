@@ -40,6 +40,13 @@ struct Pass<'a> {
 
 impl Pass<'_> {
     fn walk(&mut self, value: &mut Json, pointer: String) {
+        if let Json::String(text) = value {
+            if let Some(done) = simple_properties(text, &|name| {
+                Known::from(self.properties.get(name).map(str::to_string))
+            }) {
+                *text = done;
+            }
+        }
         match value {
             Json::String(text) if text.contains("{{") && !self.spent => {
                 if text.contains("{{?") {
@@ -91,6 +98,80 @@ impl Pass<'_> {
     }
 }
 
+/// What a property lookup found, for [`simple_properties`].
+pub(super) enum Known {
+    /// The property's value.
+    Set(String),
+    /// Not set.
+    Unset,
+    /// Not known here (a later pass may know it).
+    Unknown,
+}
+
+impl From<Option<String>> for Known {
+    fn from(value: Option<String>) -> Self {
+        value.map_or(Known::Unset, Known::Set)
+    }
+}
+
+/// `text` with simple's property functions resolved where the properties are known, as
+/// Camel resolves them when the route starts: `${properties:key}`,
+/// `${properties:key:default}` become the value (the default when unset), and
+/// `${propertiesExist:key}` / `${propertiesExist:!key}` become `true` or `false`. The
+/// Kamelet catalog's `precondition` choices test their parameters so. `None` when nothing
+/// changed; a function of an unknown key, or of an unset key without a default, is left
+/// for the simple language to refuse.
+pub(super) fn simple_properties(text: &str, lookup: &dyn Fn(&str) -> Known) -> Option<String> {
+    if !text.contains("${properties") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(start) = rest.find("${properties") {
+        out.push_str(&rest[..start]);
+        let inner_start = start + 2;
+        let Some(len) = rest[inner_start..].find('}') else {
+            break;
+        };
+        let inner = &rest[inner_start..inner_start + len];
+        let end = inner_start + len + 1;
+        let replaced = if let Some(key) = inner.strip_prefix("propertiesExist:") {
+            let (negate, key) = match key.trim().strip_prefix('!') {
+                Some(k) => (true, k.trim()),
+                None => (false, key.trim()),
+            };
+            match lookup(key) {
+                Known::Set(_) => Some((!negate).to_string()),
+                Known::Unset => Some(negate.to_string()),
+                Known::Unknown => None,
+            }
+        } else if let Some(spec) = inner.strip_prefix("properties:") {
+            let (key, default) = match spec.split_once(':') {
+                Some((k, d)) => (k.trim(), Some(d)),
+                None => (spec.trim(), None),
+            };
+            match (lookup(key), default) {
+                (Known::Set(v), _) => Some(v),
+                (Known::Unset, Some(d)) => Some(d.to_string()),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        match replaced {
+            Some(v) => {
+                out.push_str(&v);
+                changed = true;
+            }
+            None => out.push_str(&rest[start..end]),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
 /// A value that was one placeholder alone takes the type its text has, as if written
 /// there (`batch_size: "{{size}}"` with `size=10` is the number 10), since properties are
 /// text and typed options expect numbers and booleans. Only a text that round-trips
@@ -121,6 +202,32 @@ fn typed(text: String) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lookup(name: &str) -> Known {
+        match name {
+            "set" => Known::Set("yes".into()),
+            "unset" => Known::Unset,
+            _ => Known::Unknown,
+        }
+    }
+
+    #[test]
+    fn property_functions_resolve_when_the_property_is_known() {
+        let cases = [
+            ("${propertiesExist:set}", Some("true")),
+            ("${propertiesExist:!set}", Some("false")),
+            ("${propertiesExist:unset}", Some("false")),
+            ("${propertiesExist:!unset}", Some("true")),
+            ("a ${properties:set} b", Some("a yes b")),
+            ("${properties:unset:true}", Some("true")),
+            ("${properties:unset}", None),
+            ("${properties:other:1}", None),
+            ("${body}", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(simple_properties(text, &lookup).as_deref(), want, "{text}");
+        }
+    }
 
     #[test]
     fn a_lone_placeholder_takes_the_type_of_its_text() {

@@ -37,6 +37,8 @@ impl Reader {
             "intercept",
             "intercept_from",
             "intercept_send_to_endpoint",
+            "description",
+            "precondition",
         ];
         let Json::Object(map) = body else {
             return Err(self.error(
@@ -58,6 +60,19 @@ impl Reader {
                         ))
                     }
                 },
+                // Documentation for tools (Kaoto writes one).
+                "description" => {}
+                "precondition" => {
+                    return Err(self.error(
+                        RouteErrorKind::InvalidValue(format!(
+                            "`{key}` (a configuration included only when its predicate holds \
+                             at start) is not supported yet: leave it out, or give the \
+                             routes that need the configuration its id in \
+                             `routeConfigurationId`"
+                        )),
+                        &at,
+                    ))
+                }
                 "error_handler" => part.handler = Some((self.error_handler(value, &at)?, at)),
                 "on_exception" => {
                     for (item, item_at) in self.configuration_items(value, &at, "onException") {

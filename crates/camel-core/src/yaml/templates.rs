@@ -15,6 +15,7 @@ use std::sync::Arc;
 use camel_api::suggest::to_snake_case;
 use serde_json::{Map, Value as Json};
 
+use super::placeholders::Known;
 use crate::error::{Location, RouteError, RouteErrorKind};
 use crate::model::SourceMap;
 
@@ -632,6 +633,20 @@ enum Replaced {
 
 impl Names<'_> {
     fn walk(&self, value: &mut Json, key: &str) {
+        if let Json::String(text) = value {
+            // Simple's `${properties:…}` and `${propertiesExist:…}` read the template's
+            // parameters first, as Camel's template-local properties.
+            let lookup = |name: &str| match self.bound.get(name) {
+                Some(Json::Null) => Known::Unset,
+                Some(Json::String(s)) => Known::Set(s.clone()),
+                Some(other) => Known::Set(other.to_string()),
+                None if self.declared.contains(name) => Known::Unset,
+                None => Known::Unknown,
+            };
+            if let Some(done) = super::placeholders::simple_properties(text, &lookup) {
+                *text = done;
+            }
+        }
         match value {
             Json::String(text) if text.contains("{{") => match self.replace(text) {
                 Replaced::Keep => {}

@@ -212,6 +212,11 @@ pub struct CsvFormat {
     /// Accepted for Camel compatibility (`\n` or `\r\n`); lines end with `\n`.
     #[serde(alias = "recordSeparator", skip_serializing_if = "Option::is_none")]
     pub record_separator: Option<String>,
+    /// Camel's `ignoreHeaderCase` (Commons CSV's lookup of a column by name without
+    /// case): accepted, no effect, as maps here are keyed by the header names as written
+    /// and nothing looks a column up by name.
+    #[serde(alias = "ignoreHeaderCase", skip_serializing_if = "Option::is_none")]
+    pub ignore_header_case: Option<bool>,
 }
 
 impl Default for CsvFormat {
@@ -225,6 +230,7 @@ impl Default for CsvFormat {
             skip_header_record: false,
             trim: false,
             record_separator: None,
+            ignore_header_case: None,
         }
     }
 }

@@ -215,6 +215,15 @@ pub struct RedeliveryPolicyConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub log_retry_attempted: Option<bool>,
+    /// Log only every n-th redelivery attempt (1, every one, by default), as Camel's
+    /// `retryAttemptedLogInterval`.
+    #[serde(
+        default,
+        alias = "retryAttemptedLogInterval",
+        deserialize_with = "number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub retry_attempted_log_interval: Option<u32>,
 }
 
 /// A predicate option that may also be written as a plain `true`/`false`

@@ -26,6 +26,11 @@ pub struct Choice {
     /// The branch run when no `when` matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otherwise: Option<Otherwise>,
+    /// Camel's `precondition`: the branch is chosen once, when the route is built, from
+    /// predicates that read only properties and Kamelet parameters (the catalog's
+    /// `${propertiesExist:…}` tests), and only that branch is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<bool>,
 }
 
 impl StepConfig for Choice {

@@ -58,6 +58,8 @@ pub struct RedeliveryPolicy {
     pub delay_pattern: Vec<(u32, Duration)>,
     /// Level of the line logged per redelivery.
     pub retry_attempted_log_level: LogLevel,
+    /// Only every n-th redelivery logs its line (at least 1).
+    pub retry_attempted_log_interval: u32,
     /// Level of the line logged when exhausted.
     pub retries_exhausted_log_level: LogLevel,
     /// Whether the exhausted line carries the error chain.
@@ -77,6 +79,7 @@ impl Default for RedeliveryPolicy {
             collision_avoidance_factor: 0.15,
             delay_pattern: Vec::new(),
             retry_attempted_log_level: LogLevel::Debug,
+            retry_attempted_log_interval: 1,
             retries_exhausted_log_level: LogLevel::Error,
             log_stack_trace: true,
         }
@@ -148,6 +151,15 @@ impl RedeliveryPolicy {
         )?;
         if config.log_retry_attempted == Some(false) {
             p.retry_attempted_log_level = LogLevel::Off;
+        }
+        if let Some(n) = config.retry_attempted_log_interval {
+            if n == 0 {
+                return Err((
+                    "retry_attempted_log_interval",
+                    "0 is not a number of attempts ≥ 1".into(),
+                ));
+            }
+            p.retry_attempted_log_interval = n;
         }
         if config.log_exhausted == Some(false) {
             p.retries_exhausted_log_level = LogLevel::Off;

@@ -208,14 +208,12 @@ where
         }
         attempt = next;
         let wait = delay(policy, attempt, &error);
-        log_at(
-            policy.retry_attempted_log_level,
-            &handler.route_id,
-            step,
-            &error,
-            attempt,
-            wait,
-        );
+        let level = if attempt.is_multiple_of(policy.retry_attempted_log_interval.max(1)) {
+            policy.retry_attempted_log_level
+        } else {
+            LogLevel::Off
+        };
+        log_at(level, &handler.route_id, step, &error, attempt, wait);
         tokio::select! {
             biased;
             _ = handler.stop.cancelled() => {

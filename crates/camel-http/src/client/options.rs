@@ -235,7 +235,7 @@ mod tests {
         assert_eq!(o.socket_timeout, Some(Duration::from_millis(2)));
         assert_eq!(o.url.as_str(), "http://h/x?q=1");
         let err = with("pageSize").unwrap_err().to_string();
-        assert!(err.contains("page_size"), "{err}");
+        assert!(err.contains("unknown parameter `pageSize`"), "{err}");
     }
 
     #[test]

@@ -40,6 +40,8 @@ use crate::problem::located;
 use crate::result_type::{ResultType, RESULT_TYPE};
 use crate::source::{Source, HEADER_NAME, PROPERTY_NAME, SOURCE};
 
+mod exchange;
+
 const LANGUAGE: &str = "jq";
 
 /// At most this many outputs are collected; a filter that yields more is an error (a
@@ -55,7 +57,11 @@ pub fn jq(text: &str) -> Result<BoxExpression, ExpressionError> {
 
 /// Compiles a filter for the simple language's `${jq(…)}`, which runs it on a value of
 /// its choosing ([`JqExpression::evaluate_body`]).
-pub(crate) fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
+pub(crate) fn compile(written: &str) -> Result<JqExpression, ExpressionError> {
+    // Camel's `header(…)`, `property(…)`, `variable(…)` read the exchange.
+    let (rewritten, reads) = exchange::rewrite(written);
+    let text = rewritten.as_str();
+    let globals = reads.names();
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());
@@ -94,6 +100,7 @@ pub(crate) fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
         })?;
     let filter = Compiler::default()
         .with_funs(funs)
+        .with_global_vars(globals.iter().map(String::as_str))
         .compile(modules)
         .map_err(|errors| {
             let (offset, message) = errors
@@ -110,10 +117,11 @@ pub(crate) fn compile(text: &str) -> Result<JqExpression, ExpressionError> {
             located(LANGUAGE, text, offset, message)
         })?;
     Ok(JqExpression {
-        text: text.into(),
+        text: written.into(),
         filter,
         result_type: None,
         source: None,
+        reads,
     })
 }
 
@@ -185,6 +193,8 @@ pub(crate) struct JqExpression {
     result_type: Option<ResultType>,
     /// Camel's `source`: the header, property or variable run on instead of the body.
     source: Option<Source>,
+    /// What the filter's `header(…)`, `property(…)` and `variable(…)` read.
+    reads: exchange::ExchangeReads,
 }
 
 impl std::fmt::Debug for JqExpression {
@@ -218,9 +228,17 @@ impl JqExpression {
     }
 
     /// Runs the filter on `body`, giving each output to `each` until it returns false.
-    fn run(&self, body: &Body, mut each: impl FnMut(Val) -> bool) -> Result<(), CamelError> {
+    fn run(
+        &self,
+        body: &Body,
+        exchange: &Exchange,
+        mut each: impl FnMut(Val) -> bool,
+    ) -> Result<(), CamelError> {
         let input = self.input(body)?;
-        let ctx = Ctx::<Data>::new(&self.filter.lut, Vars::new([]));
+        let ctx = Ctx::<Data>::new(
+            &self.filter.lut,
+            Vars::new(self.reads.values(Some(exchange))),
+        );
         for (n, out) in self.filter.id.run((ctx, input)).enumerate() {
             if n >= MAX_OUTPUTS {
                 return Err(
@@ -261,17 +279,21 @@ fn to_value(v: &Val) -> Result<Value, String> {
 impl Expression for JqExpression {
     fn evaluate(&self, exchange: &Exchange) -> Result<Value, CamelError> {
         match &self.source {
-            None => self.evaluate_body(&exchange.message.body),
-            Some(s) => self.evaluate_body(&s.body(LANGUAGE, &self.text, exchange)?),
+            None => self.evaluate_body(&exchange.message.body, exchange),
+            Some(s) => self.evaluate_body(&s.body(LANGUAGE, &self.text, exchange)?, exchange),
         }
     }
 }
 
 impl JqExpression {
     /// The filter's value on `body` (the message body, or a header read as one).
-    pub(crate) fn evaluate_body(&self, body: &Body) -> Result<Value, CamelError> {
+    pub(crate) fn evaluate_body(
+        &self,
+        body: &Body,
+        exchange: &Exchange,
+    ) -> Result<Value, CamelError> {
         let mut outputs = Vec::new();
-        self.run(body, |v| {
+        self.run(body, exchange, |v| {
             outputs.push(v);
             true
         })?;
@@ -307,7 +329,7 @@ impl Predicate for JqExpression {
                 &from_source
             }
         };
-        self.run(body, |v| {
+        self.run(body, exchange, |v| {
             holds = !matches!(v, Val::Null | Val::Bool(false));
             false
         })?;

@@ -197,3 +197,29 @@ fn halt_is_an_error_not_an_exit() {
     let err = jq("halt").unwrap().evaluate(&order()).unwrap_err();
     assert!(err.to_string().contains("stopped"), "{err}");
 }
+
+#[test]
+fn camel_functions_read_headers_properties_and_variables() {
+    let mut ex = order().with_header("region", "eu");
+    ex.properties.insert("tier", "gold");
+    ex.set_variable("seen", Value::from(r#"[{"id": 1}]"#));
+    assert_eq!(
+        eval(r#"[header("region"), property("tier"), .id]"#, &ex),
+        json!(["eu", "gold", 7])
+    );
+    assert_eq!(
+        eval(
+            r#"(variable("seen") | fromjson) + [{id: .id}] | map(.id)"#,
+            &ex
+        ),
+        json!([1, 7])
+    );
+    assert_eq!(
+        eval(r#"[header("nope"; "none"), header("nope")]"#, &ex),
+        json!(["none", null])
+    );
+    // Read on every run, not when compiled.
+    let filter = jq(r#"header("region")"#).unwrap();
+    let other = order().with_header("region", "us");
+    assert_eq!(filter.evaluate(&other).unwrap().to_json(), json!("us"));
+}

@@ -240,7 +240,7 @@ fn index_and_method_errors() {
     assert!(msg.contains("unsupported method `frob`"), "{msg}");
     assert_eq!(error_at("${header.x.substring()}").0, 12);
     assert_eq!(error_at("${body[0}").0, 7);
-    assert_eq!(error_at("${body.frob}").0, 8);
+    assert_eq!(error_at("${body.frob()}").0, 8);
     assert_eq!(error_at("${header.${body}}").0, 10);
     assert_eq!(error_at("${header.x is 'String'}").0, 11);
     let ex = exchange();
@@ -248,4 +248,26 @@ fn index_and_method_errors() {
     assert!(fails_when_evaluated(&ex, "${body[0]}").contains("needs a list"));
     assert!(fails_when_evaluated(&ex, "${header.none.length()}").contains("null"));
     assert!(fails_when_evaluated(&ex, "${header.x.substring(2,9)}").contains("out of range"));
+    // A bare name that is no method reads a map entry: of a text body, an error.
+    assert!(fails_when_evaluated(&ex, "${body.frob}").contains("needs a map"));
+}
+
+#[test]
+fn a_bare_name_reads_an_entry_of_a_map_body_and_question_dot_is_null_safe() {
+    let ex = Exchange::new(camel_api::Body::from(serde_json::json!({
+        "finding": {"title": "open port", "uid": 7},
+        "score": 42,
+        "none": null
+    })));
+    assert_eq!(
+        eval_on(&ex, "${body.finding.title}"),
+        Value::from("open port")
+    );
+    assert_eq!(eval_on(&ex, "${body.score}"), Value::Int(42));
+    assert_eq!(eval_on(&ex, "${body.missing}"), Value::Null);
+    assert_eq!(eval_on(&ex, "${body.none?.title}"), Value::Null);
+    assert_eq!(eval_on(&ex, "${body.finding?.uid}"), Value::Int(7));
+    assert!(fails_when_evaluated(&ex, "${body.none.title}").contains("`?.title`"));
+    // The methods keep their meaning: `size` of the map, not an entry named so.
+    assert_eq!(eval_on(&ex, "${body.size}"), Value::Int(3));
 }

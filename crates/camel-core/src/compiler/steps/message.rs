@@ -63,6 +63,36 @@ pub(super) fn set_body(
     Ok(eip::set_body(cx.expression_in(&config, "")?))
 }
 
+/// `transform`: an expression, as `set_body`. Camel's data type transformers (`toType`,
+/// `fromType`: `http:application-cloudevents`, `aws2-ddb:application-json` …) are Java
+/// classes of its components: refused by name rather than as unknown keys.
+pub(super) struct Transform;
+
+impl crate::compiler::StepCompiler for Transform {
+    fn compile(
+        &self,
+        config: &serde_json::Value,
+        cx: &mut StepContext<'_>,
+    ) -> Result<BoxProcessor, RouteError> {
+        if let Some(map) = config.as_object() {
+            for key in ["toType", "to_type", "fromType", "from_type"] {
+                if let Some(value) = map.get(key) {
+                    return Err(cx.error_at(
+                        &format!("/{key}"),
+                        RouteErrorKind::InvalidValue(format!(
+                            "`{key}: {}` names a Camel data type transformer, which camel-rs \
+                             does not support yet: convert the body with `marshal`, \
+                             `unmarshal` or `setBody`",
+                            value.as_str().unwrap_or("…")
+                        )),
+                    ));
+                }
+            }
+        }
+        set_body(cx.config(config)?, cx)
+    }
+}
+
 pub(super) fn remove_header(
     config: RemoveHeader,
     _cx: &mut StepContext<'_>,

@@ -34,7 +34,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("set_headers", typed(message::set_headers));
     r.register("set_property", typed(message::set_property));
     r.register("set_body", typed(message::set_body));
-    r.register("transform", typed(message::set_body));
+    r.register("transform", message::Transform);
     r.register("remove_header", typed(message::remove_header));
     r.register("remove_headers", typed(message::remove_headers));
     r.register("remove_property", typed(message::remove_property));

@@ -57,6 +57,16 @@ pub(crate) fn strategy(
                 ))
             });
     }
+    // A bean of the file declared with one of Camel's strategy classes.
+    if let Some(s) = cx
+        .route
+        .beans
+        .iter()
+        .find(|b| b.name == reference)
+        .and_then(crate::bean::builtin_strategy)
+    {
+        return Ok(s);
+    }
     if looks_like_java_class(written) {
         return Err(java(written));
     }

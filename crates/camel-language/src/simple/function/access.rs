@@ -21,6 +21,12 @@ pub(crate) enum Step {
     Key(Box<str>),
     /// `.name(args)`.
     Method(Method),
+    /// `.name` that is not one of the methods: the entry of a map, as Camel reads
+    /// `${body.name}` of a `Map` body (a JSON object here).
+    Field(Box<str>),
+    /// `?.`: the rest is null when the value so far is null (Camel's null-safe
+    /// operator), rather than an error.
+    NullSafe,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +58,18 @@ pub(crate) enum Method {
 const METHODS: &str = "toUpperCase, toLowerCase, trim, length, size, isEmpty, toString, \
                        substring, startsWith, endsWith, contains, split, replace, get";
 
+/// The methods without arguments, which a bare name (`${body.size}`) calls; any other
+/// bare name reads a map entry.
+const BARE_METHODS: &[&str] = &[
+    "toUpperCase",
+    "toLowerCase",
+    "trim",
+    "length",
+    "size",
+    "isEmpty",
+    "toString",
+];
+
 /// Parses the steps in `rest` (at byte `at`). `bare_methods` lets a method without
 /// arguments drop its parentheses (`${body.length}`), as Camel allows on the body.
 pub(crate) fn parse_steps(rest: &str, at: usize, bare_methods: bool) -> Result<Vec<Step>, Problem> {
@@ -66,6 +84,9 @@ pub(crate) fn parse_steps(rest: &str, at: usize, bare_methods: bool) -> Result<V
             };
             steps.push(parse_index(inner[..close].trim(), here + 1)?);
             i += close + 2;
+        } else if tail.starts_with("?.") {
+            steps.push(Step::NullSafe);
+            i += 1;
         } else if let Some(after_dot) = tail.strip_prefix('.') {
             let name_len = after_dot
                 .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -94,8 +115,16 @@ pub(crate) fn parse_steps(rest: &str, at: usize, bare_methods: bool) -> Result<V
                     format!("`{name}` needs parentheses here: write `{name}()`"),
                 ));
             }
-            let spans = spans.unwrap_or_default();
-            steps.push(Step::Method(parse_method(name, name_at, &spans)?));
+            match spans {
+                // A name without parentheses that no method has reads a map entry.
+                None if !BARE_METHODS.contains(&name) => {
+                    steps.push(Step::Field(name.into()));
+                }
+                spans => {
+                    let spans = spans.unwrap_or_default();
+                    steps.push(Step::Method(parse_method(name, name_at, &spans)?));
+                }
+            }
             i += 1 + used;
         } else {
             return Err(Problem::new(here, "expected `.method()` or `[index]` here"));
@@ -214,8 +243,11 @@ pub(crate) fn apply<'a>(
 ) -> Result<Cow<'a, Value>, CamelError> {
     for step in steps {
         value = Cow::Owned(match step {
+            Step::NullSafe if value.is_null() => return Ok(Cow::Owned(Value::Null)),
+            Step::NullSafe => continue,
             Step::Position(p) => position(&value, *p)?,
             Step::Key(k) => key(&value, k)?,
+            Step::Field(name) => field(&value, name)?,
             Step::Method(m) => call(&value, m, exchange)?,
         });
     }
@@ -262,6 +294,21 @@ fn key(value: &Value, key: &str) -> Result<Value, CamelError> {
         },
         other => Err(fail(format!(
             "cannot read `[{key}]` of {}: it needs a map (a JSON object)",
+            text::kind_of(other)
+        ))),
+    }
+}
+
+/// `.name` of a map: its entry (null when absent, as `Map.get`).
+fn field(value: &Value, name: &str) -> Result<Value, CamelError> {
+    match value {
+        Value::Null => Err(fail(format!(
+            "cannot read `{name}` of null (`?.{name}` gives null instead)"
+        ))),
+        Value::Json(j) if j.is_object() => key(value, name),
+        other => Err(fail(format!(
+            "cannot read `{name}` of {}: it needs a map (a JSON object; unmarshal a JSON \
+             text first with `unmarshal: {{json: {{}}}}`)",
             text::kind_of(other)
         ))),
     }

@@ -47,8 +47,10 @@ impl Query {
                 let document = Exchange::new(Body::from(input.value(exchange)?));
                 e.evaluate(&document)
             }
-            (Engine::Jq(e), None) => e.evaluate_body(&exchange.message.body),
-            (Engine::Jq(e), Some(input)) => e.evaluate_body(&Body::from(input.value(exchange)?)),
+            (Engine::Jq(e), None) => e.evaluate_body(&exchange.message.body, exchange),
+            (Engine::Jq(e), Some(input)) => {
+                e.evaluate_body(&Body::from(input.value(exchange)?), exchange)
+            }
         }
     }
 }
