@@ -19,7 +19,11 @@ async fn refusal(uri: &str) -> String {
 #[tokio::test]
 async fn unknown_options_are_refused_with_the_nearest_name() {
     let e = refusal("sql:select 1?datasource=sqlite::memory:&outputTyp=SelectOne").await;
-    assert!(e.contains("output_typ") && e.contains("output_type"), "{e}");
+    // Echoed, with the suggestion, in the spelling the URI used (ADR 0128).
+    assert!(
+        e.contains("`outputTyp`") && e.contains("`outputType`"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
