@@ -100,7 +100,7 @@ fn load(
     }
 }
 
-fn report(errors: &[RouteError]) {
+pub(crate) fn report(errors: &[RouteError]) {
     for e in errors {
         eprintln!("error: {e}");
     }
@@ -148,13 +148,38 @@ pub(crate) fn test_context() -> CamelContext {
 /// Loads every file and compiles every route that loaded, even when others did not: a
 /// mistake in one item does not hide the errors inside the other routes.
 pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> ExitCode {
-    let (routes, mut errors) = match crate::sources::load_partial(files, properties) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+    match check(files, properties).await {
+        Ok(routes) => {
+            println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
+            ExitCode::SUCCESS
         }
-    };
+        Err(Checked::Unreadable(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        Err(Checked::Errors(errors)) => {
+            report(&errors);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why [`check`] found the files unfit to run.
+pub(crate) enum Checked {
+    /// A file or a properties source could not be read.
+    Unreadable(String),
+    /// Every error of the routes, in the files' order.
+    Errors(Vec<RouteError>),
+}
+
+/// Loads and compiles the routes of `files` without running them, as `camel validate`:
+/// the routes, or every error found.
+pub(crate) async fn check(
+    files: &[PathBuf],
+    properties: &PropertyArgs,
+) -> Result<Vec<RouteDefinition>, Checked> {
+    let (routes, mut errors) =
+        crate::sources::load_partial(files, properties).map_err(Checked::Unreadable)?;
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()));
     if let Err(e) = crate::sources::register_datasource(&ctx, files, properties) {
@@ -174,11 +199,9 @@ pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> Ex
         key(a).cmp(&key(b))
     });
     if errors.is_empty() {
-        println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
-        ExitCode::SUCCESS
+        Ok(routes)
     } else {
-        report(&errors);
-        ExitCode::FAILURE
+        Err(Checked::Errors(errors))
     }
 }
 
