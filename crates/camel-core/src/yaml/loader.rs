@@ -131,7 +131,7 @@ pub fn load_with_kamelets(
     let mut library = super::templates::Library::default();
     for (text, file) in kamelets {
         let file: Arc<str> = (*file).into();
-        if let Ok(docs) = node::parse_all(text) {
+        if let Ok(docs) = node::parse_all(text, &file) {
             for doc in docs {
                 collect_kamelet(doc, &file, &mut library, None);
             }
@@ -143,7 +143,7 @@ pub fn load_with_kamelets(
     let mut parsed = Vec::new();
     for (text, file) in texts {
         let file: Arc<str> = (*file).into();
-        match node::parse_all(text) {
+        match node::parse_all(text, &file) {
             Ok(docs) => {
                 let docs: Vec<(Json, PositionIndex)> = docs
                     .into_iter()

@@ -31,6 +31,13 @@ pub(super) fn bean(config: BeanStep, cx: &mut StepContext<'_>) -> Result<BoxProc
                 .or_else(|| cx.registry.bean(&name));
             match found {
                 Some(bean) => (name, bean),
+                // Its own error says why; the load adds no route, so this never runs.
+                None if crate::bean::was_refused(cx.registry, &name) => {
+                    let why = format!("the bean `{name}` was refused when the routes loaded");
+                    return Ok(BoxProcessor::sync(move |_| {
+                        Err(camel_api::CamelError::processor(&why))
+                    }));
+                }
                 None => {
                     return Err(invalid(
                         "/ref",
