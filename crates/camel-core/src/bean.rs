@@ -140,6 +140,11 @@ pub(crate) fn register_declared(
         if !seen.insert(def.name.as_str()) {
             continue;
         }
+        if def.refused {
+            // Its error was reported when its file was read.
+            registry.add_resource(&def.name, Arc::new(RefusedBean));
+            continue;
+        }
         // A JDBC `DataSource` bean is the database `sql:` endpoints open by its name.
         match crate::datasource_bean::datasource_url(&def.bean_type, &def.properties) {
             Some(Ok(url)) => {
@@ -189,6 +194,13 @@ pub(crate) fn was_refused(registry: &Registry, name: &str) -> bool {
     registry
         .resource(name)
         .is_some_and(|r| r.is::<RefusedBean>())
+}
+
+/// Stands for a refused bean in a step that names it: the bean's own error says why, and
+/// a load with that error adds no route, so this never runs.
+pub(crate) fn refused_stand_in(name: &str) -> BoxProcessor {
+    let why = format!("the bean `{name}` was refused when the routes loaded");
+    BoxProcessor::sync(move |_| Err(CamelError::processor(&why)))
 }
 
 /// The built-in aggregation strategy a declared bean is, when its type is one of Camel's
@@ -262,8 +274,7 @@ impl Component for BeanComponent {
         let resource = ctx.resource(&name);
         if resource.as_ref().is_some_and(|r| r.is::<RefusedBean>()) {
             // Its own error says why; the load adds no route, so this never runs.
-            let why = format!("the bean `{name}` was refused when the routes loaded");
-            let producer = BoxProcessor::sync(move |_| Err(CamelError::processor(&why)));
+            let producer = refused_stand_in(&name);
             return Ok(Arc::new(BeanEndpoint { uri: raw, producer }));
         }
         let bean = resource

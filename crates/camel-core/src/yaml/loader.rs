@@ -849,14 +849,23 @@ impl Reader {
         }
         // A JDBC `DataSource` bean is read from its properties alone (ADR 0119): how the
         // JVM would build it does not matter.
+        // One error for the bean, at the first of its keys that need a JVM.
         if crate::datasource_bean::datasource_url(&bean.bean_type, &bean.properties).is_none() {
-            for (key, at) in jvm {
+            if let Some((_, at)) = jvm.first() {
+                let keys: Vec<String> = jvm.iter().map(|(k, _)| format!("`{k}`")).collect();
+                let verb = if keys.len() == 1 { "builds" } else { "build" };
+                let who = if bean.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("bean `{}`: ", bean.name)
+                };
                 errors.push(self.error(
                     RouteErrorKind::InvalidValue(format!(
-                        "`{key}` builds a bean in the JVM, which cannot run here: a bean type \
-                         registered in Rust builds it from its `properties`"
+                        "{who}{} {verb} a bean in the JVM, which cannot run here: a bean type \
+                         registered in Rust builds it from its `properties`",
+                        keys.join(", ")
                     )),
-                    &at,
+                    at,
                 ));
             }
         }
@@ -877,6 +886,12 @@ impl Reader {
         if errors.is_empty() {
             Ok(bean)
         } else {
+            // Kept by name, so that the steps calling it do not each add an error of their
+            // own to the one above (`camel validate` still compiles the routes).
+            if !bean.name.is_empty() {
+                bean.refused = true;
+                self.beans.borrow_mut().push(bean);
+            }
             Err(errors)
         }
     }

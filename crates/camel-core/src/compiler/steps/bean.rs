@@ -33,10 +33,7 @@ pub(super) fn bean(config: BeanStep, cx: &mut StepContext<'_>) -> Result<BoxProc
                 Some(bean) => (name, bean),
                 // Its own error says why; the load adds no route, so this never runs.
                 None if crate::bean::was_refused(cx.registry, &name) => {
-                    let why = format!("the bean `{name}` was refused when the routes loaded");
-                    return Ok(BoxProcessor::sync(move |_| {
-                        Err(camel_api::CamelError::processor(&why))
-                    }));
+                    return Ok(crate::bean::refused_stand_in(&name));
                 }
                 None => {
                     return Err(invalid(

@@ -3,7 +3,7 @@
 //! when the route is compiled.
 
 use camel_api::suggest::nearest;
-use camel_api::{BoxProcessor, CamelError};
+use camel_api::BoxProcessor;
 use camel_eip::config::Policy;
 
 use crate::compiler::StepContext;
@@ -35,7 +35,7 @@ pub(super) fn policy(config: Policy, cx: &mut StepContext<'_>) -> Result<BoxProc
     // a second one here would only repeat it. The route never runs: the load fails.
     if crate::bean::was_refused(cx.registry, name) {
         cx.compile_steps(&config.steps, "/steps")?;
-        return Ok(refused_placeholder(name));
+        return Ok(crate::bean::refused_stand_in(name));
     }
     if name == PROPAGATION_REQUIRED {
         // The database `sql:` steps use when they name none, so that they join it.
@@ -80,11 +80,4 @@ pub(super) fn policy(config: Policy, cx: &mut StepContext<'_>) -> Result<BoxProc
         )
     };
     Err(cx.error_at("/ref", RouteErrorKind::InvalidValue(message)))
-}
-
-/// Stands for a policy whose bean was refused: it fails every exchange, and is never
-/// called, since a load with a refused bean adds no route.
-fn refused_placeholder(name: &str) -> BoxProcessor {
-    let why = format!("the policy bean `{name}` was refused when the routes loaded");
-    BoxProcessor::sync(move |_| Err(CamelError::processor(&why)))
 }
