@@ -50,7 +50,9 @@ async fn a_builder_policy_wraps_its_block_and_not_the_steps_after_it() {
         .set_header("after", constant("yes"))
         .build();
     let fails = RouteBuilder::from("direct:fails")
-        .policy("audited", |r| r.throw_exception("IllegalStateException", "no"))
+        .policy("audited", |r| {
+            r.throw_exception("IllegalStateException", "no")
+        })
         .build();
     ctx.add_routes(vec![route, fails]).await.unwrap();
     ctx.start().await.unwrap();
@@ -90,7 +92,10 @@ async fn a_yaml_policy_finds_the_policy_registered_in_rust() {
     .unwrap();
     ctx.add_routes(routes).await.unwrap();
     ctx.start().await.unwrap();
-    let out = ctx.request("direct:yaml", Exchange::new("x")).await.unwrap();
+    let out = ctx
+        .request("direct:yaml", Exchange::new("x"))
+        .await
+        .unwrap();
     assert_eq!(body(&out), "seen true");
     assert_eq!(wrapped.load(Ordering::SeqCst), 1);
     ctx.stop().await;

@@ -444,7 +444,14 @@ fn read_docs(
         read.extend(r);
         errors.extend(e);
         let (r, e) = reader.instantiate_uses(uses);
-        read.extend(r);
+        // The Kamelet copies that routes send to (sinks, actions) go first, so that they
+        // start before their senders and stop after them: a timer source stopped last
+        // would still fire into a sink already stopped.
+        let (fed, feeding): (Vec<_>, Vec<_>) = r
+            .into_iter()
+            .partition(|route| route.from.uri.starts_with("direct:camel.kamelet."));
+        read.splice(0..0, fed);
+        read.extend(feeding);
         errors.extend(e);
         read.extend(reader.instances.take());
         if unresolved {

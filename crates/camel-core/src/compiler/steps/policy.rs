@@ -58,7 +58,12 @@ pub(super) fn policy(config: Policy, cx: &mut StepContext<'_>) -> Result<BoxProc
             )),
         ));
     }
-    let message = if looks_like_java_class(written) {
+    let message = if cx.registry.resource(name).is_some() {
+        format!(
+            "`{name}` is registered, but not as a policy (a policy is a Rust tower layer added \
+             with `CamelContext::add_policy`)"
+        )
+    } else if looks_like_java_class(written) {
         format!(
             "`{written}` is a Java class, which cannot run here: a policy is a Rust tower layer \
              registered with `CamelContext::add_policy(\"name\", layer)` and named by `ref: name`"
