@@ -393,7 +393,12 @@ pub(crate) fn parse_all(text: &str, file: &str) -> Result<Vec<Spanned>, SyntaxEr
 /// columns past the line that opened it, and the line and column of the first line moved;
 /// `None` when nothing was changed. Line numbers stay as they were, so positions still
 /// point at the user's lines.
+///
+/// The padding is bounded: a text that would grow past twice its size (plus 64 KiB) is
+/// not rewritten, so many short lines under a deeply indented key cannot make the
+/// rewritten copy cost far more memory than the file the loader's size bound admitted.
 fn reindent_quoted(text: &str) -> Option<(String, (usize, usize))> {
+    let limit = text.len().saturating_mul(2).saturating_add(64 * 1024);
     let mut out = String::with_capacity(text.len() + 64);
     let mut open: Option<usize> = None;
     let mut first: Option<(usize, usize)> = None;
@@ -402,7 +407,11 @@ fn reindent_quoted(text: &str) -> Option<(String, (usize, usize))> {
         let mut line = line.to_string();
         if let Some(base) = open {
             if indent <= base && !line.trim().is_empty() {
-                line = format!("{}{line}", " ".repeat(base + 2 - indent));
+                let pad = base + 2 - indent;
+                if out.len() + pad + line.len() > limit {
+                    return None;
+                }
+                line = format!("{}{line}", " ".repeat(pad));
                 first.get_or_insert((number + 1, indent + 1));
             }
         }
@@ -467,6 +476,19 @@ mod tests {
         );
         // Other indentation errors stay errors.
         assert!(parse_all("- a: \"x\n b\"\n  c: d\n", "test.yaml").is_err());
+    }
+
+    #[test]
+    fn the_rewritten_quoted_text_stays_within_twice_the_file() {
+        // A quoted text opened 20,000 columns deep, then 20,000 one-letter lines at the
+        // margin: padding each would make a copy of some 400 MB from a file of 100 KB.
+        let mut text = format!("{}a: \"x\n", " ".repeat(20_000));
+        text.push_str(&"b\n".repeat(20_000));
+        text.push_str("\"\n");
+        assert!(reindent_quoted(&text).is_none());
+        assert!(parse_all(&text, "test.yaml").is_err());
+        // One such line is padded as usual.
+        assert!(reindent_quoted("- a: \"x\nb\"\n").is_some());
     }
 
     #[test]
