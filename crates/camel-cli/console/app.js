@@ -149,7 +149,8 @@ function showRoute(id) {
         el('span', { id: 'action-result', class: 'muted' }))),
     el('div', { class: 'panel' },
       el('h2', {}, 'Diagram ', el('span', { class: 'muted', id: 'trace-state' })),
-      el('div', { id: 'diagram' }, 'loading…')),
+      el('div', { id: 'diagram' }, 'loading…'),
+      el('details', { id: 'mermaid' }, el('summary', {}, 'Mermaid source (for a README)'), el('pre', { class: 'mono', id: 'mermaid-text' }))),
     el('div', { class: 'panel' },
       el('h2', {}, 'Last traced exchanges'),
       el('table', { id: 'exchanges' }, el('thead', {}, el('tr', {},
@@ -209,6 +210,8 @@ async function loadDiagram(id) {
   for (const s of svg.querySelectorAll('script, foreignObject')) s.remove();
   box.replaceChildren(document.importNode(svg, true));
   refreshTrace(id);
+  const mmd = await api('GET', '/console/api/routes/' + encodeURIComponent(id) + '/diagram.mmd');
+  if (mmd.ok && $('mermaid-text')) $('mermaid-text').textContent = await mmd.text();
 }
 
 // Per-step counts, from the tracer's kept exchanges (the last ones, not all time).

@@ -118,6 +118,20 @@ async fn the_console_reads_need_the_token_and_refusals_carry_the_headers() {
         "{svg}"
     );
     assert!(!svg.contains("<script") && !svg.contains("style="), "{svg}");
+    for (file, start) in [("diagram.mmd", "flowchart TD"), ("diagram.dot", "digraph")] {
+        let text = admin_client()
+            .get(format!("{base}/console/api/routes/ticks/{file}"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.starts_with(start), "{file}: {text}");
+    }
+    let (code, _) =
+        send(admin_client().get(format!("{base}/console/api/routes/ticks/diagram.png"))).await;
+    assert_eq!(code, 404);
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@
 //!   (read with `fetch`, so the token travels in the `Authorization` header, never in a
 //!   URL); at most [`MAX_STREAMS`] at once, each ends after [`STREAM_LIFETIME`] or when
 //!   `camel run` stops;
-//! - `GET /console/api/routes/{id}/diagram.svg`: the running route drawn (ADR 0136);
+//! - `GET /console/api/routes/{id}/diagram.svg` (or `.mmd`, `.dot`): the running route
+//!   drawn (ADR 0136);
 //! - `GET /console/api/routes/{id}/yaml`: the running definition as a route file,
 //!   credentials hidden (`***`);
 //! - `POST /console/api/routes/{id}/validate` with a YAML body: the route parsed and
@@ -150,18 +151,27 @@ pub(super) async fn events(State(admin): State<Admin>) -> Response {
         .into_response()
 }
 
-pub(super) async fn diagram(State(admin): State<Admin>, Path(id): Path<String>) -> Response {
+/// `diagram.svg`, `diagram.mmd` (Mermaid) or `diagram.dot`: the running route drawn.
+pub(super) async fn diagram(
+    State(admin): State<Admin>,
+    Path((id, file)): Path<(String, String)>,
+) -> Response {
+    let (format, content_type) = match file.as_str() {
+        "diagram.svg" => (crate::diagram::Format::Svg, "image/svg+xml; charset=utf-8"),
+        "diagram.mmd" => (crate::diagram::Format::Mermaid, "text/plain; charset=utf-8"),
+        "diagram.dot" => (crate::diagram::Format::Dot, "text/plain; charset=utf-8"),
+        _ => {
+            let body = json!({ "error": "expected diagram.svg, diagram.mmd or diagram.dot" });
+            return (StatusCode::NOT_FOUND, Json(body)).into_response();
+        }
+    };
     let definition = match admin.ctx.route_controller().definition(&id).await {
         Ok(d) => d,
         Err(e) => return failure(&e),
     };
     let graph = crate::diagram::Graph::of(&definition, &id);
-    let svg = crate::diagram::render(&[graph], crate::diagram::Format::Svg);
-    (
-        [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")],
-        svg,
-    )
-        .into_response()
+    let text = crate::diagram::render(&[graph], format);
+    ([(header::CONTENT_TYPE, content_type)], text).into_response()
 }
 
 pub(super) async fn yaml(State(admin): State<Admin>, Path(id): Path<String>) -> Response {

@@ -86,10 +86,7 @@ pub(crate) async fn serve(
         .route("/console/app.css", get(console::style))
         .route("/console/api/routes", get(console::routes))
         .route("/console/api/events", get(console::events))
-        .route(
-            "/console/api/routes/{id}/diagram.svg",
-            get(console::diagram),
-        )
+        .route("/console/api/routes/{id}/{file}", get(console::diagram))
         .route("/console/api/routes/{id}/yaml", get(console::yaml))
         .route("/console/api/routes/{id}/validate", post(console::validate))
         .route("/trace/{action}", post(trace::act_all))
