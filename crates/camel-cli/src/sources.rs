@@ -221,5 +221,5 @@ pub(crate) fn register_datasource(
     {
         ctx.add_resource(camel_sql::DATASOURCE_RESOURCE, std::sync::Arc::new(url));
     }
-    Ok(())
+    crate::cluster::register(ctx, &properties)
 }
