@@ -213,7 +213,7 @@ fn fencing_of(ex: &Exchange) -> Result<(String, u64), SqlError> {
     match (namespace, epoch) {
         (Some(ns), Some(epoch)) => Ok((ns, epoch)),
         _ => Err(SqlError::Fenced(
-            "fence=true needs an exchange started by a leader-only route (`master:` or \
+            "fenced: fence=true needs an exchange started by a leader-only route (`master:` or \
              `route_policy: {leader: …}`), which carries CamelClusterEpoch"
                 .into(),
         )),

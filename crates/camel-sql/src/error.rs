@@ -71,7 +71,7 @@ pub enum SqlError {
     TransactionEnded,
     /// `fence=true` refused the write: the epoch the exchange started under no longer
     /// leads its namespace (a new leader took over), or the exchange carries none.
-    #[error("fenced: {0}")]
+    #[error("{0}")]
     Fenced(String),
     /// The database refused or failed the statement. The message is the database's, with
     /// the datasource shown redacted; it never holds a password.
