@@ -225,3 +225,105 @@ async fn run(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ClusterError;
+    use crate::store::{LeaderInfo, Lease};
+    use async_trait::async_trait;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Grants every acquisition; renewals succeed until `hang` is set, then never answer.
+    #[derive(Debug, Default)]
+    struct Hanging {
+        hang: AtomicBool,
+    }
+
+    #[async_trait]
+    impl LeaseStore for Hanging {
+        fn backend(&self) -> &'static str {
+            "memory"
+        }
+        async fn try_acquire(
+            &self,
+            namespace: &str,
+            holder: &str,
+            _ttl: Duration,
+        ) -> Result<Option<Lease>, ClusterError> {
+            Ok(Some(Lease {
+                namespace: namespace.into(),
+                holder: holder.into(),
+                epoch: 7,
+                token: 0,
+            }))
+        }
+        async fn renew(
+            &self,
+            lease: &Lease,
+            _ttl: Duration,
+        ) -> Result<Option<Lease>, ClusterError> {
+            if self.hang.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            Ok(Some(lease.clone()))
+        }
+        async fn release(&self, _lease: &Lease) -> Result<(), ClusterError> {
+            Ok(())
+        }
+        async fn leader(&self, _namespace: &str) -> Result<Option<LeaderInfo>, ClusterError> {
+            Ok(None)
+        }
+    }
+
+    fn config() -> ElectionConfig {
+        ElectionConfig {
+            namespace: "ns".into(),
+            holder: "me".into(),
+            lease_duration: Duration::from_secs(3),
+            renew_interval: Duration::from_secs(1),
+            retry_interval: Duration::from_secs(1),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_store_that_stops_answering_is_a_loss_at_the_local_deadline_not_later() {
+        let store = Arc::new(Hanging::default());
+        let election = LeaderElection::start(store.clone(), config());
+        let mut rx = election.subscribe();
+        rx.changed().await.unwrap();
+        let Leadership::Leader { epoch, until } = *rx.borrow_and_update() else {
+            panic!("leads")
+        };
+        assert_eq!(epoch, 7);
+        // Renewals keep the lease while the store answers.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(election.current().is_leader_now());
+        let last = match election.current() {
+            Leadership::Leader { until: u, .. } => u,
+            Leadership::Follower => panic!("still leads"),
+        };
+        assert!(last > until, "renewals moved the deadline");
+        store.hang.store(true, Ordering::SeqCst);
+        // Loss is announced by the deadline of the last renewal, whatever the store does.
+        let lost = loop {
+            rx.changed().await.unwrap();
+            if rx.borrow_and_update().epoch().is_none() {
+                break Instant::now();
+            }
+        };
+        assert!(lost <= last, "loss at {lost:?} after the deadline {last:?}");
+        election.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn leadership_is_not_believed_past_its_deadline() {
+        let until = Instant::now() + Duration::from_millis(10);
+        let l = Leadership::Leader { epoch: 1, until };
+        assert!(l.is_leader_now());
+        tokio::time::advance(Duration::from_millis(10)).await;
+        assert!(!l.is_leader_now());
+        assert_eq!(l.epoch(), Some(1));
+        assert!(!Leadership::Follower.is_leader_now());
+    }
+}

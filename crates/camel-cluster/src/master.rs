@@ -301,3 +301,52 @@ fn stamp(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use camel_api::{BoxExpression, BoxPredicate};
+    use std::any::Any;
+
+    struct NoContext;
+
+    impl ComponentContext for NoContext {
+        fn expression(&self, _: &str, _: &str) -> Result<BoxExpression, CamelError> {
+            Err(CamelError::processor("none"))
+        }
+        fn predicate(&self, _: &str, _: &str) -> Result<BoxPredicate, CamelError> {
+            Err(CamelError::processor("none"))
+        }
+        fn producer(&self, _: &str) -> Result<BoxProcessor, CamelError> {
+            Err(CamelError::processor("none"))
+        }
+        fn resource(&self, _: &str) -> Option<Arc<dyn Any + Send + Sync>> {
+            None
+        }
+        fn route_id(&self) -> Option<&str> {
+            None
+        }
+    }
+
+    fn refused(uri: &str) -> String {
+        let component = MasterComponent::new(None);
+        let uri = EndpointUri::parse(uri).unwrap();
+        component.endpoint(uri, &NoContext).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn uris_are_checked_before_the_cluster_is() {
+        assert!(refused("master:orders").contains("master:NAMESPACE:ENDPOINT"));
+        assert!(refused("master:or ders:timer:t").contains("only letters"));
+        assert!(refused("master:orders:tick").contains("not an endpoint URI"));
+        assert!(refused("master:orders:timer:tick").contains("camel.cluster.backend"));
+    }
+
+    #[test]
+    fn namespaces_are_short_plain_names() {
+        assert!(check_namespace("orders.eu-1_a").is_ok());
+        assert!(check_namespace("").is_err());
+        assert!(check_namespace(&"a".repeat(129)).is_err());
+        assert!(check_namespace("a/b").is_err());
+    }
+}
