@@ -87,8 +87,9 @@ impl Drop for Node {
 }
 
 /// The leader-only ticker. With `delay_ms`, it hands each tick over `seda:` to a route
-/// that waits that long before writing: the exchange (and its epoch) outlives the
-/// leader-only consumer, as work queued inside a process does.
+/// that waits that long, publishes to the outbox `{table}` (group key: the epoch) and
+/// then writes the row: the exchange (and its epoch) outlives the leader-only consumer,
+/// as work queued inside a process does.
 fn routes(
     dir: &std::path::Path,
     ns: &str,
@@ -103,12 +104,18 @@ fn routes(
             parameters: {{datasource: "{url}", fence: {fence}}}
 "#
     );
+    let publish = format!(
+        r#"        - to:
+            uri: "outbox:{table}"
+            parameters: {{datasource: "{url}", group_key: "${{exchangeProperty.CamelClusterEpoch}}", fence: {fence}}}
+"#
+    );
     let (period, first, second) = if delay_ms > 0 {
         (
             200,
             "        - to: seda:work\n".to_string(),
             format!(
-                "- route:\n    id: writer\n    from:\n      uri: seda:work\n      steps:\n        - delay: {delay_ms}\n{write}"
+                "- route:\n    id: writer\n    from:\n      uri: seda:work\n      steps:\n        - delay: {delay_ms}\n{publish}{write}"
             ),
         )
     } else {
@@ -347,10 +354,27 @@ fn paused_leader_writes_after_takeover(url: &str, fence: bool) -> (i64, Vec<Stri
             .fetch_one(&pool),
         )
         .unwrap();
+    // Every exchange of the old epoch published and wrote, or did neither: had the
+    // outbox's fence let one through that the `sql:` fence then refused, there would be
+    // more messages than rows.
+    let count = |sql: String| -> i64 {
+        rt.block_on(sqlx::query_scalar(&sql).bind(first).fetch_one(&pool))
+            .unwrap()
+    };
+    let published = count(format!(
+        "SELECT count(*) FROM camel_outbox_{table} WHERE group_key = $1::text"
+    ));
+    let written = count(format!("SELECT count(*) FROM {table} WHERE epoch = $1"));
     let lines = old.lines();
     drop((old, new));
     rt.block_on(sqlx::query(&format!("DROP TABLE {table}")).execute(&pool))
         .unwrap();
+    drop_outbox_tables(url, &table);
+    assert!(written >= 1, "the old leader wrote before its pause");
+    assert_eq!(
+        published, written,
+        "outbox messages of the old epoch vs rows"
+    );
     (stale, lines)
 }
 
