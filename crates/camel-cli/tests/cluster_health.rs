@@ -25,6 +25,22 @@ fn props(url: &str, holder: &str) -> Vec<String> {
     .collect()
 }
 
+/// Polls `base`'s `/health?details` until `done` holds for it (10 s at most).
+async fn health_until(base: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let h = health(base).await;
+        if done(&h) {
+            return h;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "health never got there: {h}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 async fn health(base: &str) -> Value {
     admin_client()
         .get(format!("{base}/health?details"))
@@ -51,27 +67,21 @@ async fn health_details_and_the_metric_say_who_leads() {
     let args: Vec<&str> = first_props.iter().map(String::as_str).collect();
     let mut first = Camel::start_with(std::path::Path::new(&routes), dir.path(), &args);
     let first_base = first.base_url().await;
-    first.wait_for("leadership acquired").await;
+    // (The log's order of "leadership acquired" and the admin's line varies: ask the API.)
+    health_until(&first_base, |h| {
+        h["cluster"]["namespaces"][0]["leader"] == true
+    })
+    .await;
     let second_props = props(&url, "second");
     let args: Vec<&str> = second_props.iter().map(String::as_str).collect();
     let mut second = Camel::start_with(std::path::Path::new(&routes), dir.path(), &args);
     let second_base = second.base_url().await;
     // The follower's route is started (standing by), so it is ready too.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    let (a, b) = loop {
-        let (a, b) = (health(&first_base).await, health(&second_base).await);
-        if b["cluster"]["namespaces"]
-            .as_array()
-            .is_some_and(|n| !n.is_empty())
-        {
-            break (a, b);
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no cluster details: {b}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    let b = health_until(&second_base, |h| {
+        h["cluster"]["namespaces"][0]["current_leader"]["holder"] == "first"
+    })
+    .await;
+    let a = health(&first_base).await;
     assert_eq!(a["cluster"]["backend"], "redis");
     assert_eq!(a["cluster"]["holder"], "first");
     assert_eq!(a["cluster"]["namespaces"][0]["namespace"], "reports");
