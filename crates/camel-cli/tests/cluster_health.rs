@@ -1,6 +1,7 @@
 //! Who leads, through the admin API of two `camel run` processes on Redis leases
 //! (`CAMEL_TEST_REDIS_URL`): `/health?details` names the leader on both, and the metric
-//! says 1 on the leader, 0 on the follower.
+//! says 1 on the leader, 0 on the follower; a leading route's health is its inner
+//! consumer's.
 
 mod support;
 
@@ -25,9 +26,9 @@ fn props(url: &str, holder: &str) -> Vec<String> {
     .collect()
 }
 
-/// Polls `base`'s `/health?details` until `done` holds for it (10 s at most).
+/// Polls `base`'s `/health?details` until `done` holds for it (25 s at most).
 async fn health_until(base: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(25);
     loop {
         let h = health(base).await;
         if done(&h) {
@@ -113,4 +114,27 @@ async fn health_details_and_the_metric_say_who_leads() {
     );
     let _ = first.child.kill();
     let _ = second.child.kill();
+}
+
+#[tokio::test]
+async fn a_leading_routes_health_is_its_inner_consumers() {
+    let Some(url) = service_from_env("CAMEL_TEST_REDIS_URL") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A poller on a database nobody listens on: its consumer reports the source down
+    // (MySQL: after `sql:`'s 10 s connection timeout).
+    let routes = write_file(
+        dir.path(),
+        "routes.yaml",
+        "- route:\n    id: poller\n    route_policy: {leader: polls}\n    from:\n      uri: 'sql:SELECT 1'\n      parameters: {datasource: 'mysql://root@127.0.0.1:1/none', delay: 100, initial_delay: 0}\n      steps:\n        - log: row\n",
+    );
+    let p = props(&url, "poller");
+    let args: Vec<&str> = p.iter().map(String::as_str).collect();
+    let mut camel = Camel::start_with(std::path::Path::new(&routes), dir.path(), &args);
+    let base = camel.base_url().await;
+    let h = health_until(&base, |h| h["status"] == "DOWN").await;
+    assert_eq!(h["failing"][0]["id"], "poller", "{h}");
+    assert_eq!(h["cluster"]["namespaces"][0]["leader"], true, "{h}");
+    let _ = camel.child.kill();
 }

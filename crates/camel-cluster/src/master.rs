@@ -21,6 +21,9 @@ use tokio::time::Instant;
 use crate::election::Leadership;
 use crate::service::{ClusterService, Membership};
 
+/// How often a leading route copies its inner consumer's health.
+const HEALTH_MIRROR: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The exchange property holding the fencing epoch the exchange started under.
 pub const EPOCH_PROPERTY: &str = "CamelClusterEpoch";
 /// The exchange property holding the namespace of that epoch.
@@ -232,10 +235,18 @@ impl LeaderConsumer {
                 ExchangeStats::new(),
                 Arc::default(),
             );
+            // The inner consumer reports its source's health to its own context; the
+            // route's health mirrors it (read once a second).
+            let inner_health = child.health().clone();
+            let mut mirror = tokio::time::interval(HEALTH_MIRROR);
             let mut running = tokio::spawn(consumer.run(child));
             let ended = loop {
                 tokio::select! {
                     _ = ctx.cancelled() => break Ended::Stopped,
+                    _ = mirror.tick() => match inner_health.failing() {
+                        Some(reason) => ctx.health().set_failing(reason),
+                        None => ctx.health().set_healthy(),
+                    },
                     r = &mut running => break Ended::Inner(r.unwrap_or_else(|e| Err(CamelError::processor(format!("the consumer task failed: {e}"))))),
                     changed = state.changed() => {
                         let now = *state.borrow_and_update();
@@ -255,6 +266,8 @@ impl LeaderConsumer {
                     return Ok(());
                 }
                 Ended::Lost => {
+                    // Standing by is healthy; the source's state is the next leader's.
+                    ctx.health().set_healthy();
                     tracing::warn!(route_id = ctx.route_id(), namespace = %self.namespace, epoch, "leadership lost: stopping the consumer");
                     cancel.cancel();
                     stop_by(running, until).await;
