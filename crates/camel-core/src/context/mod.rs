@@ -15,6 +15,7 @@ mod backlog;
 mod controller;
 mod health;
 pub mod metrics;
+mod probe;
 mod registry;
 mod reload;
 mod route;
@@ -92,6 +93,8 @@ struct Inner {
     /// Context stops under way. While one runs no route starts: a start that got its
     /// route's lock after the stop passed that route would leave it running.
     stopping: AtomicUsize,
+    /// Pings the databases of `registry`'s pools while the context runs (readiness).
+    datasources: probe::DatasourceProbe,
 }
 
 impl Default for CamelContext {
@@ -119,6 +122,7 @@ impl CamelContext {
                 next_id: AtomicU64::new(1),
                 started: Default::default(),
                 stopping: AtomicUsize::new(0),
+                datasources: Default::default(),
             }),
         }
     }
@@ -366,6 +370,9 @@ impl CamelContext {
     pub async fn start(&self) -> Result<(), RouteErrors> {
         self.inner.started.store(true, Ordering::SeqCst);
         self.announce(ContextChange::Starting);
+        self.inner
+            .datasources
+            .start(self.inner.registry.pools().clone());
         let all = self.inner.routes.snapshot();
         let mut errors = Vec::new();
         for i in startup_order(&all) {
@@ -413,6 +420,7 @@ impl CamelContext {
         let started = Instant::now();
         self.inner.started.store(false, Ordering::SeqCst);
         let _stopping = StopInProgress::begin(&self.inner.stopping);
+        self.inner.datasources.stop();
         // Before the routes stop, so a wait for a route to start ends now, not at the
         // deadline (no route starts during a stop).
         self.announce(ContextChange::Stopping);
