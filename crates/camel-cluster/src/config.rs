@@ -28,6 +28,9 @@ pub enum Backend {
     Redis,
     /// A NATS JetStream key-value bucket.
     Nats,
+    /// Kubernetes Leases: accepted in configuration (`camel export --kubernetes` writes
+    /// its RBAC), not built yet: a leader-only route on it reports so and never leads.
+    Kubernetes,
 }
 
 impl Backend {
@@ -37,6 +40,7 @@ impl Backend {
             Backend::Postgres => "postgres",
             Backend::Redis => "redis",
             Backend::Nats => "nats",
+            Backend::Kubernetes => "kubernetes",
         }
     }
 }
@@ -132,14 +136,17 @@ impl ClusterSettings {
             "postgres" | "postgresql" | "jdbc" => Backend::Postgres,
             "redis" => Backend::Redis,
             "nats" => Backend::Nats,
+            "kubernetes" => Backend::Kubernetes,
             other => {
                 return Err(ClusterError::config(
                     "camel.cluster.backend",
-                    format!("`{other}` is not a backend: postgres, redis or nats"),
+                    format!("`{other}` is not a backend: postgres, redis, nats (or kubernetes, not built yet)"),
                 ))
             }
         };
-        let Some(url) = read("url") else {
+        // In a pod the Lease API needs no URL.
+        let url = read("url").or_else(|| (backend == Backend::Kubernetes).then(String::new));
+        let Some(url) = url else {
             return Err(ClusterError::config(
                 "camel.cluster.url",
                 format!(
@@ -278,7 +285,11 @@ mod tests {
         ])
         .err()
         .unwrap();
-        assert!(e.to_string().contains("postgres, redis or nats"), "{e}");
+        assert!(e.to_string().contains("postgres, redis, nats"), "{e}");
+        let k = read(&[("camel.cluster.backend", "kubernetes")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(k.backend, Backend::Kubernetes);
     }
 
     #[test]

@@ -193,6 +193,10 @@ async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn LeaseStore>, Clus
             #[cfg(not(feature = "redis"))]
             Err(missing("redis"))
         }
+        Backend::Kubernetes => Err(ClusterError::config(
+            "camel.cluster.backend",
+            "the Kubernetes Lease backend is not built yet: use postgres, redis or nats (docs/cluster.md)",
+        )),
         Backend::Nats => {
             #[cfg(feature = "nats")]
             {
