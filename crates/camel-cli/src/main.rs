@@ -2,6 +2,7 @@
 
 mod admin;
 mod cluster;
+mod diagram;
 mod discover;
 mod export;
 mod file_routes;
@@ -81,6 +82,8 @@ enum Command {
     /// Follow the traced exchanges of a running `camel run --admin-addr` step by step
     /// (headers, body, duration, outcome); the tracer is on with `camel run --trace`.
     Trace(trace::TraceArgs),
+    /// Draw routes as SVG, Mermaid or DOT, from the loaded model (Kamelets expanded).
+    Diagram(diagram::DiagramArgs),
 }
 
 fn main() -> ExitCode {
@@ -126,6 +129,7 @@ fn main() -> ExitCode {
             Command::Trace(args) => trace::run(args).await,
             Command::Test(args) => test::run(&args).await,
             Command::Schema(args) => schema::run(&args),
+            Command::Diagram(args) => diagram::run(args).await,
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

@@ -159,6 +159,36 @@ impl CamelContext {
         self.inner.registry.add_bean(name, Arc::new(bean));
     }
 
+    /// Registers a policy under `name`: `policy: {ref: name, steps: [...]}` (Camel's Policy
+    /// EIP) wraps its steps in `layer` in routes added afterwards, and so does
+    /// [`RouteBuilder::policy`](crate::RouteBuilder::policy). Any tower layer over
+    /// [`camel_api::BoxProcessor`] fits: a timeout, a concurrency limit, a
+    /// [`from_fn`](camel_eip::middleware::from_fn) middleware that checks a header.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use camel_core::CamelContext;
+    ///
+    /// let ctx = CamelContext::new();
+    /// ctx.add_policy("quick", tower::timeout::TimeoutLayer::new(Duration::from_secs(2)));
+    /// assert_eq!(ctx.registry().policy_names(), ["quick"]);
+    /// ```
+    pub fn add_policy<L>(&self, name: &str, layer: L)
+    where
+        L: tower::Layer<camel_api::BoxProcessor> + Send + Sync + 'static,
+        L::Service: tower::Service<camel_api::Exchange, Response = camel_api::Exchange>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<camel_api::Exchange>>::Error: Into<tower::BoxError>,
+        <L::Service as tower::Service<camel_api::Exchange>>::Future: Send + 'static,
+    {
+        self.inner
+            .registry
+            .add_policy(name, camel_eip::policy::Policy::new(layer));
+    }
+
     /// Registers a bean type: a file's top-level `- beans: [{name, type: bean_type,
     /// properties}]` entry builds its bean with `factory`, given the `properties` decoded
     /// as `P` (a `serde_json::Map` reads them as written).
