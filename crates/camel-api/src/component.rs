@@ -132,6 +132,15 @@ pub trait ComponentContext: Send + Sync {
     /// A producer for another URI (a dead-letter endpoint, say).
     fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError>;
 
+    /// The endpoint of another URI, for a component that wraps one (`master:` runs
+    /// another endpoint's consumer). The default says the context cannot.
+    fn endpoint(&self, uri: &str) -> Result<Arc<dyn Endpoint>, CamelError> {
+        Err(CamelError::invalid_uri(
+            uri.to_string(),
+            "this context cannot build endpoints for other components",
+        ))
+    }
+
     /// A shared resource registered in the context under `name` (a datasource, a client).
     fn resource(&self, name: &str) -> Option<Arc<dyn Any + Send + Sync>>;
 

@@ -1,6 +1,7 @@
 //! The `camel` command: run, validate or test route files.
 
 mod admin;
+mod cluster;
 mod diagram;
 mod discover;
 mod export;

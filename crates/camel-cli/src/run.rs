@@ -129,6 +129,9 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     });
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
+    // `master:` refuses its endpoints until `camel.cluster.*` names a store (then
+    // `sources::register_datasource` replaces it with one that elects; ADR 0140).
+    ctx.add_component(Arc::new(camel_cluster::MasterComponent::new(None)));
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {

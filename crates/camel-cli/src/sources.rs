@@ -221,7 +221,7 @@ pub(crate) fn register_datasource(
     {
         ctx.add_resource(camel_sql::DATASOURCE_RESOURCE, std::sync::Arc::new(url));
     }
-    Ok(())
+    crate::cluster::register(ctx, &properties)
 }
 
 /// True when the properties of the run (files and `--property`) set `key` to `true`.

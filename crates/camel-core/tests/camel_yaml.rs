@@ -304,10 +304,10 @@ async fn jvm_only_options_and_route_options_are_accepted() {
 - from: {uri: direct:x}
 ";
     CamelContext::new().validate(&load(text)).await.unwrap();
-    let errs = errors_of("- route:\n    routePolicy: p\n    from: {uri: direct:a}\n").await;
+    let errs = errors_of("- route:\n    inputType: p\n    from: {uri: direct:a}\n").await;
     assert!(
         errs.to_string()
-            .contains("`routePolicy` is a Camel route option"),
+            .contains("`inputType` is a Camel route option"),
         "{errs}"
     );
 }

@@ -17,6 +17,7 @@
 //! | `rabbitmq` | `rabbitmq` | the `rabbitmq:` component |
 //! | `xml` | `xml` | the `xpath` language and the `xslt:` component |
 //! | `otel` | `otel` | OpenTelemetry export of route spans over OTLP/HTTP (`camel_rs::otel::install`) |
+//! | `cluster-postgres`, `cluster-redis`, `cluster-nats` | `cluster` | leader election with fencing epochs, the `master:` component (docs/cluster.md) |
 //! | `full` | | all of the above |
 //! | `test` | `test` | advice-with and mock endpoints for testing routes (docs/testing.md); not in `full` |
 //!
@@ -101,6 +102,15 @@ pub use camel_xml as xml;
 /// OpenTelemetry export of route spans over OTLP/HTTP (`otel`).
 #[cfg(feature = "otel")]
 pub use camel_otel as otel;
+
+/// Leader election and leader-only routes (`cluster-postgres`, `cluster-redis`,
+/// `cluster-nats`).
+#[cfg(any(
+    feature = "cluster-postgres",
+    feature = "cluster-redis",
+    feature = "cluster-nats"
+))]
+pub use camel_cluster as cluster;
 
 /// Advice-with and a test context with mock endpoints (`test`), for a crate's
 /// `[dev-dependencies]`.

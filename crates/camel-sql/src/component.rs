@@ -26,6 +26,8 @@ const PRODUCER_KEYS: &[&str] = &[
     "batch",
     "noop",
     "separator",
+    "fence",
+    "fence_table",
 ];
 const CONSUMER_KEYS: &[&str] = &[
     "delay",
@@ -246,6 +248,19 @@ impl Component for SqlComponent {
             noop: p.take_bool("noop")?.unwrap_or(false),
             separator,
             body_is_sql,
+            fence: match (
+                p.take_bool("fence")?.unwrap_or(false),
+                p.take_str("fence_table"),
+            ) {
+                (true, table) => Some(table.unwrap_or_else(|| camel_cluster::DEFAULT_TABLE.into())),
+                (false, Some(_)) => {
+                    return Err(CamelError::invalid_uri(
+                        raw,
+                        "`fence_table` needs `fence=true`",
+                    ))
+                }
+                (false, None) => None,
+            },
         };
         let optional =
             |p: &mut camel_api::Parameters, name: &str| -> Result<Option<Statement>, CamelError> {

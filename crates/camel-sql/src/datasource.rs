@@ -157,6 +157,46 @@ impl SharedDatabase {
         }
     }
 
+    /// Like [`run`](Self::run), after checking in the same transaction that `epoch` still
+    /// leads `namespace` in the lease table `table` (PostgreSQL only). The check holds a
+    /// share lock on the lease row until commit, so no new leader can take over between
+    /// the check and the write (ADR 0141).
+    pub(crate) async fn run_fenced(
+        &self,
+        stmt: &Statement,
+        sets: &[Vec<Arg>],
+        table: &str,
+        namespace: &str,
+        epoch: u64,
+    ) -> Result<Outcome, SqlError> {
+        let ds = self.shown.as_str();
+        let fenced = |e: camel_cluster::FenceError| SqlError::Fenced(e.to_string());
+        if let Some(tx) = RouteTransaction::current().filter(|t| t.key() == self.key) {
+            let mut guard = tx.lock().await;
+            let Some(conn) = guard.postgres() else {
+                return Err(SqlError::Fenced(
+                    "fence=true needs a PostgreSQL database".into(),
+                ));
+            };
+            camel_cluster::check_fence(conn, table, namespace, epoch)
+                .await
+                .map_err(fenced)?;
+            return exec::run::<Postgres>(On::Connection(conn), stmt, sets, ds).await;
+        }
+        let Database::Postgres(pool) = self.pool().await? else {
+            return Err(SqlError::Fenced(
+                "fence=true needs a PostgreSQL database".into(),
+            ));
+        };
+        let mut tx = pool.begin().await.map_err(|e| SqlError::database(ds, e))?;
+        camel_cluster::check_fence(&mut tx, table, namespace, epoch)
+            .await
+            .map_err(fenced)?;
+        let out = exec::run::<Postgres>(On::Connection(&mut *tx), stmt, sets, ds).await?;
+        tx.commit().await.map_err(|e| SqlError::database(ds, e))?;
+        Ok(out)
+    }
+
     /// Runs `stmt` once per argument set: in the enclosing `transacted` step's
     /// transaction when it is on this database, else on a pooled connection (a batch of
     /// several sets in a transaction of its own, so it applies entirely or not at all).

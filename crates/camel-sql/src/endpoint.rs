@@ -30,6 +30,9 @@ pub(crate) struct ProducerOptions {
     /// Camel's `useMessageBodyForSql`: the body is the statement (its `:#name`
     /// parameters from the headers).
     pub(crate) body_is_sql: bool,
+    /// `fence=true`: the lease table the write is checked against, in the same
+    /// transaction, for the epoch the exchange carries (ADR 0141).
+    pub(crate) fence: Option<String>,
 }
 
 #[derive(Debug)]
@@ -140,7 +143,15 @@ async fn produce(
         ex.message.headers.insert(headers::UPDATE_COUNT, 0i64);
         return Ok(ex);
     }
-    let out = database.run(&statement, &sets).await?;
+    let out = match &options.fence {
+        Some(table) => {
+            let (namespace, epoch) = fencing_of(&ex)?;
+            database
+                .run_fenced(&statement, &sets, table, &namespace, epoch)
+                .await?
+        }
+        None => database.run(&statement, &sets).await?,
+    };
     let rows_back = statement.is_query || !out.rows.is_empty();
     if !rows_back {
         ex.message.headers.insert(
@@ -188,4 +199,24 @@ async fn produce(
         }
     }
     Ok(ex)
+}
+
+/// The namespace and epoch a leader-only route stamped on the exchange.
+fn fencing_of(ex: &Exchange) -> Result<(String, u64), SqlError> {
+    let epoch = ex
+        .property(camel_cluster::EPOCH_PROPERTY)
+        .and_then(|v| v.as_i64())
+        .and_then(|v| u64::try_from(v).ok());
+    let namespace = ex
+        .property(camel_cluster::NAMESPACE_PROPERTY)
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    match (namespace, epoch) {
+        (Some(ns), Some(epoch)) => Ok((ns, epoch)),
+        _ => Err(SqlError::Fenced(
+            "fenced: fence=true needs an exchange started by a leader-only route (`master:` or \
+             `route_policy: {leader: …}`), which carries CamelClusterEpoch"
+                .into(),
+        )),
+    }
 }

@@ -69,6 +69,10 @@ pub enum SqlError {
     /// (work handed on after the step finished).
     #[error("the transaction of the `transacted` step has already ended")]
     TransactionEnded,
+    /// `fence=true` refused the write: the epoch the exchange started under no longer
+    /// leads its namespace (a new leader took over), or the exchange carries none.
+    #[error("{0}")]
+    Fenced(String),
     /// The database refused or failed the statement. The message is the database's, with
     /// the datasource shown redacted; it never holds a password.
     #[error("database error on {datasource}: {message}")]

@@ -193,6 +193,9 @@ pub(super) async fn health(State(admin): State<Admin>, RawQuery(q): RawQuery) ->
         let report = admin.ctx.health();
         body["checks"] = Value::Array(report.checks.iter().map(check_json).collect());
         body["ready"] = Value::String(report.state.as_str().into());
+        if let Some(cluster) = crate::cluster::health_details(&admin.ctx).await {
+            body["cluster"] = cluster;
+        }
     }
     (code, Json(body)).into_response()
 }

@@ -510,6 +510,15 @@ impl ComponentContext for EndpointContext<'_> {
         endpoint.producer()
     }
 
+    fn endpoint(&self, uri: &str) -> Result<Arc<dyn Endpoint>, CamelError> {
+        self.registry
+            .endpoint_with(&EndpointDefinition::new(uri), self.route_id, self.options)
+            .map_err(|kind| match kind {
+                RouteErrorKind::Endpoint(e) | RouteErrorKind::UnknownComponent(e) => e,
+                other => CamelError::invalid_uri(uri.to_string(), other),
+            })
+    }
+
     fn resource(&self, name: &str) -> Option<Arc<dyn Any + Send + Sync>> {
         self.registry.resource(name)
     }

@@ -24,8 +24,7 @@ const ROUTE_OPTIONS_IGNORED: &[&str] = &[
 ];
 
 /// Route options of Camel that would change behaviour and are not implemented.
-const ROUTE_OPTIONS_UNSUPPORTED: &[&str] =
-    &["route_policy", "precondition", "input_type", "output_type"];
+const ROUTE_OPTIONS_UNSUPPORTED: &[&str] = &["precondition", "input_type", "output_type"];
 
 /// A boolean or whole number written as text (`"false"`, `"2"`) as its value; anything
 /// else as it is.
@@ -58,6 +57,7 @@ impl Reader {
             "on_exception",
             "on_completion",
             "route_configuration_id",
+            "route_policy",
         ];
         let map = self
             .object(body, pointer, "`route` takes a map")
@@ -70,6 +70,7 @@ impl Reader {
         let mut steps = None;
         let mut errors = Vec::new();
         let mut ignored = Vec::new();
+        let mut leader = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
@@ -109,6 +110,7 @@ impl Reader {
                 "route_configuration_id" => self
                     .string(value, &at, "route_configuration_id")
                     .map(|id| route.errors.route_configuration_id = Some(id)),
+                "route_policy" => self.leader_policy(value, &at).map(|ns| leader = Some(ns)),
                 k if ROUTE_OPTIONS_IGNORED.contains(&k) => {
                     ignored.push(key.clone());
                     Ok(())
@@ -142,6 +144,13 @@ impl Reader {
         };
         let mut steps_pointer =
             self.from(from, &format!("{pointer}/from"), &mut route, &mut errors);
+        // A leader-only route reads from `master:NAMESPACE:URI` (ADR 0140): the policy and
+        // Camel's master component are one mechanism.
+        if let Some(namespace) = leader {
+            if !route.from.uri.starts_with("master:") {
+                route.from.uri = format!("master:{namespace}:{}", route.from.uri);
+            }
+        }
         if let Some(steps) = steps {
             if !route.steps.is_empty() {
                 errors.push(self.error(
@@ -323,5 +332,45 @@ impl Reader {
             }
         }
         steps
+    }
+}
+
+impl Reader {
+    /// `route_policy: {leader: NAMESPACE}` (or `routePolicy`): the namespace.
+    fn leader_policy(&self, value: Json, at: &str) -> Result<String, RouteError> {
+        let invalid = |why: String| self.error(RouteErrorKind::InvalidValue(why), at);
+        let Json::Object(map) = value else {
+            return Err(invalid(
+                "camel-rs's route policy is `route_policy: {leader: NAMESPACE}` (the route runs \
+                 only on the process leading NAMESPACE); Camel's policies by bean reference are \
+                 not supported"
+                    .into(),
+            ));
+        };
+        let mut namespace = None;
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                ("leader", Json::String(ns)) => namespace = Some(ns),
+                ("leader", _) => return Err(invalid("`leader` takes a namespace name".into())),
+                (other, _) => {
+                    return Err(invalid(format!(
+                        "`{other}` is not a route policy option (known: leader)"
+                    )))
+                }
+            }
+        }
+        let ns =
+            namespace.ok_or_else(|| invalid("`route_policy` needs `leader: NAMESPACE`".into()))?;
+        let ok = !ns.is_empty()
+            && ns.len() <= 128
+            && ns
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok {
+            return Err(invalid(format!(
+                "`{ns}` is not a namespace: 1 to 128 letters, digits, `-`, `_` or `.`"
+            )));
+        }
+        Ok(ns)
     }
 }

@@ -16,6 +16,8 @@ pub(crate) struct OutboxEndpoint {
     group_key: Option<BoxExpression>,
     /// The route the endpoint was made for (named in the producer's warnings).
     route_id: Option<String>,
+    /// `fence=true`: the lease table publishes are checked against (ADR 0141).
+    fence: Option<String>,
 }
 
 impl OutboxEndpoint {
@@ -24,12 +26,14 @@ impl OutboxEndpoint {
         shared: Arc<SharedOutbox>,
         group_key: Option<BoxExpression>,
         route_id: Option<String>,
+        fence: Option<String>,
     ) -> Self {
         OutboxEndpoint {
             uri,
             shared,
             group_key,
             route_id,
+            fence,
         }
     }
 }
@@ -44,6 +48,7 @@ impl Endpoint for OutboxEndpoint {
             self.shared.clone(),
             self.group_key.clone(),
             self.route_id.clone(),
+            self.fence.clone(),
         ))
     }
 

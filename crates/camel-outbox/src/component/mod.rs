@@ -257,8 +257,21 @@ impl Component for OutboxComponent {
             Some(text) if !text.trim().is_empty() => Some(ctx.expression("simple", &text)?),
             _ => None,
         };
+        let fence = match (
+            uri.parameters.take_bool("fence")?.unwrap_or(false),
+            uri.parameters.take_str("fence_table"),
+        ) {
+            (true, table) => Some(table.unwrap_or_else(|| camel_cluster::DEFAULT_TABLE.into())),
+            (false, Some(_)) => {
+                return Err(CamelError::invalid_uri(
+                    raw,
+                    "`fence_table` needs `fence=true`",
+                ))
+            }
+            (false, None) => None,
+        };
         let explicit = settings::take(&mut uri.parameters);
-        let mut known = vec!["datasource", "group_key"];
+        let mut known = vec!["datasource", "group_key", "fence", "fence_table"];
         known.extend_from_slice(settings::OUTBOX_KEYS);
         uri.parameters.finish(&known)?;
         let source = self.shared_source(&raw, url, ctx)?;
@@ -279,7 +292,7 @@ impl Component for OutboxComponent {
         shared.add_settings(&raw, explicit)?;
         let route_id = ctx.route_id().map(str::to_string);
         Ok(Arc::new(endpoint::OutboxEndpoint::new(
-            raw, shared, group_key, route_id,
+            raw, shared, group_key, route_id, fence,
         )))
     }
 

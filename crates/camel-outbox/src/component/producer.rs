@@ -20,7 +20,9 @@ pub(crate) fn processor(
     shared: Arc<SharedOutbox>,
     group_key: Option<BoxExpression>,
     route_id: Option<String>,
+    fence: Option<String>,
 ) -> BoxProcessor {
+    let fence: Option<Arc<str>> = fence.map(Into::into);
     let ungrouped = Arc::new(Ungrouped {
         counter: crate::metrics::ungrouped(shared.name()),
         warned: AtomicBool::new(false),
@@ -30,7 +32,12 @@ pub(crate) fn processor(
         let shared = shared.clone();
         let group_key = group_key.clone();
         let ungrouped = ungrouped.clone();
+        let fence = fence.clone();
         async move {
+            let fencing = match &fence {
+                Some(table) => Some((table.clone(), fencing_of(&exchange)?)),
+                None => None,
+            };
             let key = match &group_key {
                 Some(expr) => {
                     let v = expr.evaluate(&exchange)?;
@@ -68,6 +75,9 @@ pub(crate) fn processor(
                         LOCK_WAIT.as_secs()
                     )));
                 };
+                if let Some((table, (namespace, epoch))) = &fencing {
+                    check_in_step(&mut guard, table, namespace, *epoch).await?;
+                }
                 let id = guard.publish(&outbox, message).await?;
                 exchange.message.headers.insert(headers::ID, id);
                 return Ok(exchange);
@@ -76,12 +86,20 @@ pub(crate) fn processor(
                 #[cfg(feature = "postgres")]
                 Datasource::Postgres(pool) => {
                     let mut tx = pool.begin().await.map_err(db)?;
+                    if let Some((table, (namespace, epoch))) = &fencing {
+                        camel_cluster::check_fence(&mut tx, table, namespace, *epoch)
+                            .await
+                            .map_err(fenced)?;
+                    }
                     let id = outbox.publish(&mut tx, message).await?;
                     outbox.commit(tx).await?;
                     id
                 }
                 #[cfg(feature = "sqlite")]
                 Datasource::Sqlite(pool) => {
+                    if fencing.is_some() {
+                        return Err(not_postgres());
+                    }
                     let mut conn = pool.acquire().await.map_err(db)?;
                     let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE")
                         .await
@@ -124,4 +142,58 @@ impl Ungrouped {
 
 fn db(e: sqlx::Error) -> CamelError {
     CamelError::external("outbox", e)
+}
+
+/// The namespace and epoch a leader-only route stamped on the exchange.
+fn fencing_of(ex: &Exchange) -> Result<(String, u64), CamelError> {
+    let epoch = ex
+        .property(camel_cluster::EPOCH_PROPERTY)
+        .and_then(|v| v.as_i64())
+        .and_then(|v| u64::try_from(v).ok());
+    let namespace = ex
+        .property(camel_cluster::NAMESPACE_PROPERTY)
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    match (namespace, epoch) {
+        (Some(ns), Some(epoch)) => Ok((ns, epoch)),
+        _ => Err(CamelError::processor(
+            "fenced: fence=true needs an exchange started by a leader-only route \
+             (`master:` or `route_policy: {leader: …}`), which carries CamelClusterEpoch",
+        )),
+    }
+}
+
+/// The fencing check in the enclosing `transacted` step's transaction.
+#[cfg(feature = "postgres")]
+async fn check_in_step(
+    guard: &mut super::transaction::TransactionGuard<'_>,
+    table: &str,
+    namespace: &str,
+    epoch: u64,
+) -> Result<(), CamelError> {
+    let Some(conn) = guard.postgres() else {
+        return Err(not_postgres());
+    };
+    camel_cluster::check_fence(conn, table, namespace, epoch)
+        .await
+        .map_err(fenced)
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn check_in_step(
+    _guard: &mut super::transaction::TransactionGuard<'_>,
+    _table: &str,
+    _namespace: &str,
+    _epoch: u64,
+) -> Result<(), CamelError> {
+    Err(not_postgres())
+}
+
+#[cfg(feature = "postgres")]
+fn fenced(e: camel_cluster::FenceError) -> CamelError {
+    CamelError::external("outbox", e)
+}
+
+fn not_postgres() -> CamelError {
+    CamelError::processor("fenced: fence=true needs the outbox on PostgreSQL")
 }
