@@ -123,6 +123,9 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     });
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
+    // MQTT 5 and 3.1.1 (crate camel-mqtt, ADR 0138).
+    ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt5()));
+    ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt311()));
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {
