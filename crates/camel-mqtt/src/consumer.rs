@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use camel_api::{CamelError, Consumer, ConsumerContext};
+use camel_api::{CamelError, Consumer, ConsumerContext, ProcessorFuture};
 use tokio::task::JoinSet;
 
 use crate::link::{self, Client, Event, EventLoop, Incoming};
@@ -174,13 +174,29 @@ impl MqttConsumer {
                             refused += 1;
                             continue;
                         }
-                        let ctx = ctx.clone();
-                        running.spawn(async move {
-                            match ctx.send(to_exchange(&m)).await {
-                                Ok(_) => Outcome::Done(m),
-                                Err(e) => Outcome::Failed(m, e),
+                        // A route that completes synchronously is settled here, without
+                        // a task; only a pending one gets its own.
+                        match ctx.process(to_exchange(&m)) {
+                            ProcessorFuture::Ready(Some(Ok(_))) => {
+                                succeeded += 1;
+                                unsent.push_back(m);
                             }
-                        });
+                            ProcessorFuture::Ready(result) => {
+                                let error = match result {
+                                    Some(Err(e)) => e,
+                                    _ => CamelError::processor("the route's future had already completed"),
+                                };
+                                running.spawn(async move { Outcome::Failed(m, error) });
+                            }
+                            pending => {
+                                running.spawn(async move {
+                                    match pending.await {
+                                        Ok(_) => Outcome::Done(m),
+                                        Err(e) => Outcome::Failed(m, e),
+                                    }
+                                });
+                            }
+                        }
                     }
                     Ok(_) => {}
                     Err(e) => return lost(&mut running, e, connected).await,
