@@ -126,6 +126,9 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     // MQTT 5 and 3.1.1 (crate camel-mqtt, ADR 0138).
     ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt5()));
     ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt311()));
+    // Redis commands, pub/sub and stream consumer groups (crate camel-redis, ADR 0139).
+    ctx.add_component(Arc::new(camel_redis::RedisComponent::spring_redis()));
+    ctx.add_component(Arc::new(camel_redis::RedisComponent::redis()));
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {

@@ -55,7 +55,7 @@ impl fmt::Debug for Password {
 }
 
 /// A `paho:` or `paho-mqtt5:` endpoint's options.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MqttOptions {
     /// The URI as written (shown only through [`camel_api::redact_url`]).
     pub uri: String,
@@ -96,6 +96,22 @@ pub struct MqttOptions {
     pub max_inflight: u16,
     /// Largest packet sent or received, in bytes.
     pub maximum_packet_size: u32,
+}
+
+impl fmt::Debug for MqttOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The URI as written may carry a password, as a parameter or in broker_url.
+        f.debug_struct("MqttOptions")
+            .field("uri", &camel_api::redact_url(&self.uri))
+            .field("protocol", &self.protocol)
+            .field("topic", &self.topic)
+            .field("broker", &format!("{}:{}", self.host, self.port))
+            .field("client_id", &self.client_id)
+            .field("qos", &self.qos)
+            .field("clean_start", &self.clean_start)
+            .field("max_inflight", &self.max_inflight)
+            .finish_non_exhaustive()
+    }
 }
 
 impl MqttOptions {
@@ -302,8 +318,10 @@ mod tests {
         assert_eq!(o.user_name.as_deref(), Some("app"));
         assert_eq!(o.password.as_ref().map(|p| p.0.as_str()), Some("s@cret"));
         let o = v5("paho-mqtt5:a?userName=u&password=hunter2").unwrap();
-        let shown = format!("{:?}", o.password);
+        let shown = format!("{:?} {o:?}", o.password);
         assert!(!shown.contains("hunter2"), "{shown}");
+        let o = v5("paho-mqtt5:a?brokerUrl=tcp://app:hunter3@h:1883").unwrap();
+        assert!(!format!("{o:?}").contains("hunter3"));
     }
 
     #[test]
