@@ -30,7 +30,7 @@ pub use component::RedisComponent;
 pub use consumer::RedisConsumer;
 pub use message::{
     BODY_FIELD, CHANNEL_HEADER, CLAIMED_HEADER, COMMAND_HEADER, FIELD_HEADER, KEY_HEADER,
-    MESSAGE_HEADER, PATTERN_HEADER, STREAM_ID_HEADER, VALUE_HEADER,
+    MESSAGE_HEADER, PATTERN_HEADER, STREAM_HEADER, STREAM_ID_HEADER, VALUE_HEADER,
 };
 pub use options::{ConsumerMode, Password, RedisOptions, PRODUCER_COMMANDS, REDIS_PARAMETERS};
 pub use producer::RedisProducer;

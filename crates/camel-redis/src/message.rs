@@ -21,6 +21,9 @@ pub const CHANNEL_HEADER: &str = "CamelRedis.Channel";
 pub const MESSAGE_HEADER: &str = "CamelRedis.Message";
 /// Header: the pattern that matched, on a PSUBSCRIBE consumer (Camel's name).
 pub const PATTERN_HEADER: &str = "CamelRedis.Pattern";
+/// Header: the stream a stream consumer read the entry from (ours; not `CamelRedis.Key`,
+/// which a later `XADD` step would take as its destination).
+pub const STREAM_HEADER: &str = "CamelRedis.Stream";
 /// Header: a stream entry's id (ours).
 pub const STREAM_ID_HEADER: &str = "CamelRedis.StreamId";
 /// Header: true when the entry was claimed from another consumer or after a failure
@@ -78,7 +81,7 @@ pub(crate) fn entry_exchange(
             .insert(camel_api::error_kind::EXTERNAL_REDELIVERED, true);
     }
     exchange
-        .with_header(KEY_HEADER, stream)
+        .with_header(STREAM_HEADER, stream)
         .with_header(STREAM_ID_HEADER, id)
         .with_header(CLAIMED_HEADER, claimed)
 }
@@ -122,7 +125,8 @@ mod tests {
         assert_eq!(back.message.body.as_text().as_deref(), Some("hi"));
         assert_eq!(back.header("tenant").unwrap().to_string(), "acme");
         assert!(back.header("camelhttpuri").is_none());
-        assert_eq!(back.header(KEY_HEADER).unwrap().to_string(), "orders");
+        assert_eq!(back.header(STREAM_HEADER).unwrap().to_string(), "orders");
+        assert!(back.header(KEY_HEADER).is_none());
         assert_eq!(back.header(CLAIMED_HEADER).unwrap().to_string(), "true");
     }
 }
