@@ -298,3 +298,22 @@ fn end_session(rt: &tokio::runtime::Runtime, url: &str, client_id: &str) {
         let _ = tokio::time::timeout(Duration::from_secs(2), events.poll()).await;
     });
 }
+
+#[test]
+fn mqtt_routes_validate_without_a_broker_and_mistakes_name_the_option() {
+    let (ok, text) = support::validate_yaml(
+        r#"
+- route:
+    from:
+      uri: "paho-mqtt5:$share/g/sensors/+?brokerUrl=tcp://127.0.0.1:9&qos=1&clientId=c&cleanStart=false"
+      steps:
+        - to: "paho:out?brokerUrl=tcp://127.0.0.1:9&qos=0&retained=true"
+"#,
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = support::validate_yaml(
+        "- route:\n    from:\n      uri: \"paho-mqtt5:t?cleanStart=false\"\n      steps:\n        - log: x\n",
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("client_id"), "{text}");
+}

@@ -189,3 +189,23 @@ fn group_field(reply: &redis::Value, name: &str) -> Option<i64> {
         _ => None,
     })
 }
+
+#[test]
+fn redis_routes_validate_without_a_server_and_mistakes_name_the_option() {
+    let (ok, text) = support::validate_yaml(
+        r#"
+- route:
+    from:
+      uri: "spring-redis:127.0.0.1:9?stream=orders&group=billing&password=hunter2"
+      steps:
+        - to: "redis:127.0.0.1:9?command=PUBLISH&channels=done"
+"#,
+    );
+    assert!(ok, "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let (ok, text) = support::validate_yaml(
+        "- route:\n    from:\n      uri: \"spring-redis:127.0.0.1:9?stream=orders\"\n      steps:\n        - log: x\n",
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("needs stream and group"), "{text}");
+}
