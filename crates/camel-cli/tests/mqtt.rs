@@ -203,9 +203,11 @@ fn a_sigkilled_consumer_restarts_on_its_session_and_loses_nothing() {
         .filter(|m| !counts.contains_key(m))
         .collect();
     assert!(lost.is_empty(), "lost {} messages: {lost:?}", lost.len());
-    // Only what the killed process held unacknowledged can come twice: at most its
-    // receive_maximum, plus what its producer had sent without the relay's ack.
-    assert!(duplicates <= 40, "{duplicates} duplicates");
+    // Only what the broker had sent the killed process without its ack can come twice.
+    // Mosquitto 2.0 does not hold to receive_maximum (20 here): it keeps sending until
+    // TCP pushes back while the consumer waits for a free slot, so the bound is that
+    // window, not 20 (1 to 58 in ten runs here).
+    assert!(duplicates <= 150, "{duplicates} duplicates");
     end_session(&rt, &url, &client_id);
 }
 
