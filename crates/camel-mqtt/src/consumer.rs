@@ -64,10 +64,15 @@ enum SessionEnd {
 
 static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 
-/// A client id unique in this process and unlikely to meet another process's.
+/// A client id unique in this process and unlikely to meet another process's (two
+/// hosts can run the same process id, so the clock's nanoseconds are part of it).
 pub(crate) fn generated_client_id(kind: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     format!(
-        "camel-{kind}-{}-{}",
+        "camel-{kind}-{}-{nanos}-{}",
         std::process::id(),
         NEXT_CLIENT.fetch_add(1, Ordering::Relaxed)
     )
@@ -133,17 +138,20 @@ impl MqttConsumer {
                         unsent.push_back(m);
                     }
                     Ok(Outcome::Failed(m, error)) => {
-                        if o.persistent() {
+                        if o.persistent() && m.qos > 0 {
                             failed += 1;
                             closing = true;
                             first_error.get_or_insert(error);
                         } else {
-                            // Nothing would bring it back: a clean session forgets it at
-                            // the next connection, and holding it would use up the
-                            // broker's window. Acknowledged, and said so.
-                            tracing::warn!(topic = %m.topic, %error,
-                                "route failed; without a persistent session (clean_start=true) the message cannot be redelivered and is dropped");
-                            unsent.push_back(m);
+                            // Nothing would bring it back: QoS 0 is never resent, and a
+                            // clean session forgets the message at the next connection
+                            // (holding it would use up the broker's window).
+                            // Acknowledged (QoS 1/2), and said so.
+                            tracing::warn!(topic = %m.topic, qos = m.qos, %error,
+                                "route failed; the message cannot be redelivered (QoS 0 or clean_start=true) and is dropped");
+                            if m.qos > 0 {
+                                unsent.push_back(m);
+                            }
                         }
                     }
                     Err(e) => {
