@@ -365,3 +365,33 @@ async fn end_session(url: &str, client: &str) {
     ));
     publish(&send, &["bye"]).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retained_message_reaches_a_later_subscriber() {
+    let Some(url) = service_from_env("CAMEL_TEST_MQTT_URL") else {
+        return;
+    };
+    let topic = unique("retained");
+    let send = producer(&format!(
+        "paho-mqtt5:{topic}?brokerUrl={url}&qos=1&retained=true"
+    ));
+    publish(&send, &["last known value"]).await;
+    // Subscribed only now: the broker hands over the retained message.
+    let seen = Arc::new(Recorder::default());
+    let consumer = start(
+        &format!("paho-mqtt5:{topic}?brokerUrl={url}&qos=1"),
+        recording(&seen, |_| false),
+    );
+    seen.until("the retained message", |s| s.count("last known value") == 1)
+        .await;
+    let got = &seen.find("last known value")[0];
+    assert_eq!(
+        got.header(camel_mqtt::RETAINED_HEADER)
+            .map(|v| v.to_string())
+            .as_deref(),
+        Some("true")
+    );
+    consumer.stop().await;
+    // An empty retained message clears it.
+    publish(&send, &[""]).await;
+}
