@@ -46,14 +46,20 @@ async fn session(url: &str, client_id: &str, topic: &str, clean: bool) {
             .expect("subscribe");
     }
     loop {
-        match events.poll().await.expect("the session connects") {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.poll())
+            .await
+            .expect("the session is set up within 10 s");
+        match event.expect("the session connects") {
             Event::Incoming(Packet::SubAck(_)) => break,
             Event::Incoming(Packet::ConnAck(_)) if clean => break,
             _ => {}
         }
     }
     client.disconnect().await.expect("disconnect");
-    while events.poll().await.is_ok() {}
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while events.poll().await.is_ok() {}
+    })
+    .await;
 }
 
 /// Publishes `n` messages, never more than the window's permits ahead of the consumer.
@@ -96,7 +102,10 @@ async fn raw_loop(url: &str, topic: &str, n: u64, window: usize) -> Duration {
     let mut first = None;
     let mut seen = 0;
     while seen < n {
-        if let Event::Incoming(Packet::Publish(p)) = events.poll().await.expect("consuming") {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.poll())
+            .await
+            .unwrap_or_else(|_| panic!("raw: {seen} of {n} messages, then 30 s of silence"));
+        if let Event::Incoming(Packet::Publish(p)) = event.expect("consuming") {
             first.get_or_insert_with(Instant::now);
             assert!(!p.payload.is_empty());
             client.ack(&p).await.expect("ack");
@@ -156,7 +165,15 @@ async fn route(url: &str, topic: &str, n: u64, window: usize) -> Duration {
         .expect("the route compiles");
     ctx.start().await.expect("the route starts");
     let feeder = feed(url, topic, n, permits);
-    done.notified().await;
+    if tokio::time::timeout(Duration::from_secs(30), done.notified())
+        .await
+        .is_err()
+    {
+        panic!(
+            "route: {} of {n} messages after 30 s",
+            count.load(Ordering::Relaxed)
+        );
+    }
     let elapsed = first
         .lock()
         .unwrap_or_else(|e| e.into_inner())
