@@ -51,15 +51,23 @@ pub trait SharedPool: Clone + Send + Sync + 'static {
 
     /// True once [`close`](Self::close) was called.
     fn is_closed(&self) -> bool;
+
+    /// One round trip to the database on a pooled connection (`SELECT 1`), for readiness:
+    /// `Err` says why it did not answer. The default knows no database and says `Ok`.
+    fn ping(&self) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 type Close = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+type Ping = Box<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
 struct Entry {
     kind: TypeId,
     pool: Box<dyn Any + Send + Sync>,
     is_closed: Box<dyn Fn() -> bool + Send + Sync>,
     close: Close,
+    ping: Ping,
 }
 
 /// The context's pools by database key. Cheap to clone; clones share the table.
@@ -105,7 +113,7 @@ impl Pools {
             }
         }
         let pool = make()?;
-        let (for_close, for_check) = (pool.clone(), pool.clone());
+        let (for_close, for_check, for_ping) = (pool.clone(), pool.clone(), pool.clone());
         let entries = table.entry(key.to_string()).or_default();
         entries.retain(|e| e.kind != TypeId::of::<P>());
         entries.push(Entry {
@@ -113,6 +121,7 @@ impl Pools {
             pool: Box::new(pool.clone()),
             is_closed: Box::new(move || for_check.is_closed()),
             close: Box::new(move || for_close.close()),
+            ping: Box::new(move || for_ping.ping()),
         });
         Ok(pool)
     }
@@ -138,6 +147,37 @@ impl Pools {
     /// True when no pool is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Pings every open pool at once, each within `timeout` (a database that does not
+    /// answer in time is down), and gives each key with its outcome, sorted by key. The
+    /// table's lock is not held while they run.
+    pub fn ping(
+        &self,
+        timeout: std::time::Duration,
+    ) -> impl std::future::Future<Output = Vec<(String, Result<(), String>)>> + Send + 'static {
+        let pings: Vec<(String, BoxFuture<'static, Result<(), String>>)> = {
+            let table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+            table
+                .iter()
+                .flat_map(|(k, entries)| entries.iter().map(move |e| (k, e)))
+                .filter(|(_, e)| !(e.is_closed)())
+                .map(|(k, e)| (k.clone(), (e.ping)()))
+                .collect()
+        };
+        async move {
+            let mut outcomes =
+                futures::future::join_all(pings.into_iter().map(|(key, ping)| async move {
+                    let outcome = match tokio::time::timeout(timeout, ping).await {
+                        Ok(outcome) => outcome,
+                        Err(_) => Err(format!("no answer within {timeout:?}")),
+                    };
+                    (key, outcome)
+                }))
+                .await;
+            outcomes.sort_by(|a, b| a.0.cmp(&b.0));
+            outcomes
+        }
     }
 
     /// Closes every pool and empties the table (a later use makes a new pool). Every pool
@@ -207,6 +247,63 @@ mod tests {
         let fresh = pools.get_or_try_insert_with("db-a", make).unwrap();
         assert!(!fresh.is_closed(), "a use after the stop makes a new pool");
         assert_eq!(made.load(Ordering::SeqCst), 3);
+    }
+
+    #[derive(Clone, Debug)]
+    struct Down;
+
+    impl SharedPool for Down {
+        fn close(&self) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+        fn is_closed(&self) -> bool {
+            false
+        }
+        fn ping(&self) -> BoxFuture<'static, Result<(), String>> {
+            Box::pin(async { Err("connection refused".to_string()) })
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    struct Silent;
+
+    impl SharedPool for Silent {
+        fn close(&self) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+        fn is_closed(&self) -> bool {
+            false
+        }
+        fn ping(&self) -> BoxFuture<'static, Result<(), String>> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ping_reports_each_open_pool_and_bounds_a_silent_one() {
+        let pools = Pools::new();
+        pools
+            .get_or_try_insert_with("a", || Ok::<_, ()>(Fake::default()))
+            .unwrap();
+        pools
+            .get_or_try_insert_with("b", || Ok::<_, ()>(Down))
+            .unwrap();
+        pools
+            .get_or_try_insert_with("c", || Ok::<_, ()>(Silent))
+            .unwrap();
+        let closed = pools
+            .get_or_try_insert_with("d", || Ok::<_, ()>(Fake::default()))
+            .unwrap();
+        drop(closed.close());
+        let outcomes = pools.ping(std::time::Duration::from_secs(2)).await;
+        assert_eq!(
+            outcomes,
+            vec![
+                ("a".to_string(), Ok(())),
+                ("b".to_string(), Err("connection refused".to_string())),
+                ("c".to_string(), Err("no answer within 2s".to_string())),
+            ]
+        );
     }
 
     #[test]

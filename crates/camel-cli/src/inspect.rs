@@ -293,7 +293,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// One sample of a Prometheus text scrape: value by metric name and labels.
 #[derive(Debug, Default)]
-struct Scrape {
+pub(crate) struct Scrape {
     samples: Vec<Sample>,
 }
 
@@ -306,7 +306,7 @@ struct Sample {
 
 impl Scrape {
     /// Reads the text exposition format; lines it cannot read are passed over.
-    fn parse(text: &str) -> Scrape {
+    pub(crate) fn parse(text: &str) -> Scrape {
         let samples = text
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -409,7 +409,7 @@ fn parse_sample(line: &str) -> Option<Sample> {
 
 /// One route as `camel get routes` shows it.
 #[derive(Debug, serde::Serialize)]
-struct RouteRow {
+pub(crate) struct RouteRow {
     id: String,
     status: String,
     uptime_seconds: Option<f64>,
@@ -422,7 +422,7 @@ struct RouteRow {
     failing: Option<String>,
 }
 
-fn rows(routes: &Value, scrape: &Scrape) -> Vec<RouteRow> {
+pub(crate) fn rows(routes: &Value, scrape: &Scrape) -> Vec<RouteRow> {
     let empty = Vec::new();
     routes
         .as_array()

@@ -1,7 +1,9 @@
 //! The `camel` command: run, validate or test route files.
 
 mod admin;
+mod diagram;
 mod discover;
+mod export;
 mod file_routes;
 mod init;
 mod inspect;
@@ -73,9 +75,14 @@ enum Command {
     Top(inspect::TopArgs),
     /// Start, stop, suspend or resume a route of a running `camel run --admin-addr`.
     Cmd(inspect::CmdArgs),
+    /// Write what runs the routes elsewhere: `--kubernetes` writes a Deployment (or a
+    /// StatefulSet), its probes, ConfigMap, Secret references, Service, RBAC and a Dockerfile.
+    Export(export::ExportArgs),
     /// Follow the traced exchanges of a running `camel run --admin-addr` step by step
     /// (headers, body, duration, outcome); the tracer is on with `camel run --trace`.
     Trace(trace::TraceArgs),
+    /// Draw routes as SVG, Mermaid or DOT, from the loaded model (Kamelets expanded).
+    Diagram(diagram::DiagramArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +97,11 @@ fn main() -> ExitCode {
                     return ExitCode::from(shutdown::STARTUP_ERROR);
                 }
             }
+        }
+        // Before the runtime's threads exist: it sets environment variables.
+        Command::Export(args) => {
+            export::stand_in_env(args);
+            None
         }
         _ => None,
     };
@@ -109,12 +121,14 @@ fn main() -> ExitCode {
             Command::Validate { files, properties } => run::validate(&files, &properties).await,
             Command::Outbox(args) => outbox::run(args).await,
             Command::Init(args) => init::run(&args),
+            Command::Export(args) => export::run(args).await,
             Command::Get(args) => inspect::get(args).await,
             Command::Top(args) => inspect::top(args).await,
             Command::Cmd(args) => inspect::cmd(args).await,
             Command::Trace(args) => trace::run(args).await,
             Command::Test(args) => test::run(&args).await,
             Command::Schema(args) => schema::run(&args),
+            Command::Diagram(args) => diagram::run(args).await,
         }
     });
     // Dropping the runtime would wait for every blocking task (a file read stuck on a

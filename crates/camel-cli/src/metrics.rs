@@ -53,6 +53,11 @@ impl Exporter {
                 route_metrics::DURATION_BUCKETS,
             )
             .expect("the duration buckets are not empty")
+            .set_buckets_for_metric(
+                Matcher::Full(route_metrics::MESSAGE_HISTORY_SECONDS.to_string()),
+                route_metrics::DURATION_BUCKETS,
+            )
+            .expect("the duration buckets are not empty")
             .build_recorder();
         let sinks = PrometheusBuilder::new()
             .idle_timeout(MetricKindMask::ALL, sink_expiry)

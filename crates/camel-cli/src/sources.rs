@@ -223,3 +223,16 @@ pub(crate) fn register_datasource(
     }
     Ok(())
 }
+
+/// True when the properties of the run (files and `--property`) set `key` to `true`.
+pub(crate) fn property_is_true(
+    files: &[PathBuf],
+    args: &PropertyArgs,
+    key: &str,
+) -> Result<bool, String> {
+    let sources = sort(files);
+    let properties = args.load_with(&sources.routes, &sources.properties)?;
+    Ok(properties
+        .get(key)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")))
+}

@@ -1,5 +1,6 @@
 //! `/health/live` and `/health/ready` of `camel run --admin-addr`: ready is 503 (with the
-//! reason) while a `sql:` consumer's PostgreSQL is unreachable and 200 once it answers.
+//! reason) while a `sql:` consumer's PostgreSQL is unreachable and 200 once it answers;
+//! the same for a database only a `to: sql:` step uses (no consumer to notice it; the check names the database without its user or password).
 //! The database sits behind a TCP proxy the test opens and closes; the probes need no
 //! token, their `?details` does.
 
@@ -21,6 +22,24 @@ async fn proxy(listener: TcpListener, to: String) {
             }
         });
     }
+}
+
+/// PostgreSQL's `host:port` from its URL, and a port nothing listens on yet (the proxy
+/// opens it later).
+async fn upstream_and_free_port(pg: &str) -> (String, u16) {
+    let upstream = pg
+        .split('@')
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("the URL names a host and port")
+        .to_string();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    (upstream, port)
 }
 
 /// Asks `url` until it answers `code`; returns the body.
@@ -45,19 +64,7 @@ async fn ready_follows_the_database() {
     let Some(pg) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
         return;
     };
-    let upstream = pg
-        .split('@')
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .expect("the URL names a host and port")
-        .to_string();
-    // A port nothing listens on yet: the proxy opens it later.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (upstream, port) = upstream_and_free_port(&pg).await;
     let url = format!("postgres://postgres@127.0.0.1:{port}/test?connect_timeout=1");
     let routes = format!(
         "- route:\n    id: poll\n    from:\n      uri: 'sql:select 1 as one'\n      parameters: {{datasource: '{url}', delay: 100ms, initial_delay: 0s}}\n      steps:\n        - log: polled\n"
@@ -74,10 +81,24 @@ async fn ready_follows_the_database() {
     assert_eq!((code, live["status"].as_str()), (200, Some("UP")));
 
     // Down: 503, and the body says which check and why, without a token.
-    let down = until(&bare, &format!("{base}/health/ready"), 503).await;
+    // The database's ping may tell first; the consumer's own check follows at its poll.
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    let (down, check) = loop {
+        let down = until(&bare, &format!("{base}/health/ready"), 503).await;
+        let route = down["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "route:poll"))
+            .cloned();
+        if let Some(check) = route {
+            break (down, check);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the route's check is down: {down}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(down["status"], "DOWN", "{down}");
-    let check = &down["checks"][0];
-    assert_eq!(check["name"], "route:poll", "{down}");
     assert!(
         check["message"]
             .as_str()
@@ -106,7 +127,57 @@ async fn ready_follows_the_database() {
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    assert_eq!(names, ["context", "route:poll"], "{details}");
+    assert_eq!(names.len(), 3, "{details}");
+    assert_eq!((names[0], names[2]), ("context", "route:poll"), "{details}");
+    assert!(
+        names[1].starts_with(&format!("datasource:postgres://***@127.0.0.1:{port}/test")),
+        "the consumer's database is probed too: {details}"
+    );
+    let _ = camel.child.kill();
+    forwarding.abort();
+}
+
+/// A database used only by a `to: sql:` step (a timer that fires once an hour): no
+/// consumer polls it, so readiness pings it. 503 naming the database (without its
+/// password) while the proxy is closed, 200 once it forwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_follows_a_database_only_a_producer_uses() {
+    let Some(pg) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let (upstream, port) = upstream_and_free_port(&pg).await;
+    let url = format!("postgres://postgres:s3cret@127.0.0.1:{port}/test?connect_timeout=1");
+    let routes = format!(
+        "- route:\n    id: hourly\n    from:\n      uri: 'timer:hourly?period=3600000&delay=3600000'\n      steps:\n        - to:\n            uri: 'sql:select 1 as one'\n            parameters: {{datasource: '{url}'}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("routes.yaml");
+    std::fs::write(&file, routes).unwrap();
+    let mut camel = Camel::start(&file);
+    let base = camel.base_url().await;
+    let bare = reqwest::Client::new();
+
+    let down = until(&bare, &format!("{base}/health/ready"), 503).await;
+    let checks = down["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(checks.len(), 1, "only the database is down: {down}");
+    let name = checks[0]["name"].as_str().unwrap_or_default();
+    assert!(
+        name.starts_with(&format!("datasource:postgres://***@127.0.0.1:{port}/test")),
+        "{down}"
+    );
+    assert!(!down.to_string().contains("s3cret"), "{down}");
+    assert!(
+        checks[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("the database does not answer"),
+        "{down}"
+    );
+
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let forwarding = tokio::spawn(proxy(listener, upstream));
+    let up = until(&bare, &format!("{base}/health/ready"), 200).await;
+    assert_eq!(up["status"], "UP", "{up}");
     let _ = camel.child.kill();
     forwarding.abort();
 }

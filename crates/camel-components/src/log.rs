@@ -20,6 +20,7 @@
 //! | `skip_body_line_separator` | `true` | Print a multi-line body on one line. |
 //! | `max_chars` | `10000` | Cut the body after this many characters; `0` never cuts. |
 //! | `multiline` | `false` | Each part (`Id: …`, `Headers: …`, `Body: …`) on a line of its own, as Camel lays it out. |
+//! | `show_streams`, `show_cached_streams`, `show_files`, `show_future` | | Accepted without effect: Camel's switches for Java stream, file and future bodies, which a body here never is (it is always shown). |
 //!
 //! ```
 //! use camel_api::{Component, EndpointUri, Exchange};
@@ -55,6 +56,10 @@ const OPTIONS: &[&str] = &[
     "max_chars",
     "multiline",
     "log_mask",
+    "show_streams",
+    "show_cached_streams",
+    "show_files",
+    "show_future",
 ];
 const DEFAULT_MAX_CHARS: usize = 10_000;
 
@@ -117,6 +122,15 @@ impl Component for LogComponent {
             multiline: p.take_bool("multiline")?.unwrap_or(false),
             log_mask: p.take_bool("log_mask")?.unwrap_or(false),
         };
+        // Camel's switches for Java stream, file and future bodies: no body here is one.
+        for ignored in [
+            "show_streams",
+            "show_cached_streams",
+            "show_files",
+            "show_future",
+        ] {
+            p.take_bool(ignored)?;
+        }
         let raw = uri.raw();
         uri.parameters.finish(OPTIONS)?;
         Ok(Arc::new(LogEndpoint {

@@ -140,6 +140,11 @@ pub(crate) fn register_declared(
         if !seen.insert(def.name.as_str()) {
             continue;
         }
+        if def.refused {
+            // Its error was reported when its file was read.
+            registry.add_resource(&def.name, Arc::new(RefusedBean));
+            continue;
+        }
         // A JDBC `DataSource` bean is the database `sql:` endpoints open by its name.
         match crate::datasource_bean::datasource_url(&def.bean_type, &def.properties) {
             Some(Ok(url)) => {
@@ -166,11 +171,36 @@ pub(crate) fn register_declared(
         }
         match build_bean(registry, &def.name, &def.bean_type, &def.properties) {
             Ok(bean) => registry.add_bean(&def.name, bean),
-            Err(why) => errors
-                .push(RouteError::new(RouteErrorKind::InvalidValue(why)).at(def.location.clone())),
+            Err(why) => {
+                // Steps that name it are not reported again (see `was_refused`).
+                registry.add_resource(&def.name, Arc::new(RefusedBean));
+                errors.push(
+                    RouteError::new(RouteErrorKind::InvalidValue(why)).at(def.location.clone()),
+                );
+            }
         }
     }
     errors
+}
+
+/// Kept under the name of a declared bean that could not be built (a Java class): the
+/// bean's own error says why, so a step naming it reports nothing more. A load with such
+/// an error adds no route, so nothing ever calls through the name.
+#[derive(Debug)]
+pub(crate) struct RefusedBean;
+
+/// True when `name` is a bean the routes' files declared and that was refused.
+pub(crate) fn was_refused(registry: &Registry, name: &str) -> bool {
+    registry
+        .resource(name)
+        .is_some_and(|r| r.is::<RefusedBean>())
+}
+
+/// Stands for a refused bean in a step that names it: the bean's own error says why, and
+/// a load with that error adds no route, so this never runs.
+pub(crate) fn refused_stand_in(name: &str) -> BoxProcessor {
+    let why = format!("the bean `{name}` was refused when the routes loaded");
+    BoxProcessor::sync(move |_| Err(CamelError::processor(&why)))
 }
 
 /// The built-in aggregation strategy a declared bean is, when its type is one of Camel's
@@ -241,8 +271,13 @@ impl Component for BeanComponent {
         let _ = uri.parameters.take_str("scope");
         let _ = uri.parameters.take_str("cache");
         uri.parameters.finish(&["method", "scope", "cache"])?;
-        let bean = ctx
-            .resource(&name)
+        let resource = ctx.resource(&name);
+        if resource.as_ref().is_some_and(|r| r.is::<RefusedBean>()) {
+            // Its own error says why; the load adds no route, so this never runs.
+            let producer = refused_stand_in(&name);
+            return Ok(Arc::new(BeanEndpoint { uri: raw, producer }));
+        }
+        let bean = resource
             .and_then(bean_of)
             .ok_or_else(|| CamelError::invalid_uri(raw.clone(), missing_bean(&name, &[])))?;
         let producer = method_of(bean.as_ref(), &name, method.as_deref())

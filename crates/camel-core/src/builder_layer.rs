@@ -82,6 +82,30 @@ impl RouteBuilder {
         );
         self.step("layer", Json::Object(config))
     }
+
+    /// Camel's Policy EIP: the steps built by `steps` wrapped by the policy the context
+    /// holds under `name` ([`CamelContext::add_policy`](crate::CamelContext::add_policy)),
+    /// looked up when the route is added; the route goes on after them unwrapped. Unlike
+    /// [`layer_around`](Self::layer_around) the route names the policy, so one policy
+    /// serves every route, from Rust and from YAML (`policy: {ref: name, steps: [...]}`).
+    ///
+    /// ```
+    /// use camel_core::RouteBuilder;
+    ///
+    /// let route = RouteBuilder::from("direct:orders")
+    ///     .policy("audited", |r| r.to("log:inside"))
+    ///     .to("log:after")
+    ///     .build();
+    /// assert_eq!(route.steps[0].name, "policy");
+    /// ```
+    pub fn policy(mut self, name: &str, steps: impl FnOnce(RouteBuilder) -> RouteBuilder) -> Self {
+        let steps = self.nested_steps(steps);
+        self.step_config(camel_eip::config::Policy {
+            reference: name.to_string(),
+            inherit_error_handler: None,
+            steps,
+        })
+    }
 }
 
 /// Keeps `layer` beside the route under a fresh name and returns the name.

@@ -178,6 +178,11 @@ impl Properties {
         self.values.is_empty()
     }
 
+    /// Every property, unresolved, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Adds every property of `other`; `other` wins where both have a key.
     pub fn merge(&mut self, other: Properties) {
         self.values.extend(other.values);

@@ -127,6 +127,34 @@ async fn a_source_kamelet_feeds_the_route_that_uses_it() {
 }
 
 #[test]
+fn kamelet_sinks_start_before_their_senders_and_sources_after_them() {
+    // Routes start in list order and stop in reverse: a sink must outlive its senders and
+    // a source must stop before the route it feeds.
+    let routes = load(
+        "\
+- route:
+    id: ticks
+    from:
+      uri: kamelet:timer-source?message=tick
+      steps:
+        - to: kamelet:log-sink
+- route:
+    id: other
+    from:
+      uri: direct:other
+      steps:
+        - to: mock:other
+",
+    );
+    let ids: Vec<&str> = routes.iter().filter_map(|r| r.id.as_deref()).collect();
+    let at = |id: &str| ids.iter().position(|i| i.starts_with(id)).unwrap();
+    assert!(at("log-sink") < at("ticks"), "{ids:?}");
+    assert!(at("ticks") < at("timer-source"), "{ids:?}");
+    // The file's own routes keep their order.
+    assert!(at("ticks") < at("other"), "{ids:?}");
+}
+
+#[test]
 fn kamelet_errors_name_the_kamelet_the_parameter_and_the_use() {
     let route = "\
 - from:

@@ -29,6 +29,7 @@ pub mod middleware;
 pub mod multicast;
 pub mod on_completion;
 pub mod pipeline;
+pub mod policy;
 pub mod recipient_list;
 pub mod resequencer;
 pub mod routing_slip;

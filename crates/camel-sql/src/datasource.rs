@@ -61,6 +61,18 @@ impl SharedPool for Database {
             Database::MySql(p) => p.is_closed(),
         }
     }
+
+    fn ping(&self) -> BoxFuture<'static, Result<(), String>> {
+        let db = self.clone();
+        Box::pin(async move {
+            let answered = match &db {
+                Database::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(drop),
+                Database::Sqlite(p) => sqlx::query("SELECT 1").execute(p).await.map(drop),
+                Database::MySql(p) => sqlx::query("SELECT 1").execute(p).await.map(drop),
+            };
+            answered.map_err(|e| e.to_string())
+        })
+    }
 }
 
 /// How the pool is made.
@@ -97,6 +109,29 @@ impl SharedDatabase {
             shown,
             source,
             pools,
+        }
+    }
+
+    /// Puts the pool in the context's table now when a runtime is at hand (a lazy pool:
+    /// no connection), so readiness probes the database before the first statement.
+    /// Endpoints built outside a runtime (`camel validate`) leave it to the first use.
+    pub(crate) fn register(&self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if let Source::Url(url) = &self.source {
+            // An error (a malformed URL) is the first statement's to report.
+            let _ = if crate::transaction::is_mysql_url(url) {
+                self.pools
+                    .get_or_try_insert_with(&self.key, || connect_mysql(url))
+                    .map(drop)
+                    .map_err(drop)
+            } else {
+                self.pools
+                    .get_or_try_insert_with(&self.key, || OutboxDatasource::connect(url))
+                    .map(drop)
+                    .map_err(drop)
+            };
         }
     }
 

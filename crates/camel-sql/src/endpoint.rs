@@ -79,6 +79,7 @@ impl Endpoint for SqlEndpoint {
     }
 
     fn producer(&self) -> Result<BoxProcessor, CamelError> {
+        self.database.register();
         let database = self.database.clone();
         let statement = self.statement.clone();
         let options = self.producer.clone();

@@ -22,6 +22,10 @@
 //! `PIPELINE_TRACER=armed` compiles the route with the backlog tracer's hooks and leaves
 //! the tracer off for it (the cost of `POST /routes/{id}/trace/stop` after a start);
 //! `PIPELINE_TRACER=on` traces every exchange (ADR 0132). Unset, the tracer is absent.
+//!
+//! `PIPELINE_METRICS=route` installs a Prometheus recorder and times each exchange (what
+//! `camel run --metrics-addr` does); `PIPELINE_METRICS=steps` times each step too
+//! (`--step-metrics`, Camel's message history). Unset, no recorder is installed.
 
 use std::time::{Duration, Instant};
 
@@ -111,6 +115,20 @@ fn main() {
             camel_otel::install(camel_otel::OtlpConfig::new(&endpoint, "pipeline-bench"))
                 .expect("the OTLP exporter starts")
         });
+    match std::env::var("PIPELINE_METRICS").as_deref() {
+        Ok(level @ ("route" | "steps")) => {
+            // The buckets of the `camel` binary's duration histograms.
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .set_buckets(camel_core::context::metrics::DURATION_BUCKETS)
+                .expect("the buckets are not empty")
+                .install_recorder()
+                .expect("the Prometheus recorder installs");
+            camel_core::context::metrics::set_exchange_timing(true);
+            camel_core::context::metrics::set_step_timing(level == "steps");
+        }
+        Ok(other) => panic!("PIPELINE_METRICS is route or steps, not {other}"),
+        Err(_) => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -11,7 +11,9 @@
 //! 3. The bearer token (else 401): every change needs it; with a token configured, every
 //!    read but the probes (`GET /health`, `/health/live`, `/health/ready`, without
 //!    `?details`) needs it too: a kubelet has no token, and the probes show no more than
-//!    up or down and why.
+//!    up or down and why. The console's static assets (`/`, `/console`, its script and
+//!    style sheet) need none either: they hold no data, and a browser loads them before
+//!    the page can ask for the token.
 //! 4. A change's body is JSON or YAML by its `Content-Type` (else 415); a body-less
 //!    change may leave it out. A browser sends a cross-origin POST without a preflight
 //!    only with `text/plain`, a form type, or none and a body: all refused here.
@@ -198,7 +200,8 @@ pub(crate) async fn check(State(guard): State<Arc<Guard>>, req: Request, next: N
             }
         }
     }
-    if change || (guard.token.is_some() && !is_probe(req.uri())) {
+    let open_read = is_probe(req.uri()) || super::console::is_asset(req.uri().path());
+    if change || (guard.token.is_some() && !open_read) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)

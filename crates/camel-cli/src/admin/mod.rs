@@ -1,7 +1,7 @@
 //! The admin HTTP API of `camel run --admin-addr ADDR`: health, Prometheus metrics, and
 //! the routes — list them, start, stop, suspend, resume, replace (hot swap) and remove —
 //! the backlog tracer (start, stop, read), and the Pub/Sub ordering keys paused after a
-//! failed publish (list, resume).
+//! failed publish (list, resume), and the web console (`/`, `/console`, see [`console`]).
 //!
 //! A request passes the checks of [`guard`] (Host, Origin, bearer token, body type) before
 //! a handler sees it; the accept loop in [`accept`] bounds connections and header time.
@@ -9,8 +9,10 @@
 
 mod accept;
 mod config;
+mod console;
 mod guard;
 mod handlers;
+mod route_yaml;
 mod token;
 mod trace;
 
@@ -37,6 +39,10 @@ struct Admin {
     metrics: crate::metrics::Exporter,
     /// Route changes in progress (they outlive their requests).
     changes: TaskTracker,
+    /// Fires when `camel run` stops: the console's live streams end.
+    stop: CancellationToken,
+    /// The console's live streams: one permit each (`console::MAX_STREAMS`).
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 /// Largest request body: a route in YAML is a few kilobytes.
@@ -73,6 +79,16 @@ pub(crate) async fn serve(
         .route("/routes/{id}/trace", get(trace::one))
         .route("/routes/{id}/trace/{action}", post(trace::act_one))
         .route("/trace", get(trace::all))
+        .route("/", get(console::index))
+        .route("/console", get(console::index))
+        .route("/console/", get(console::index))
+        .route("/console/app.js", get(console::script))
+        .route("/console/app.css", get(console::style))
+        .route("/console/api/routes", get(console::routes))
+        .route("/console/api/events", get(console::events))
+        .route("/console/api/routes/{id}/{file}", get(console::diagram))
+        .route("/console/api/routes/{id}/yaml", get(console::yaml))
+        .route("/console/api/routes/{id}/validate", post(console::validate))
         .route("/trace/{action}", post(trace::act_all))
         .route(
             "/sinks/pubsub/projects/{project}/topics/{topic}/paused",
@@ -87,12 +103,16 @@ pub(crate) async fn serve(
             ctx,
             metrics,
             changes,
+            stop: stop.clone(),
+            streams: Arc::new(tokio::sync::Semaphore::new(console::MAX_STREAMS)),
         })
         // Outside the routes, so an unknown path or method is checked like any other.
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(guard),
             guard::check,
-        ));
+        ))
+        // Outermost: refusals carry the browser-safety headers too.
+        .layer(axum::middleware::from_fn(console::headers));
     if bound.ip().is_unspecified() {
         tracing::warn!(
             addr = %bound,

@@ -41,6 +41,7 @@ pub(super) fn steps(g: &mut SchemaGenerator) -> Vec<(&'static str, Json)> {
         ("scatter_gather", typed::<eip::Multicast>(g)),
         ("transacted", typed::<eip::Transacted>(g)),
         ("layer", typed::<LayerStep>(g)),
+        ("policy", typed::<eip::Policy>(g)),
         ("throw_exception", typed::<eip::ThrowException>(g)),
         ("do_try", typed::<eip::DoTry>(g)),
         ("split", typed::<eip::Split>(g)),

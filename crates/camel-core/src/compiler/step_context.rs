@@ -428,6 +428,8 @@ pub(crate) fn compile_one(
     let processor = compiler.compile(&config, &mut cx)?;
     let processor = camel_eip::trace::traced(processor, route_id, &cx.path);
     let step_id = node.id.as_deref().unwrap_or(cx.path.as_str());
+    // A duration histogram per step, only when step timing is on (Camel's message history).
+    let processor = crate::context::metrics::timed_step(processor, route_id, step_id);
     // A span per step, only when the installed tracer asks for step spans.
     let processor = crate::context::wrap_step_span(processor, route_id, step_id, &step.name);
     // The backlog tracer's hook, only in a route armed for tracing (ADR 0132).

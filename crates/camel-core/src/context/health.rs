@@ -6,7 +6,9 @@
 //! (one that failed to start says why), no operation is starting or swapping a route, and
 //! every running consumer that can tell reports its source reachable (a `sql:` or
 //! `outbox:` consumer whose database is down, a Kafka or RabbitMQ consumer without its
-//! broker). See `docs/observability.md`.
+//! broker), and every database of the context's pools answers its last ping (a database
+//! used only by `to: sql:`, `transacted` or an outbox publish has no consumer to tell;
+//! see `probe`). See `docs/observability.md`.
 
 use std::sync::atomic::Ordering;
 
@@ -34,7 +36,7 @@ impl HealthState {
 /// One check and its outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HealthCheck {
-    /// `context`, or `route:<id>`.
+    /// `context`, `datasource:<key>` (the database without its password), or `route:<id>`.
     pub id: String,
     /// Its outcome.
     pub state: HealthState,
@@ -47,7 +49,8 @@ pub struct HealthCheck {
 pub struct HealthReport {
     /// Down when any check is down.
     pub state: HealthState,
-    /// Each check, the context's first, then the routes' in definition order.
+    /// Each check: the context's first, then the databases' by key, then the routes' in
+    /// definition order.
     pub checks: Vec<HealthCheck>,
 }
 
@@ -107,6 +110,10 @@ impl CamelContext {
             None
         };
         let mut checks = vec![check("context".into(), context, None)];
+        for (key, down) in inner.datasources.outcomes() {
+            let down = down.map(|why| format!("the database does not answer: {why}"));
+            checks.push(check(format!("datasource:{key}"), down, None));
+        }
         for entry in inner.routes.snapshot() {
             let view = entry.view();
             let auto = view.definition.auto_startup;

@@ -47,6 +47,11 @@ pub const ROUTES_ADDED: &str = "camel_routes_added";
 /// Only while exchange timing is on.
 pub const EXCHANGE_EVENT_NOTIFIER_SECONDS: &str = "camel_exchange_event_notifier_seconds";
 
+/// Histogram: how long each step of a route took, by `routeId`, `nodeId` (the step's `id`,
+/// or its path in the route) and `failed`, as Camel's micrometer message history names it.
+/// Only while step timing is on ([`set_step_timing`]).
+pub const MESSAGE_HISTORY_SECONDS: &str = "camel_message_history_seconds";
+
 /// The label every route-scoped metric carries: the route's id, as Camel's tags name it.
 pub const ROUTE_ID_LABEL: &str = "routeId";
 
@@ -71,6 +76,21 @@ pub fn set_exchange_timing(on: bool) {
 /// True when routes started now keep the per-exchange metrics.
 pub fn exchange_timing() -> bool {
     TIMING.load(Ordering::Relaxed)
+}
+
+static STEP_TIMING: AtomicBool = AtomicBool::new(false);
+
+/// Turns on (or off) the per-step duration histogram ([`MESSAGE_HISTORY_SECONDS`]) for
+/// routes compiled afterwards: Camel's `camel.metrics.enableMessageHistory`. Off by
+/// default; each step of a route compiled while it is on is wrapped in a timer, which
+/// costs two clock reads and a histogram record per step per exchange.
+pub fn set_step_timing(on: bool) {
+    STEP_TIMING.store(on, Ordering::Relaxed);
+}
+
+/// True when routes compiled now time each step.
+pub fn step_timing() -> bool {
+    STEP_TIMING.load(Ordering::Relaxed)
 }
 
 static REMOVED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
@@ -262,7 +282,7 @@ impl<F: Finish> Process for Timed<F> {
     }
 }
 
-/// The two series of one `to` step (by outcome).
+/// The two series (by outcome) of one timed `to` step or one timed step.
 #[derive(Clone)]
 struct SendMetrics {
     ok: Histogram,
@@ -300,6 +320,30 @@ pub(crate) fn timed_send(producer: BoxProcessor, route_id: &str, uri: &str) -> B
     };
     BoxProcessor::new(Timed {
         inner: producer,
+        metrics: SendMetrics {
+            ok: series("false"),
+            failed: series("true"),
+        },
+    })
+}
+
+/// `step` (the processor of the step `node_id` of `route_id`), timed into
+/// [`MESSAGE_HISTORY_SECONDS`] when step timing is on; as it is otherwise. A step's time
+/// includes the steps nested in it (a `choice` includes its branch).
+pub(crate) fn timed_step(step: BoxProcessor, route_id: &str, node_id: &str) -> BoxProcessor {
+    if !step_timing() {
+        return step;
+    }
+    let series = |failed: &'static str| {
+        metrics::histogram!(
+            MESSAGE_HISTORY_SECONDS,
+            ROUTE_ID_LABEL => route_id.to_string(),
+            "nodeId" => node_id.to_string(),
+            "failed" => failed
+        )
+    };
+    BoxProcessor::new(Timed {
+        inner: step,
         metrics: SendMetrics {
             ok: series("false"),
             failed: series("true"),

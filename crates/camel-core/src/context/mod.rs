@@ -15,6 +15,7 @@ mod backlog;
 mod controller;
 mod health;
 pub mod metrics;
+mod probe;
 mod registry;
 mod reload;
 mod route;
@@ -92,6 +93,8 @@ struct Inner {
     /// Context stops under way. While one runs no route starts: a start that got its
     /// route's lock after the stop passed that route would leave it running.
     stopping: AtomicUsize,
+    /// Pings the databases of `registry`'s pools while the context runs (readiness).
+    datasources: probe::DatasourceProbe,
 }
 
 impl Default for CamelContext {
@@ -119,6 +122,7 @@ impl CamelContext {
                 next_id: AtomicU64::new(1),
                 started: Default::default(),
                 stopping: AtomicUsize::new(0),
+                datasources: Default::default(),
             }),
         }
     }
@@ -153,6 +157,36 @@ impl CamelContext {
     /// default method; [`camel_api::MethodBean`] has named ones.
     pub fn register_bean(&self, name: &str, bean: impl camel_api::Bean) {
         self.inner.registry.add_bean(name, Arc::new(bean));
+    }
+
+    /// Registers a policy under `name`: `policy: {ref: name, steps: [...]}` (Camel's Policy
+    /// EIP) wraps its steps in `layer` in routes added afterwards, and so does
+    /// [`RouteBuilder::policy`](crate::RouteBuilder::policy). Any tower layer over
+    /// [`camel_api::BoxProcessor`] fits: a timeout, a concurrency limit, a
+    /// [`from_fn`](camel_eip::middleware::from_fn) middleware that checks a header.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use camel_core::CamelContext;
+    ///
+    /// let ctx = CamelContext::new();
+    /// ctx.add_policy("quick", tower::timeout::TimeoutLayer::new(Duration::from_secs(2)));
+    /// assert_eq!(ctx.registry().policy_names(), ["quick"]);
+    /// ```
+    pub fn add_policy<L>(&self, name: &str, layer: L)
+    where
+        L: tower::Layer<camel_api::BoxProcessor> + Send + Sync + 'static,
+        L::Service: tower::Service<camel_api::Exchange, Response = camel_api::Exchange>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<camel_api::Exchange>>::Error: Into<tower::BoxError>,
+        <L::Service as tower::Service<camel_api::Exchange>>::Future: Send + 'static,
+    {
+        self.inner
+            .registry
+            .add_policy(name, camel_eip::policy::Policy::new(layer));
     }
 
     /// Registers a bean type: a file's top-level `- beans: [{name, type: bean_type,
@@ -366,6 +400,9 @@ impl CamelContext {
     pub async fn start(&self) -> Result<(), RouteErrors> {
         self.inner.started.store(true, Ordering::SeqCst);
         self.announce(ContextChange::Starting);
+        self.inner
+            .datasources
+            .start(self.inner.registry.pools().clone());
         let all = self.inner.routes.snapshot();
         let mut errors = Vec::new();
         for i in startup_order(&all) {
@@ -413,6 +450,7 @@ impl CamelContext {
         let started = Instant::now();
         self.inner.started.store(false, Ordering::SeqCst);
         let _stopping = StopInProgress::begin(&self.inner.stopping);
+        self.inner.datasources.stop();
         // Before the routes stop, so a wait for a route to start ends now, not at the
         // deadline (no route starts during a stop).
         self.announce(ContextChange::Stopping);

@@ -189,6 +189,33 @@ impl Registry {
         self.resource(name).and_then(camel_api::bean_of)
     }
 
+    /// Registers a policy under `name` (replacing any resource of that name), for
+    /// `policy: {ref: name, steps: [...]}` in routes compiled afterwards.
+    pub fn add_policy(&self, name: &str, policy: camel_eip::policy::Policy) {
+        self.add_resource(name, Arc::new(policy));
+    }
+
+    /// The policy registered under `name`.
+    pub fn policy(&self, name: &str) -> Option<camel_eip::policy::Policy> {
+        self.resource(name)
+            .and_then(|r| r.downcast::<camel_eip::policy::Policy>().ok())
+            .map(|p| (*p).clone())
+    }
+
+    /// Names of the registered policies, sorted.
+    pub fn policy_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .resources
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, r)| r.is::<camel_eip::policy::Policy>())
+            .map(|(n, _)| n.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Registers (or replaces) the factory of the bean type `name`.
     pub fn add_bean_type(&self, name: &str, factory: crate::bean::BeanFactory) {
         self.bean_types

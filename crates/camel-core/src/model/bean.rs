@@ -71,6 +71,9 @@ pub struct BeanDefinition {
     pub properties: Map<String, Json>,
     /// Where `type` was written, for errors.
     pub location: Option<Location>,
+    /// Refused when its file was read (a bean Camel builds in the JVM), with its error
+    /// reported there: steps that name it report nothing more, and it is never built.
+    pub refused: bool,
 }
 
 /// The bean name in a reference: Camel writes `#bean:name` or `#name` where an option

@@ -55,6 +55,7 @@ pub const EIPS: &[&str] = &[
     "tokenizer",
     "transacted",
     "transform",
+    "transform_data_type",
     "unmarshal",
 ];
 
@@ -93,6 +94,7 @@ pub const DATA_FORMATS: &[&str] = &[
     "json_api",
     "lzf",
     "mime_multipart",
+    "ocsf",
     "parquet_avro",
     "pgp",
     "protobuf",
@@ -163,6 +165,7 @@ pub const COMPONENTS: &[&str] = &[
     "aws2-ddb",
     "aws2-ddbstream",
     "aws2-ec2",
+    "aws2-eventbridge",
     "aws2-kinesis",
     "aws2-kinesis-firehose",
     "aws2-lambda",

@@ -114,7 +114,7 @@ pub(super) fn library() -> Library {
     let mut library = Library::default();
     for (name, text) in BUILTIN {
         let file: Arc<str> = format!("builtin:{name}.kamelet.yaml").into();
-        let Ok(docs) = super::node::parse_all(text) else {
+        let Ok(docs) = super::node::parse_all(text, &file) else {
             continue;
         };
         for doc in docs {

@@ -546,6 +546,7 @@ impl Reader {
                     _ => Map::new(),
                 },
                 location: reader.locate(&format!("{at}/type")),
+                refused: false,
             });
         }
         if !unresolved.is_empty() {

@@ -131,7 +131,7 @@ pub fn load_with_kamelets(
     let mut library = super::templates::Library::default();
     for (text, file) in kamelets {
         let file: Arc<str> = (*file).into();
-        if let Ok(docs) = node::parse_all(text) {
+        if let Ok(docs) = node::parse_all(text, &file) {
             for doc in docs {
                 collect_kamelet(doc, &file, &mut library, None);
             }
@@ -143,7 +143,7 @@ pub fn load_with_kamelets(
     let mut parsed = Vec::new();
     for (text, file) in texts {
         let file: Arc<str> = (*file).into();
-        match node::parse_all(text) {
+        match node::parse_all(text, &file) {
             Ok(docs) => {
                 let docs: Vec<(Json, PositionIndex)> = docs
                     .into_iter()
@@ -444,7 +444,14 @@ fn read_docs(
         read.extend(r);
         errors.extend(e);
         let (r, e) = reader.instantiate_uses(uses);
-        read.extend(r);
+        // The Kamelet copies that routes send to (sinks, actions) go first, so that they
+        // start before their senders and stop after them: a timer source stopped last
+        // would still fire into a sink already stopped.
+        let (fed, feeding): (Vec<_>, Vec<_>) = r
+            .into_iter()
+            .partition(|route| route.from.uri.starts_with("direct:camel.kamelet."));
+        read.splice(0..0, fed);
+        read.extend(feeding);
         errors.extend(e);
         read.extend(reader.instances.take());
         if unresolved {
@@ -849,14 +856,23 @@ impl Reader {
         }
         // A JDBC `DataSource` bean is read from its properties alone (ADR 0119): how the
         // JVM would build it does not matter.
+        // One error for the bean, at the first of its keys that need a JVM.
         if crate::datasource_bean::datasource_url(&bean.bean_type, &bean.properties).is_none() {
-            for (key, at) in jvm {
+            if let Some((_, at)) = jvm.first() {
+                let keys: Vec<String> = jvm.iter().map(|(k, _)| format!("`{k}`")).collect();
+                let verb = if keys.len() == 1 { "builds" } else { "build" };
+                let who = if bean.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("bean `{}`: ", bean.name)
+                };
                 errors.push(self.error(
                     RouteErrorKind::InvalidValue(format!(
-                        "`{key}` builds a bean in the JVM, which cannot run here: a bean type \
-                         registered in Rust builds it from its `properties`"
+                        "{who}{} {verb} a bean in the JVM, which cannot run here: a bean type \
+                         registered in Rust builds it from its `properties`",
+                        keys.join(", ")
                     )),
-                    &at,
+                    at,
                 ));
             }
         }
@@ -877,6 +893,12 @@ impl Reader {
         if errors.is_empty() {
             Ok(bean)
         } else {
+            // Kept by name, so that the steps calling it do not each add an error of their
+            // own to the one above (`camel validate` still compiles the routes).
+            if !bean.name.is_empty() {
+                bean.refused = true;
+                self.beans.borrow_mut().push(bean);
+            }
             Err(errors)
         }
     }

@@ -55,7 +55,7 @@ pub fn parse_documents(
     file: &str,
 ) -> Result<Vec<(serde_json::Value, crate::model::Positions)>, (String, usize, usize)> {
     let file: std::sync::Arc<str> = file.into();
-    node::parse_all(text)
+    node::parse_all(text, &file)
         .map(|docs| {
             docs.into_iter()
                 .map(|d| {
@@ -73,7 +73,7 @@ pub fn parse_documents(
 /// The values of every document of a YAML text, or its syntax error with line and column
 /// (for properties files written in YAML).
 pub(crate) fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, (String, usize, usize)> {
-    node::parse_all(text)
+    node::parse_all(text, "")
         .map(|docs| docs.into_iter().map(|d| d.value).collect())
         .map_err(|e| (e.message, e.line, e.column))
 }

@@ -353,28 +353,36 @@ fn unprintable(text: &str) -> Result<(), SyntaxError> {
 /// Parses `text`, a single YAML document (`None` when it is empty).
 #[cfg(test)]
 pub(crate) fn parse(text: &str) -> Result<Option<Spanned>, SyntaxError> {
-    Ok(parse_all(text)?.pop())
+    Ok(parse_all(text, "test.yaml")?.pop())
 }
 
 /// Parses every document of `text` (`---` separates them, as in Camel JBang files), each
-/// with its own positions: pointers restart at every document.
-pub(crate) fn parse_all(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
+/// with its own positions: pointers restart at every document. `file` names the text in
+/// the warning below (empty when there is no file).
+pub(crate) fn parse_all(text: &str, file: &str) -> Result<Vec<Spanned>, SyntaxError> {
     match parse_strict(text) {
         Err(e) if e.message.contains("invalid indentation in quoted scalar") => {
             // SnakeYAML (Camel's parser) reads a double-quoted text whose next lines stand
             // at its key's indentation, as Jackson and some editors write it; the YAML
-            // spec wants them indented deeper. Read it as Camel does, and say so.
-            match reindent_quoted(text).map(|t| parse_strict(&t)) {
-                Some(Ok(docs)) => {
+            // spec wants them indented deeper. Read it as Camel does, and say so. The
+            // rewritten text goes through the same parser, with the same bounds (size,
+            // depth, aliases), and keeps every line where it was.
+            let Some((fixed, (line, column))) = reindent_quoted(text) else {
+                return Err(e);
+            };
+            match parse_strict(&fixed) {
+                Ok(docs) => {
                     tracing::warn!(
-                        line = e.line,
-                        "a double-quoted text continues on lines at its key's indentation, \
-                         which YAML forbids and Camel's parser accepts: read as Camel reads it \
-                         (indent the continued lines to keep this warning away)"
+                        file,
+                        line,
+                        column,
+                        "{file}:{line}:{column}: a double-quoted text continues on lines at its \
+                         key's indentation, which YAML forbids and Camel's parser accepts: read \
+                         as Camel reads it (indent the continued lines to keep this warning away)"
                     );
                     Ok(docs)
                 }
-                _ => Err(e),
+                Err(_) => Err(e),
             }
         }
         other => other,
@@ -382,19 +390,29 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
 }
 
 /// `text` with the continuation lines of each multi-line double-quoted value indented two
-/// columns past the line that opened it, or `None` when nothing was changed. Line numbers
-/// stay as they were, so positions still point at the user's lines.
-fn reindent_quoted(text: &str) -> Option<String> {
+/// columns past the line that opened it, and the line and column of the first line moved;
+/// `None` when nothing was changed. Line numbers stay as they were, so positions still
+/// point at the user's lines.
+///
+/// The padding is bounded: a text that would grow past twice its size (plus 64 KiB) is
+/// not rewritten, so many short lines under a deeply indented key cannot make the
+/// rewritten copy cost far more memory than the file the loader's size bound admitted.
+fn reindent_quoted(text: &str) -> Option<(String, (usize, usize))> {
+    let limit = text.len().saturating_mul(2).saturating_add(64 * 1024);
     let mut out = String::with_capacity(text.len() + 64);
     let mut open: Option<usize> = None;
-    let mut changed = false;
-    for line in text.split_inclusive('\n') {
+    let mut first: Option<(usize, usize)> = None;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
         let indent = line.len() - line.trim_start_matches(' ').len();
         let mut line = line.to_string();
         if let Some(base) = open {
             if indent <= base && !line.trim().is_empty() {
-                line = format!("{}{line}", " ".repeat(base + 2 - indent));
-                changed = true;
+                let pad = base + 2 - indent;
+                if out.len() + pad + line.len() > limit {
+                    return None;
+                }
+                line = format!("{}{line}", " ".repeat(pad));
+                first.get_or_insert((number + 1, indent + 1));
             }
         }
         // Whether the line leaves a double-quoted text open (quotes outside single quotes
@@ -419,7 +437,7 @@ fn reindent_quoted(text: &str) -> Option<String> {
         };
         out.push_str(&line);
     }
-    changed.then_some(out)
+    first.map(|at| (out, at))
 }
 
 fn parse_strict(text: &str) -> Result<Vec<Spanned>, SyntaxError> {
@@ -448,7 +466,7 @@ mod tests {
     fn a_quoted_text_continued_at_its_key_s_indentation_reads_as_camel_reads_it() {
         let text =
             "- log:\n    message: \"first part\n    second part\"\n- x: 'it''s \"not\" open'\n";
-        let docs = parse_all(text).unwrap();
+        let docs = parse_all(text, "test.yaml").unwrap();
         assert_eq!(
             docs[0].value,
             serde_json::json!([
@@ -457,7 +475,20 @@ mod tests {
             ])
         );
         // Other indentation errors stay errors.
-        assert!(parse_all("- a: \"x\n b\"\n  c: d\n").is_err());
+        assert!(parse_all("- a: \"x\n b\"\n  c: d\n", "test.yaml").is_err());
+    }
+
+    #[test]
+    fn the_rewritten_quoted_text_stays_within_twice_the_file() {
+        // A quoted text opened 20,000 columns deep, then 20,000 one-letter lines at the
+        // margin: padding each would make a copy of some 400 MB from a file of 100 KB.
+        let mut text = format!("{}a: \"x\n", " ".repeat(20_000));
+        text.push_str(&"b\n".repeat(20_000));
+        text.push_str("\"\n");
+        assert!(reindent_quoted(&text).is_none());
+        assert!(parse_all(&text, "test.yaml").is_err());
+        // One such line is padded as usual.
+        assert!(reindent_quoted("- a: \"x\nb\"\n").is_some());
     }
 
     #[test]
@@ -560,7 +591,7 @@ mod tests {
 
     #[test]
     fn each_document_has_its_own_positions() {
-        let docs = parse_all("- a: 1\n---\n- b: 2\n  c: 3\n").unwrap();
+        let docs = parse_all("- a: 1\n---\n- b: 2\n  c: 3\n", "test.yaml").unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].positions["/0/a"], (1, 3));
         assert_eq!(docs[1].positions["/0/b"], (3, 3));

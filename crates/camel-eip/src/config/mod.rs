@@ -34,6 +34,7 @@ mod exchange;
 mod looping;
 mod message;
 mod multicast;
+mod policy;
 mod resequence;
 mod routing;
 mod schema;
@@ -70,6 +71,7 @@ pub use message::{
     Stop,
 };
 pub use multicast::{Multicast, Strategy};
+pub use policy::Policy;
 pub use resequence::Resequence;
 pub use routing::{Choice, Filter, Otherwise, When};
 pub use split::{Split, Tokenize};

@@ -268,6 +268,19 @@ impl camel_api::pools::SharedPool for Datasource {
             Datasource::Sqlite(p) => p.is_closed(),
         }
     }
+
+    fn ping(&self) -> futures::future::BoxFuture<'static, std::result::Result<(), String>> {
+        let ds = self.clone();
+        Box::pin(async move {
+            let answered = match &ds {
+                #[cfg(feature = "postgres")]
+                Datasource::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(drop),
+                #[cfg(feature = "sqlite")]
+                Datasource::Sqlite(p) => sqlx::query("SELECT 1").execute(p).await.map(drop),
+            };
+            answered.map_err(|e| e.to_string())
+        })
+    }
 }
 
 /// The stored partition count of an outbox (its `_meta` row).

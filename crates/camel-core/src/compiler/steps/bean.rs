@@ -31,6 +31,10 @@ pub(super) fn bean(config: BeanStep, cx: &mut StepContext<'_>) -> Result<BoxProc
                 .or_else(|| cx.registry.bean(&name));
             match found {
                 Some(bean) => (name, bean),
+                // Its own error says why; the load adds no route, so this never runs.
+                None if crate::bean::was_refused(cx.registry, &name) => {
+                    return Ok(crate::bean::refused_stand_in(&name));
+                }
                 None => {
                     return Err(invalid(
                         "/ref",

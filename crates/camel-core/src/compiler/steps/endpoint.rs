@@ -31,12 +31,17 @@ pub(super) fn process(
     config: Process,
     cx: &mut StepContext<'_>,
 ) -> Result<BoxProcessor, RouteError> {
-    cx.processor(&config.reference).ok_or_else(|| {
-        cx.error(RouteErrorKind::InvalidValue(format!(
-            "no processor is registered under `{}`",
-            config.reference
-        )))
-    })
+    if let Some(processor) = cx.processor(&config.reference) {
+        return Ok(processor);
+    }
+    let name = crate::model::bean_name(&config.reference);
+    if crate::bean::was_refused(cx.registry, name) {
+        return Ok(crate::bean::refused_stand_in(name));
+    }
+    Err(cx.error(RouteErrorKind::InvalidValue(format!(
+        "no processor is registered under `{}`",
+        config.reference
+    ))))
 }
 
 /// Camel's `variableSend`/`variableReceive` (Camel 4.4) on a sending step: the options

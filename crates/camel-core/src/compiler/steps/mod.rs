@@ -14,6 +14,7 @@ pub(crate) mod layer;
 mod looping;
 mod message;
 mod multicast;
+mod policy;
 pub(crate) mod resequence;
 mod resilience;
 mod routing;
@@ -58,6 +59,7 @@ pub(crate) fn register_builtin(r: &mut StepRegistry) {
     r.register("scatter_gather", typed(multicast::scatter_gather));
     r.register("transacted", typed(transacted::transacted));
     r.register("layer", typed(layer::layer));
+    r.register("policy", typed(policy::policy));
     r.register("throw_exception", typed(errors::throw_exception));
     r.register("do_try", typed(errors::do_try));
     r.register("split", typed(split::split));
