@@ -132,6 +132,12 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     // `master:` refuses its endpoints until `camel.cluster.*` names a store (then
     // `sources::register_datasource` replaces it with one that elects; ADR 0140).
     ctx.add_component(Arc::new(camel_cluster::MasterComponent::new(None)));
+    // MQTT 5 and 3.1.1 (crate camel-mqtt, ADR 0138).
+    ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt5()));
+    ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt311()));
+    // Redis commands, pub/sub and stream consumer groups (crate camel-redis, ADR 0139).
+    ctx.add_component(Arc::new(camel_redis::RedisComponent::spring_redis()));
+    ctx.add_component(Arc::new(camel_redis::RedisComponent::redis()));
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {

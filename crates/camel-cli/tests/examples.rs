@@ -289,3 +289,35 @@ fn outbox_kafka_example_keeps_each_orders_events_in_order() {
         assert_ascending(&consumed, order, &log);
     }
 }
+
+#[test]
+fn mqtt_outbox_example_keeps_each_devices_readings_in_order() {
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_MQTT_URL") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let id = std::process::id();
+    let text = std::fs::read_to_string(root().join("examples/mqtt-outbox/routes.yaml"))
+        .unwrap()
+        .replace("tcp://127.0.0.1:1883", &url)
+        .replace(
+            "camel-example/sensors",
+            &format!("camel-example-{id}/sensors"),
+        )
+        .replace(
+            "camel-example-ingest",
+            &format!("camel-example-ingest-{id}"),
+        )
+        // A session that ends with the process, so the test leaves none behind.
+        .replace(
+            "cleanStart=false",
+            "cleanStart=false&sessionExpiryInterval=0",
+        );
+    std::fs::write(dir.path().join("routes.yaml"), text).unwrap();
+    let log = run_example(dir.path(), "routes.yaml", "60");
+    for device in ["device-1", "device-2"] {
+        let relayed = numbers_after(&log, &format!("relayed {device} reading "));
+        assert_eq!(relayed.len(), 10, "{device}:\n{log}");
+        assert_ascending(&relayed, device, &log);
+    }
+}
