@@ -12,8 +12,9 @@ use serde_json::Value as Json;
 pub(crate) struct Uses {
     /// A route's consumer is `platform-http:` or `rest:`: a container port and a Service.
     pub(crate) http: bool,
-    /// A route is leader-only (`master:`) or the cluster backend is `kubernetes`: a
-    /// ServiceAccount allowed to read and write Leases.
+    /// The cluster's leases are Kubernetes Leases (`camel.cluster.backend=kubernetes`): a
+    /// ServiceAccount allowed to read and write them. Leases in PostgreSQL, Redis or NATS
+    /// need nothing of the API server.
     pub(crate) leases: bool,
     /// Data in a file of the pod: an `outbox:` endpoint with no `datasource` while the
     /// properties name no database (the embedded SQLite file under `camel-data/`), or a
@@ -56,7 +57,6 @@ impl Uses {
                 outbox_without_datasource |= embedded_outbox(&step.config);
             }
         }
-        uses.leases = uris.iter().any(|uri| scheme(uri) == "master");
         for route in routes {
             for value in route.from.parameters.values() {
                 strings(value, &mut uris);
@@ -70,8 +70,7 @@ impl Uses {
             .any(is_sqlite_file);
         uses.embedded_state = (outbox_without_datasource && !named_database) || sqlite_file;
         for (key, value) in properties.iter() {
-            if key.starts_with("camel.cluster.") && value.trim().eq_ignore_ascii_case("kubernetes")
-            {
+            if key == "camel.cluster.backend" && value.trim().eq_ignore_ascii_case("kubernetes") {
                 uses.leases = true;
             }
             if camel_api::is_secret_name(key) {
