@@ -45,7 +45,9 @@ pub use election::{
     ElectionConfig, LeaderElection, Leadership, EPOCH_GAUGE, LEADER_GAUGE, LOST_COUNTER,
 };
 pub use error::ClusterError;
-pub use master::{check_namespace, MasterComponent, EPOCH_PROPERTY, NAMESPACE_PROPERTY};
+pub use master::{
+    check_namespace, fencing_token, MasterComponent, EPOCH_PROPERTY, NAMESPACE_PROPERTY, UNFENCED,
+};
 pub use service::{ClusterService, Membership, NamespaceStatus, CLUSTER_RESOURCE};
 pub use store::{LeaderInfo, Lease, LeaseStore};
 

@@ -29,6 +29,21 @@ pub const EPOCH_PROPERTY: &str = "CamelClusterEpoch";
 /// The exchange property holding the namespace of that epoch.
 pub const NAMESPACE_PROPERTY: &str = "CamelClusterNamespace";
 
+/// What a fenced write checks, and why it refuses when the exchange lacks it.
+pub const UNFENCED: &str = "fenced: fence=true needs an exchange started by a leader-only \
+     route (`master:` or `route_policy: {leader: …}`), which carries CamelClusterEpoch";
+
+/// The namespace and epoch a leader-only route stamped on `exchange`, or `None` when it
+/// was not started under a lease (a fenced write then refuses with [`UNFENCED`]).
+pub fn fencing_token(exchange: &camel_api::Exchange) -> Option<(String, u64)> {
+    let epoch = exchange
+        .property(EPOCH_PROPERTY)
+        .and_then(|v| v.as_i64())
+        .and_then(|v| u64::try_from(v).ok())?;
+    let namespace = exchange.property(NAMESPACE_PROPERTY)?.as_str()?.to_string();
+    Some((namespace, epoch))
+}
+
 /// The `master` component. Without a cluster service (no `camel.cluster.backend`) its
 /// endpoints are refused with a message naming the property.
 #[derive(Debug, Clone)]

@@ -203,20 +203,5 @@ async fn produce(
 
 /// The namespace and epoch a leader-only route stamped on the exchange.
 fn fencing_of(ex: &Exchange) -> Result<(String, u64), SqlError> {
-    let epoch = ex
-        .property(camel_cluster::EPOCH_PROPERTY)
-        .and_then(|v| v.as_i64())
-        .and_then(|v| u64::try_from(v).ok());
-    let namespace = ex
-        .property(camel_cluster::NAMESPACE_PROPERTY)
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    match (namespace, epoch) {
-        (Some(ns), Some(epoch)) => Ok((ns, epoch)),
-        _ => Err(SqlError::Fenced(
-            "fenced: fence=true needs an exchange started by a leader-only route (`master:` or \
-             `route_policy: {leader: …}`), which carries CamelClusterEpoch"
-                .into(),
-        )),
-    }
+    camel_cluster::fencing_token(ex).ok_or_else(|| SqlError::Fenced(camel_cluster::UNFENCED.into()))
 }
