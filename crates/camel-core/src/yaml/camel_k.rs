@@ -8,6 +8,7 @@ use serde_json::{Map, Value as Json};
 use super::loader::{Loaded, Read, Reader};
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
+use crate::properties::Properties;
 
 impl Reader {
     /// A document whose root map has `kind`.
@@ -173,4 +174,56 @@ fn to_step(def: EndpointDefinition) -> StepDefinition {
         );
     }
     StepDefinition::new("to", Json::Object(config))
+}
+
+/// The properties a Camel K resource configures for itself
+/// (`spec.integration.configuration` of a Pipe, `spec.configuration` of an
+/// Integration: `{type: property, value: "key=value"}`; the camel trait's `properties`),
+/// added to `properties` where the command line has not set the key.
+pub(super) fn resource_properties(value: &Json, properties: &mut Properties) {
+    let Some(spec) = value.get("spec") else {
+        return;
+    };
+    let lists = [
+        spec.get("integration").and_then(|i| i.get("configuration")),
+        spec.get("configuration"),
+    ];
+    for entry in lists
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_array)
+        .flatten()
+    {
+        if entry.get("type").and_then(Json::as_str) != Some("property") {
+            continue;
+        }
+        if let Some((key, v)) = entry
+            .get("value")
+            .and_then(Json::as_str)
+            .and_then(|v| v.split_once('='))
+        {
+            if properties.get(key.trim()).is_none() {
+                properties.set(key.trim(), v);
+            }
+        }
+    }
+    // The camel trait's `properties` (`spec.traits.camel.properties`, also under a Pipe's
+    // `spec.integration`): a list of `key = value` texts, spaces around `=` not part of
+    // either.
+    let traits = [
+        spec.get("traits"),
+        spec.get("integration").and_then(|i| i.get("traits")),
+    ];
+    for entry in traits
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("camel")?.get("properties")?.as_array())
+        .flatten()
+    {
+        if let Some((key, v)) = entry.as_str().and_then(|v| v.split_once('=')) {
+            if properties.get(key.trim()).is_none() {
+                properties.set(key.trim(), v.trim());
+            }
+        }
+    }
 }

@@ -168,7 +168,7 @@ pub fn load_with_kamelets(
     let mut properties = properties.clone();
     for (_, docs) in &parsed {
         for (value, _) in docs {
-            resource_properties(value, &mut properties);
+            super::camel_k::resource_properties(value, &mut properties);
         }
     }
     let load = super::expand::Load::new(library, &properties);
@@ -225,58 +225,6 @@ fn collect_kamelet(
         Err(e) => {
             if let Some(errors) = errors {
                 errors.extend(e);
-            }
-        }
-    }
-}
-
-/// The properties a Camel K resource configures for itself
-/// (`spec.integration.configuration` of a Pipe, `spec.configuration` of an
-/// Integration: `{type: property, value: "key=value"}`; the camel trait's `properties`),
-/// added to `properties` where the command line has not set the key.
-fn resource_properties(value: &Json, properties: &mut Properties) {
-    let Some(spec) = value.get("spec") else {
-        return;
-    };
-    let lists = [
-        spec.get("integration").and_then(|i| i.get("configuration")),
-        spec.get("configuration"),
-    ];
-    for entry in lists
-        .into_iter()
-        .flatten()
-        .filter_map(Json::as_array)
-        .flatten()
-    {
-        if entry.get("type").and_then(Json::as_str) != Some("property") {
-            continue;
-        }
-        if let Some((key, v)) = entry
-            .get("value")
-            .and_then(Json::as_str)
-            .and_then(|v| v.split_once('='))
-        {
-            if properties.get(key.trim()).is_none() {
-                properties.set(key.trim(), v);
-            }
-        }
-    }
-    // The camel trait's `properties` (`spec.traits.camel.properties`, also under a Pipe's
-    // `spec.integration`): a list of `key = value` texts, spaces around `=` not part of
-    // either.
-    let traits = [
-        spec.get("traits"),
-        spec.get("integration").and_then(|i| i.get("traits")),
-    ];
-    for entry in traits
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.get("camel")?.get("properties")?.as_array())
-        .flatten()
-    {
-        if let Some((key, v)) = entry.as_str().and_then(|v| v.split_once('=')) {
-            if properties.get(key.trim()).is_none() {
-                properties.set(key.trim(), v.trim());
             }
         }
     }
@@ -967,94 +915,4 @@ fn whole(
     } else {
         Err(RouteErrors(errors))
     }
-}
-
-/// Instantiates the route template `template_id` written in `texts` (`(text, file name)`)
-/// with `parameters`, any `Serialize` value that is a map (a struct of typed fields), as
-/// a `templatedRoute` would: the parameters are bound, checked against the template's
-/// declarations and defaults, and substituted before `properties`. Returns the route
-/// (and the routes of the Kamelets it uses); other routes of `texts` are left out.
-///
-/// ```
-/// use camel_core::properties::Properties;
-///
-/// #[derive(serde::Serialize)]
-/// struct Greeter<'a> {
-///     name: &'a str,
-///     greeting: &'a str,
-/// }
-///
-/// let template = "
-/// - routeTemplate:
-///     id: greeter
-///     parameters:
-///       - name: name
-///       - name: greeting
-///         defaultValue: Hello
-///     from:
-///       uri: direct:{{name}}
-///       steps:
-///         - setBody: {simple: '{{greeting}} ${body}'}
-/// ";
-/// let routes = camel_core::yaml::instantiate_template(
-///     &[(template, "templates.yaml")],
-///     "greeter",
-///     "french",
-///     &Greeter { name: "fr", greeting: "Bonjour" },
-///     &Properties::new(),
-/// )
-/// .unwrap();
-/// assert_eq!(routes[0].id.as_deref(), Some("french"));
-/// assert_eq!(routes[0].from.uri, "direct:fr");
-/// ```
-pub fn instantiate_template(
-    texts: &[(&str, &str)],
-    template_id: &str,
-    route_id: &str,
-    parameters: &impl serde::Serialize,
-    properties: &Properties,
-) -> Result<Vec<RouteDefinition>, RouteErrors> {
-    let given = match serde_json::to_value(parameters) {
-        // An absent optional field (`None`) leaves its parameter to the default.
-        Ok(Json::Object(mut map)) => {
-            map.retain(|_, v| !v.is_null());
-            map
-        }
-        Ok(Json::Null) => Map::new(),
-        Ok(_) | Err(_) => {
-            return Err(RouteErrors(vec![RouteError::new(
-                RouteErrorKind::InvalidValue(format!(
-                    "the parameters of route template `{template_id}` must serialize as a map \
-                     of names to values"
-                )),
-            )]))
-        }
-    };
-    let mut templated = Map::new();
-    templated.insert("routeTemplateRef".into(), Json::String(template_id.into()));
-    templated.insert("routeId".into(), Json::String(route_id.into()));
-    templated.insert("parameters".into(), Json::Object(given));
-    let mut item = Map::new();
-    item.insert("templatedRoute".into(), Json::Object(templated));
-    // JSON is YAML: the use is read as a file of its own.
-    let use_text = Json::Array(vec![Json::Object(item)]).to_string();
-    let mut all: Vec<(&str, &str)> = texts.to_vec();
-    all.push((&use_text, "<instantiate_template>"));
-    let (routes, errors) = load_texts_partial_with(&all, properties);
-    if !errors.is_empty() {
-        return Err(RouteErrors(errors));
-    }
-    // The instance and the Kamelet copies made for it: what the texts alone do not make.
-    let (alone, _) = load_texts_partial_with(texts, properties);
-    let before: Vec<(Option<String>, String)> = alone
-        .iter()
-        .map(|r| (r.id.clone(), r.from.uri.clone()))
-        .collect();
-    Ok(routes
-        .into_iter()
-        .filter(|r| {
-            r.id.as_deref() == Some(route_id)
-                || !before.contains(&(r.id.clone(), r.from.uri.clone()))
-        })
-        .collect())
 }

@@ -30,6 +30,7 @@ mod builtin;
 mod camel_k;
 mod configuration;
 mod expand;
+mod instantiate;
 mod intercept;
 mod loader;
 mod node;
@@ -40,11 +41,11 @@ mod route;
 mod route_configuration;
 mod templates;
 
+pub use instantiate::instantiate_template;
 pub use loader::{
-    instantiate_template, load_file, load_file_partial, load_file_partial_with, load_file_with,
-    load_files_partial_with, load_files_with, load_files_with_kamelets, load_str, load_str_partial,
-    load_str_partial_with, load_str_with, load_texts_partial_with, load_texts_with,
-    load_with_kamelets,
+    load_file, load_file_partial, load_file_partial_with, load_file_with, load_files_partial_with,
+    load_files_with, load_files_with_kamelets, load_str, load_str_partial, load_str_partial_with,
+    load_str_with, load_texts_partial_with, load_texts_with, load_with_kamelets,
 };
 
 /// Every document of a YAML text with the position of each of its nodes (JSON pointer →
