@@ -16,6 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::metrics::RouteMetrics;
 use super::traced::RouteTrace;
 use crate::compiler::CompiledRoute;
+
+/// How long a stop waits, past its deadline, for an aborted consumer task to drop what
+/// it holds. Dropping is synchronous and quick; the bound is for a task stuck in a poll.
+const ABORTED_CONSUMER_DROP: Duration = Duration::from_millis(250);
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::RouteDefinition;
 
@@ -306,6 +310,11 @@ impl RouteRuntime {
         let mut task = consumer.task;
         if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
             task.abort();
+            // An aborted task drops its future on a worker a moment later, not here. Wait
+            // for that, briefly, so what the consumer held (an HTTP path, a socket) is
+            // released before the route may start again: a start racing the drop found
+            // its path still taken.
+            let _ = tokio::time::timeout(ABORTED_CONSUMER_DROP, task).await;
         }
         self.status = RouteStatus::Stopped;
         self.stale = true;
