@@ -155,10 +155,12 @@ fn a_large_line_file_is_streamed_in_bounded_memory() {
     );
     assert!(peak > 0, "VmHWM was read");
     // The debug binary alone holds about 47 MiB once started (41 MiB before the `xml`
-    // feature's XPath/XSLT engine was linked in); streaming the 50 MB file adds about
-    // 7 MiB. Reading the file whole would pass 100 MiB.
+    // feature's XPath/XSLT engine was linked in, more since MQTT, Redis, the cluster
+    // and the console: a run peaked at 63 MiB); streaming the 50 MB file adds about
+    // 7 MiB. Reading the file whole would hold the 50 MB body on top of the binary:
+    // past 100 MiB.
     assert!(
-        peak < 60 * 1024,
+        peak < 85 * 1024,
         "peak RSS {peak} KiB for a {size}-byte file\n{log}"
     );
     println!("peak RSS while streaming a {size}-byte file: {peak} KiB");
