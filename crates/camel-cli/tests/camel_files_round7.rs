@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{run_until, validate_yaml, write_file as write};
+use support::{run_until, run_yaml, validate_yaml, write_file as write};
 
 #[test]
 fn zip_file_marshals_a_one_entry_archive_and_unmarshals_it_back() {
@@ -85,4 +85,55 @@ fn zip_file_options_in_camel_spelling_and_a_refused_iterator() {
     assert!(!ok, "{out}");
     assert!(out.contains("usingIterator"), "{out}");
     assert!(out.contains("not supported yet"), "{out}");
+}
+
+#[test]
+fn exchange_property_language_in_each_of_camels_spellings() {
+    // `exchange-property:` beside the step's options is how the catalog's
+    // earthquake-source Kamelet writes it; `exchangeProperty:` under `expression:` and as
+    // a predicate are Camel's other forms.
+    let log = run_yaml(
+        "\
+- from:
+    uri: timer:t
+    parameters: {repeatCount: 1}
+    steps:
+      - setProperty:
+          name: lastUpdate
+          constant: \"2026-12-04\"
+      - setProperty:
+          name: fresh
+          simple: \"${body} == null\"
+      - setBody:
+          exchange-property: lastUpdate
+      - log: \"one ${body}\"
+      - setHeader:
+          name: copied
+          expression:
+            exchangeProperty: lastUpdate
+      - setBody:
+          exchangeProperty: missing
+      - log: \"two [${body}] ${header.copied}\"
+      - filter:
+          exchangeProperty: fresh
+          steps:
+            - log: \"three passed\"
+",
+        "1",
+    );
+    assert!(log.contains("one 2026-12-04"), "{log}");
+    assert!(log.contains("two [] 2026-12-04"), "{log}");
+    assert!(log.contains("three passed"), "{log}");
+    // A name is required, at the key that lacks it.
+    let (ok, out) = validate_yaml(
+        "\
+- from:
+    uri: timer:t
+    steps:
+      - setBody:
+          exchangeProperty: \" \"
+",
+    );
+    assert!(!ok, "{out}");
+    assert!(out.contains("missing property name"), "{out}");
 }
