@@ -197,7 +197,7 @@ pub fn marshal_json(pretty: bool) -> BoxProcessor {
 /// `marshal`: writes the body in `format` (see [`crate::dataformat`]).
 pub fn marshal(format: DataFormat) -> BoxProcessor {
     BoxProcessor::sync(move |mut ex: Exchange| {
-        ex.message.body = dataformat::marshal(&format, &ex.message.body)?;
+        dataformat::marshal_exchange(&format, &mut ex)?;
         Ok(ex)
     })
     .named("marshal")
@@ -206,7 +206,7 @@ pub fn marshal(format: DataFormat) -> BoxProcessor {
 /// `unmarshal`: reads the body as `format` (see [`crate::dataformat`]).
 pub fn unmarshal(format: DataFormat) -> BoxProcessor {
     BoxProcessor::sync(move |mut ex: Exchange| {
-        ex.message.body = dataformat::unmarshal(&format, &ex.message.body)?;
+        dataformat::unmarshal_exchange(&format, &mut ex)?;
         Ok(ex)
     })
     .named("unmarshal")

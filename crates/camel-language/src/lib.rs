@@ -1,5 +1,5 @@
 //! Expression languages: `simple` (also as `csimple`), `jsonpath`, `jq`, `tokenize`,
-//! `header` and `constant`.
+//! `header`, `exchange_property` (Camel's `exchangeProperty`) and `constant`.
 //!
 //! Routes compute values (a header to set, a body to build) and decide (filter, choice)
 //! with expressions. Each language compiles its text once, when the route is compiled,
@@ -47,7 +47,7 @@ mod source;
 mod tokenize;
 
 pub use constant::{constant, ConstantLanguage};
-pub use header::{header, HeaderLanguage};
+pub use header::{exchange_property, header, ExchangePropertyLanguage, HeaderLanguage};
 pub use jq::{jq, JqLanguage, MAX_OUTPUTS as JQ_MAX_OUTPUTS};
 pub use jsonpath::{jsonpath, JsonPathLanguage};
 pub use registry::LanguageRegistry;

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use camel_api::Language;
 
 use crate::{
-    ConstantLanguage, HeaderLanguage, JqLanguage, JsonPathLanguage, SimpleLanguage,
-    TokenizeLanguage,
+    ConstantLanguage, ExchangePropertyLanguage, HeaderLanguage, JqLanguage, JsonPathLanguage,
+    SimpleLanguage, TokenizeLanguage,
 };
 
 /// The languages known to a context, by name.
 ///
 /// [`Default`] registers `simple` (and `csimple`, the same), `jsonpath`, `jq`,
-/// `tokenize`, `header` and `constant`.
+/// `tokenize`, `header`, `exchange_property` (Camel's `exchangeProperty`) and `constant`.
 #[derive(Clone)]
 pub struct LanguageRegistry {
     languages: HashMap<&'static str, Arc<dyn Language>>,
@@ -34,6 +34,7 @@ impl Default for LanguageRegistry {
         registry.register(Arc::new(SimpleLanguage));
         registry.register(Arc::new(JsonPathLanguage));
         registry.register(Arc::new(HeaderLanguage));
+        registry.register(Arc::new(ExchangePropertyLanguage));
         registry.register(Arc::new(ConstantLanguage));
         registry.register(Arc::new(JqLanguage));
         registry.register(Arc::new(TokenizeLanguage));
@@ -85,7 +86,16 @@ mod tests {
         let registry = LanguageRegistry::default();
         assert_eq!(
             registry.names(),
-            ["constant", "csimple", "header", "jq", "jsonpath", "simple", "tokenize"]
+            [
+                "constant",
+                "csimple",
+                "exchange_property",
+                "header",
+                "jq",
+                "jsonpath",
+                "simple",
+                "tokenize"
+            ]
         );
         let options = serde_json::Map::new();
         let simple = registry.get("simple").unwrap();

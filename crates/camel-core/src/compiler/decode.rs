@@ -45,7 +45,8 @@ pub(crate) fn decode<T: DeserializeOwned>(config: &Json) -> Result<T, DecodeErro
         };
         if respelt < MAX_RESPELLINGS
             && (respell(&mut config, &pointer, &kind)
-                || drop_node_text(&mut config, &pointer, &kind))
+                || drop_node_text(&mut config, &pointer, &kind)
+                || wrap_language(&mut config, &pointer, &kind))
         {
             respelt += 1;
             continue;
@@ -236,6 +237,41 @@ fn drop_node_text(config: &mut Json, pointer: &str, kind: &RouteErrorKind) -> bo
     }
 }
 
+/// Languages camel-rs has that a step may name beside its options in Camel's YAML DSL
+/// (`setBody: {exchangeProperty: name}`) but that are no field of the step
+/// configurations (which list the common ones): they are read as
+/// `expression: {NAME: …}`, snake_case.
+const WRAPPED_LANGUAGES: &[&str] = &["exchange_property"];
+
+/// Moves an unknown key naming one of [`WRAPPED_LANGUAGES`] under `expression`, in place;
+/// false when the key is another, or an expression is already given.
+fn wrap_language(config: &mut Json, pointer: &str, kind: &RouteErrorKind) -> bool {
+    let RouteErrorKind::UnknownKey { key, expected, .. } = kind else {
+        return false;
+    };
+    let language = to_snake_case(key);
+    if !WRAPPED_LANGUAGES.contains(&language.as_str())
+        || !expected.iter().any(|e| e == "expression")
+    {
+        return false;
+    }
+    let Some(parent) = pointer.strip_suffix(&format!("/{key}")) else {
+        return false;
+    };
+    match config.pointer_mut(parent) {
+        Some(Json::Object(map)) if !map.contains_key("expression") => match map.remove(key) {
+            Some(value) => {
+                let mut wrapped = serde_json::Map::new();
+                wrapped.insert(language, value);
+                map.insert("expression".into(), Json::Object(wrapped));
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 /// Renames an unknown key to the known key it spells, in place; false when it spells none.
 fn respell(config: &mut Json, pointer: &str, kind: &RouteErrorKind) -> bool {
     let RouteErrorKind::UnknownKey { key, expected, .. } = kind else {
@@ -272,7 +308,9 @@ fn attempt<T: DeserializeOwned>(config: Json) -> Result<T, DecodeError> {
             }
             // A Camel language we lack where an expression goes (`setBody: {groovy: …}`)
             // is not a typo (ADR 0051).
-            if expected.iter().any(|e| e == "expression") {
+            if expected.iter().any(|e| e == "expression")
+                && !WRAPPED_LANGUAGES.contains(&to_snake_case(key).as_str())
+            {
                 if let Some(message) = crate::model::camel_dsl::unsupported(
                     crate::model::camel_dsl::Kind::Language,
                     &to_snake_case(key),

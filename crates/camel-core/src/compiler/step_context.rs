@@ -119,7 +119,12 @@ impl<'a> StepContext<'a> {
         e: &ExpressionDefinition,
         at: &str,
     ) -> Result<Arc<dyn Language>, RouteError> {
-        self.registry.language(&e.language).ok_or_else(|| {
+        // Camel's spelling of a language registered in snake_case (`exchangeProperty`).
+        let registered = self.registry.language(&e.language).or_else(|| {
+            self.registry
+                .language(&camel_api::suggest::to_snake_case(&e.language))
+        });
+        registered.ok_or_else(|| {
             if let Some(message) = crate::model::camel_dsl::unsupported(
                 crate::model::camel_dsl::Kind::Language,
                 &camel_api::suggest::to_snake_case(&e.language),

@@ -55,7 +55,7 @@ pub use circuit_breaker::{
 pub use claim_check::{ClaimCheck, ClaimCheckOperation};
 pub use data::{
     Base64Format, ConvertBodyTo, CsvFormat, DataFormat, GzipFormat, JsonFormat, JsonMarshal,
-    JsonUnmarshal, Marshal, Unmarshal, XmlFormat, ZipFormat, DATA_FORMAT_NAMES,
+    JsonUnmarshal, Marshal, Unmarshal, XmlFormat, ZipFileFormat, ZipFormat, DATA_FORMAT_NAMES,
 };
 pub use dynamic::{DynamicRouter, RecipientList, RoutingSlip, ToD};
 pub use enrich::{Enrich, PollEnrich};

@@ -1,4 +1,5 @@
-//! The data formats of `marshal`/`unmarshal`: JSON, CSV, XML, base64, gzip and zlib.
+//! The data formats of `marshal`/`unmarshal`: JSON, CSV, XML, base64, gzip, zlib and
+//! one-entry zip archives.
 //!
 //! Each format is a pair of functions over a [`Body`]: marshal turns a value into text or
 //! bytes, unmarshal turns text or bytes back into a value. Bad input is a
@@ -8,15 +9,41 @@
 use std::io::{Read, Write};
 use std::sync::Arc;
 
-use camel_api::{Body, CamelError};
+use camel_api::{Body, CamelError, Exchange};
 use serde_json::{Map, Value};
 
 use crate::config::{Base64Format, CsvFormat, DataFormat, JsonFormat, XmlFormat, ZipFormat};
 
 mod delimited;
+mod zip_file;
 use delimited::{csv_field, csv_marshal, csv_unmarshal};
 
-/// Marshals `body` with `format`.
+/// Marshals the exchange's body with `format`. Most formats read the body alone; `zipFile`
+/// names its entry after the `CamelFileName` header and renames the header, as Camel.
+pub fn marshal_exchange(format: &DataFormat, ex: &mut Exchange) -> Result<(), CamelError> {
+    match format {
+        DataFormat::ZipFile(f) => zip_file::marshal_exchange(f, ex),
+        _ => {
+            ex.message.body = marshal(format, &ex.message.body)?;
+            Ok(())
+        }
+    }
+}
+
+/// Unmarshals the exchange's body with `format` (`zipFile` sets `CamelFileName` to the
+/// entry's name).
+pub fn unmarshal_exchange(format: &DataFormat, ex: &mut Exchange) -> Result<(), CamelError> {
+    match format {
+        DataFormat::ZipFile(f) => zip_file::unmarshal_exchange(f, ex),
+        _ => {
+            ex.message.body = unmarshal(format, &ex.message.body)?;
+            Ok(())
+        }
+    }
+}
+
+/// Marshals `body` with `format` (a `zipFile` entry is named `data`: there is no
+/// exchange to name it after).
 pub fn marshal(format: &DataFormat, body: &Body) -> Result<Body, CamelError> {
     match format {
         DataFormat::Json(f) => json_marshal(f, body),
@@ -25,6 +52,7 @@ pub fn marshal(format: &DataFormat, body: &Body) -> Result<Body, CamelError> {
         DataFormat::Base64(f) => Ok(base64_marshal(f, &body.to_bytes())),
         DataFormat::Gzip(_) => gzip_marshal(&body.to_bytes()),
         DataFormat::Zip(f) => zlib_marshal(f, &body.to_bytes()),
+        DataFormat::ZipFile(_) => zip_file::marshal_body(&body.to_bytes()),
     }
 }
 
@@ -37,6 +65,7 @@ pub fn unmarshal(format: &DataFormat, body: &Body) -> Result<Body, CamelError> {
         DataFormat::Base64(f) => base64_unmarshal(f, &body.to_bytes()),
         DataFormat::Gzip(_) => gzip_unmarshal(&body.to_bytes()),
         DataFormat::Zip(_) => zlib_unmarshal(&body.to_bytes()),
+        DataFormat::ZipFile(f) => zip_file::unmarshal_body(f, &body.to_bytes()),
     }
 }
 
@@ -63,6 +92,7 @@ pub fn check(format: &DataFormat) -> Result<(), (&'static str, String)> {
             }
             Ok(())
         }
+        DataFormat::ZipFile(f) => zip_file::check(f),
         _ => Ok(()),
     }
 }
@@ -477,16 +507,24 @@ fn zlib_marshal(f: &ZipFormat, bytes: &[u8]) -> Result<Body, CamelError> {
 pub const MAX_INFLATED_LEN: usize = 64 << 20;
 
 fn inflate(target: &'static str, reader: impl Read, input_len: usize) -> Result<Body, CamelError> {
+    inflate_bounded(target, reader, input_len, MAX_INFLATED_LEN)
+}
+
+/// Reads `reader` to its end, failing once it yields more than `bound` bytes.
+fn inflate_bounded(
+    target: &'static str,
+    reader: impl Read,
+    input_len: usize,
+    bound: usize,
+) -> Result<Body, CamelError> {
     let mut out = Vec::new();
-    let limit = u64::try_from(MAX_INFLATED_LEN).unwrap_or(u64::MAX);
+    let limit = u64::try_from(bound).unwrap_or(u64::MAX);
     // Inflating up to the bound takes a while; keep the worker's other tasks going.
     let read = camel_api::blocking::in_place(|| reader.take(limit + 1).read_to_end(&mut out));
-    if out.len() > MAX_INFLATED_LEN {
+    if out.len() > bound {
         return Err(CamelError::conversion(
             target,
-            format!(
-                "the input of {input_len} bytes inflates to more than {MAX_INFLATED_LEN} bytes"
-            ),
+            format!("the input of {input_len} bytes inflates to more than {bound} bytes"),
         ));
     }
     read.map_err(|e| {
