@@ -150,7 +150,8 @@ function showRoute(id) {
     el('div', { class: 'panel' },
       el('h2', {}, 'Diagram ', el('span', { class: 'muted', id: 'trace-state' })),
       el('div', { id: 'diagram' }, 'loading…'),
-      el('details', { id: 'mermaid' }, el('summary', {}, 'Mermaid source (for a README)'), el('pre', { class: 'mono', id: 'mermaid-text' }))),
+      el('details', { id: 'mermaid-box' }, el('summary', {}, 'Mermaid: drawn by Mermaid, and its source (for a README)'),
+        el('div', { id: 'mermaid-drawing' }), el('pre', { class: 'mono', id: 'mermaid-text' }))),
     el('div', { class: 'panel' },
       el('h2', {}, 'Last traced exchanges'),
       el('table', { id: 'exchanges' }, el('thead', {}, el('tr', {},
@@ -167,6 +168,7 @@ function showRoute(id) {
             el('span', { id: 'apply-result' })),
           el('ul', { id: 'errors' })),
         el('div', {}, el('pre', { id: 'diff' })))));
+  $('mermaid-box').addEventListener('toggle', () => { if ($('mermaid-box').open) renderMermaid($('mermaid-text').textContent); });
   const editor = $('editor');
   editor.addEventListener('input', () => { gutter(); diff(); scheduleValidate(id); });
   editor.addEventListener('scroll', () => { $('gutter').scrollTop = editor.scrollTop; });
@@ -211,7 +213,10 @@ async function loadDiagram(id) {
   box.replaceChildren(document.importNode(svg, true));
   refreshTrace(id);
   const mmd = await api('GET', '/console/api/routes/' + encodeURIComponent(id) + '/diagram.mmd');
-  if (mmd.ok && $('mermaid-text')) $('mermaid-text').textContent = await mmd.text();
+  if (mmd.ok && $('mermaid-text')) {
+    $('mermaid-text').textContent = await mmd.text();
+    if ($('mermaid-box').open) renderMermaid($('mermaid-text').textContent);
+  }
 }
 
 // Per-step counts, from the tracer's kept exchanges (the last ones, not all time).
@@ -377,7 +382,11 @@ function route() {
   state.errorLines = [];
   const hash = location.hash.replace(/^#/, '');
   const m = /^\/route\/(.+)$/.exec(hash);
-  if (m) showRoute(decodeURIComponent(m[1])); else showList();
+  if (m) showRoute(decodeURIComponent(m[1]));
+  else if (hash === '/outboxes') showOutboxes();
+  else if (hash === '/sinks') showSinks();
+  else showList();
+  for (const a of document.querySelectorAll('nav a')) a.className = a.getAttribute('href') === '#' + (hash || '/') ? 'current' : '';
 }
 
 function saveToken() {

@@ -315,6 +315,17 @@ impl Scrape {
         Scrape { samples }
     }
 
+    /// Every sample of `name`: its labels and value.
+    pub(crate) fn samples_of<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = (&'a BTreeMap<String, String>, f64)> + 'a {
+        self.samples
+            .iter()
+            .filter(move |s| s.name == name)
+            .map(|s| (&s.labels, s.value))
+    }
+
     /// The sum over the samples of `name` whose `routeId` is `route`.
     fn route_sum(&self, name: &str, route: &str) -> Option<f64> {
         let mut found = None;

@@ -116,7 +116,10 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     ctx.add_component(Arc::new(camel_http::PlatformHttpComponent::new(http)));
     ctx.add_component(Arc::new(camel_http::HttpComponent::http()));
     ctx.add_component(Arc::new(camel_http::HttpComponent::https()));
-    ctx.add_component(Arc::new(camel_outbox::OutboxComponent::new()));
+    let outboxes = camel_outbox::OutboxComponent::new();
+    // The admin API's outbox page reads and administers the outboxes it opens.
+    ctx.add_resource(crate::admin::OUTBOX_COMPONENT, Arc::new(outboxes.clone()));
+    ctx.add_component(Arc::new(outboxes));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
@@ -400,7 +403,12 @@ async fn start(
         );
         match serving.await {
             Ok((bound, server)) => {
-                tracing::info!(addr = %bound, "admin API listening");
+                let scheme = if config.tls.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                tracing::info!(addr = %bound, scheme, "admin API listening");
                 admin_server = Some(server);
             }
             Err(e) => {

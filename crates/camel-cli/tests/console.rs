@@ -53,6 +53,7 @@ async fn the_assets_load_without_the_token_and_hold_nothing_inline() {
         ("/console", "text/html"),
         ("/console/app.js", "text/javascript"),
         ("/console/app.css", "text/css"),
+        ("/console/ops.js", "text/javascript"),
     ] {
         let resp = plain().get(format!("{base}{path}")).send().await.unwrap();
         assert_eq!(resp.status(), 200, "{path}");
@@ -62,8 +63,9 @@ async fn the_assets_load_without_the_token_and_hold_nothing_inline() {
         let body = resp.text().await.unwrap();
         if kind == "text/html" {
             // Every script has a src, no style element or attribute, no handler attribute.
-            assert_eq!(body.matches("<script").count(), 1, "{body}");
+            assert_eq!(body.matches("<script").count(), 2, "{body}");
             assert!(body.contains("<script src=\"/console/app.js\""), "{body}");
+            assert!(body.contains("<script src=\"/console/ops.js\""), "{body}");
             assert!(
                 !body.contains("<style") && !body.contains("style="),
                 "{body}"

@@ -56,6 +56,35 @@ pub enum DeadSelection {
     All,
 }
 
+/// Who drains one partition of an outbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PartitionOwner {
+    /// The partition.
+    pub partition: u32,
+    /// A worker of this process drains it (known only to an admin made with
+    /// [`Outbox::admin`]: it asks the handle the relay runs on).
+    pub this_process: bool,
+    /// PostgreSQL: the database session holding the partition's lock, whichever process
+    /// it belongs to (`pid N, application, client address`); `None` when no session
+    /// holds it, and always on SQLite (one process relays a SQLite outbox).
+    pub session: Option<String>,
+}
+
+/// A dead message, as [`OutboxAdmin::dead`] lists it (the payload left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeadMessage {
+    /// Its id (what `retry_dead` and `discard` take).
+    pub id: i64,
+    /// Its group, if it had one.
+    pub group_key: Option<String>,
+    /// Attempts made before it died.
+    pub attempts: i64,
+    /// The error of the last attempt.
+    pub last_error: Option<String>,
+}
+
 /// Admin operations on one outbox.
 #[derive(Clone, Debug)]
 pub struct OutboxAdmin {
@@ -156,6 +185,73 @@ impl OutboxAdmin {
         pending_gauge.set(counts.pending as f64);
         age_gauge.set(counts.oldest_pending_age.map_or(0.0, |d| d.as_secs_f64()));
         Ok(counts)
+    }
+
+    /// The outbox's name (as in `outbox:NAME`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The partition count the outbox stores (the relays' count).
+    pub async fn partitions(&self) -> Result<u32> {
+        Ok(
+            match self.datasource.meta(&self.table, "partitions").await? {
+                Some(stored) => crate::store::parse_partitions(&stored)?,
+                None => self.local.as_ref().map_or(1, |o| o.config().partitions),
+            },
+        )
+    }
+
+    /// Every partition and who drains it (see [`PartitionOwner`]).
+    pub async fn owners(&self) -> Result<Vec<PartitionOwner>> {
+        self.check().await?;
+        let partitions = self.partitions().await?;
+        let here = self
+            .local
+            .as_ref()
+            .map(Outbox::owned_partitions)
+            .unwrap_or_default();
+        #[allow(unused_mut)]
+        let mut sessions: Vec<(u32, String)> = Vec::new();
+        #[cfg(feature = "postgres")]
+        #[cfg_attr(not(feature = "sqlite"), allow(irrefutable_let_patterns))]
+        if let Datasource::Postgres(p) = &self.datasource {
+            sessions = crate::store::postgres_admin::lock_holders(p, &self.table).await?;
+        }
+        Ok((0..partitions)
+            .map(|partition| PartitionOwner {
+                partition,
+                this_process: here.contains(&partition),
+                session: sessions
+                    .iter()
+                    .find(|(p, _)| *p == partition)
+                    .map(|(_, who)| who.clone()),
+            })
+            .collect())
+    }
+
+    /// The first `limit` dead messages, oldest id first.
+    pub async fn dead(&self, limit: u32) -> Result<Vec<DeadMessage>> {
+        self.check().await?;
+        let sql = format!(
+            "SELECT id, group_key, CAST(attempts AS BIGINT), last_error FROM {} ORDER BY id LIMIT {limit}",
+            self.table.dead()
+        );
+        let rows: Vec<(i64, Option<String>, i64, Option<String>)> = match &self.datasource {
+            #[cfg(feature = "postgres")]
+            Datasource::Postgres(p) => sqlx::query_as(&sql).fetch_all(p).await?,
+            #[cfg(feature = "sqlite")]
+            Datasource::Sqlite(p) => sqlx::query_as(&sql).fetch_all(p).await?,
+        };
+        Ok(rows
+            .into_iter()
+            .map(|(id, group_key, attempts, last_error)| DeadMessage {
+                id,
+                group_key,
+                attempts,
+                last_error,
+            })
+            .collect())
     }
 
     /// Removes message `id`, pending or dead. True when it existed.

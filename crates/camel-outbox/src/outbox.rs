@@ -2,7 +2,7 @@
 //! that lets a local publish reach the relay without waiting for a poll.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -40,6 +40,9 @@ struct Inner {
     round_robin: AtomicU32,
     /// Admin changes announced in this process (see [`Outbox::admin`]).
     admin_changes: AtomicU64,
+    /// Per partition: a worker of this process drains it (set by the worker while it
+    /// owns the partition; read by the admin's `owners`).
+    owned: Box<[AtomicBool]>,
     published: metrics::Counter,
 }
 
@@ -63,6 +66,9 @@ impl Outbox {
             .settle_partitions(&table, &config.name, config.partitions)
             .await?;
         let wake = (0..config.partitions).map(|_| Notify::new()).collect();
+        let owned = (0..config.partitions)
+            .map(|_| AtomicBool::new(false))
+            .collect();
         Ok(Outbox {
             inner: Arc::new(Inner {
                 published: crate::metrics::published(&config.name),
@@ -72,6 +78,7 @@ impl Outbox {
                 wake,
                 round_robin: AtomicU32::new(0),
                 admin_changes: AtomicU64::new(0),
+                owned,
             }),
         })
     }
@@ -139,6 +146,21 @@ impl Outbox {
     /// How many admin changes this process announced so far.
     pub(crate) fn admin_changes(&self) -> u64 {
         self.inner.admin_changes.load(AtomicOrdering::Acquire)
+    }
+
+    /// The partitions a worker of this process (a relay on this handle or a clone)
+    /// drains now, in order.
+    pub fn owned_partitions(&self) -> Vec<u32> {
+        (0..self.inner.owned.len() as u32)
+            .filter(|p| self.inner.owned[*p as usize].load(AtomicOrdering::Acquire))
+            .collect()
+    }
+
+    /// Records whether this process's worker of `partition` owns it.
+    pub(crate) fn set_owned(&self, partition: u32, owned: bool) {
+        if let Some(flag) = self.inner.owned.get(partition as usize) {
+            flag.store(owned, AtomicOrdering::Release);
+        }
     }
 
     pub(crate) fn waker(&self, partition: u32) -> &Notify {

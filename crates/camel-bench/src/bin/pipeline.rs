@@ -26,6 +26,14 @@
 //! `PIPELINE_METRICS=route` installs a Prometheus recorder and times each exchange (what
 //! `camel run --metrics-addr` does); `PIPELINE_METRICS=steps` times each step too
 //! (`--step-metrics`, Camel's message history). Unset, no recorder is installed.
+//!
+//! `PIPELINE_CONSOLE=N` (with `PIPELINE_METRICS`) measures what N open web consoles cost
+//! the route: each case also runs with N tasks doing, once a second, the work of one
+//! console live stream on the server (render the Prometheus text, read it back by line,
+//! read every route's status and uptime), and prints `console_per_s` and
+//! `console_ratio` (with / without, the without figure the mean of a run before and a
+//! run after, all in this process). The admin server runs them on the same runtime as the
+//! routes, as here; 8 is the most streams it serves at once.
 
 use std::time::{Duration, Instant};
 
@@ -115,20 +123,26 @@ fn main() {
             camel_otel::install(camel_otel::OtlpConfig::new(&endpoint, "pipeline-bench"))
                 .expect("the OTLP exporter starts")
         });
-    match std::env::var("PIPELINE_METRICS").as_deref() {
+    let recorder = match std::env::var("PIPELINE_METRICS").as_deref() {
         Ok(level @ ("route" | "steps")) => {
             // The buckets of the `camel` binary's duration histograms.
-            metrics_exporter_prometheus::PrometheusBuilder::new()
+            let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
                 .set_buckets(camel_core::context::metrics::DURATION_BUCKETS)
                 .expect("the buckets are not empty")
                 .install_recorder()
                 .expect("the Prometheus recorder installs");
             camel_core::context::metrics::set_exchange_timing(true);
             camel_core::context::metrics::set_step_timing(level == "steps");
+            Some(handle)
         }
         Ok(other) => panic!("PIPELINE_METRICS is route or steps, not {other}"),
-        Err(_) => {}
-    }
+        Err(_) => None,
+    };
+    let consoles = count_from_env("PIPELINE_CONSOLE", 0);
+    assert!(
+        consoles == 0 || recorder.is_some(),
+        "PIPELINE_CONSOLE needs PIPELINE_METRICS (the console renders the metrics)"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -182,19 +196,30 @@ fn main() {
                 let (ours_time, mut lat) = drive(total, callers, move |ex| p.process(ex)).await;
                 let ours = per_second(total, ours_time);
                 let base = per_second(total, base_time);
-                result_line(
-                    "pipeline",
-                    &[
-                        ("steps", steps.to_string()),
-                        ("callers", callers.to_string()),
-                        ("ours_per_s", format!("{ours:.0}")),
-                        ("baseline_per_s", format!("{base:.0}")),
-                        ("ratio", format!("{:.2}", ours / base)),
-                        ("p50_us", format!("{:.2}", lat.percentile_us(50.0))),
-                        ("p99_us", format!("{:.2}", lat.percentile_us(99.0))),
-                        ("rss_kb", peak_rss_kb().to_string()),
-                    ],
-                );
+                let mut fields = vec![
+                    ("steps", steps.to_string()),
+                    ("callers", callers.to_string()),
+                    ("ours_per_s", format!("{ours:.0}")),
+                    ("baseline_per_s", format!("{base:.0}")),
+                    ("ratio", format!("{:.2}", ours / base)),
+                    ("p50_us", format!("{:.2}", lat.percentile_us(50.0))),
+                    ("p99_us", format!("{:.2}", lat.percentile_us(99.0))),
+                ];
+                if let (Some(handle), true) = (&recorder, consoles > 0) {
+                    let load = ConsoleLoad::start(consoles, handle.clone(), ctx.clone());
+                    let p = producer.clone();
+                    let (with_time, _) = drive(total, callers, move |ex| p.process(ex)).await;
+                    load.stop().await;
+                    let p = producer.clone();
+                    let (after_time, _) = drive(total, callers, move |ex| p.process(ex)).await;
+                    let with = per_second(total, with_time);
+                    let without = (ours + per_second(total, after_time)) / 2.0;
+                    fields.push(("console_streams", consoles.to_string()));
+                    fields.push(("console_per_s", format!("{with:.0}")));
+                    fields.push(("console_ratio", format!("{:.3}", with / without)));
+                }
+                fields.push(("rss_kb", peak_rss_kb().to_string()));
+                result_line("pipeline", &fields);
             }
             ctx.stop().await;
         }
@@ -251,4 +276,58 @@ async fn error_handler_case(total: u64, side: &str) {
         ],
     );
     ctx.stop().await;
+}
+
+/// What `PIPELINE_CONSOLE` streams do: once a second each, the work of one console live
+/// stream on the admin server (the `camel` binary's `console::rows`).
+struct ConsoleLoad {
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<u64>>,
+}
+
+impl ConsoleLoad {
+    fn start(
+        streams: u64,
+        metrics: metrics_exporter_prometheus::PrometheusHandle,
+        ctx: CamelContext,
+    ) -> Self {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let tasks = (0..streams)
+            .map(|_| {
+                let (metrics, ctx, mut stopped) = (metrics.clone(), ctx.clone(), stopped.clone());
+                tokio::spawn(async move {
+                    let mut tick = tokio::time::interval(Duration::from_secs(1));
+                    let mut sent = 0u64;
+                    loop {
+                        tokio::select! {
+                            _ = tick.tick() => {}
+                            _ = stopped.changed() => return sent,
+                        }
+                        let text = metrics.render();
+                        let samples = text.lines().filter(|l| l.contains("routeId=")).count();
+                        let mut rows = Vec::new();
+                        for id in ctx.route_controller().route_ids().await {
+                            let status = ctx.route_controller().status(&id).await.ok();
+                            let uptime = ctx.route_controller().uptime(&id).await.ok().flatten();
+                            rows.push(serde_json::json!({
+                                "id": id,
+                                "status": format!("{status:?}"),
+                                "uptime": uptime.map(|u| u.as_secs_f64()),
+                                "samples": samples,
+                            }));
+                        }
+                        sent += serde_json::Value::Array(rows).to_string().len() as u64;
+                    }
+                })
+            })
+            .collect();
+        ConsoleLoad { stop, tasks }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::token::Token;
@@ -38,6 +39,13 @@ pub(crate) struct AdminArgs {
     /// them, its body); a connection idle for that long between requests is closed too.
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     admin_header_timeout: u64,
+    /// Serve the admin API (and the console) over HTTPS with this PEM certificate chain
+    /// (leaf first); needs --admin-tls-key.
+    #[arg(long, value_name = "PATH", requires_all = ["admin_addr", "admin_tls_key"])]
+    admin_tls_cert: Option<PathBuf>,
+    /// The PEM private key (PKCS#8, PKCS#1 or SEC1) of --admin-tls-cert.
+    #[arg(long, value_name = "PATH", requires_all = ["admin_addr", "admin_tls_cert"])]
+    admin_tls_key: Option<PathBuf>,
 }
 
 /// The admin API's checked configuration.
@@ -49,6 +57,8 @@ pub(crate) struct AdminConfig {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) max_connections: usize,
     pub(crate) header_timeout: Duration,
+    /// HTTPS instead of HTTP (`--admin-tls-cert/--admin-tls-key`).
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// Why the admin flags cannot be used.
@@ -66,6 +76,8 @@ pub(crate) enum AdminConfigError {
     BadToken { origin: String, why: &'static str },
     #[error("give the admin token once: --admin-token-file or {TOKEN_ENV}, not both")]
     TwoTokens,
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
 }
 
 impl AdminArgs {
@@ -104,7 +116,12 @@ impl AdminArgs {
         if token.is_none() && !addr.ip().is_loopback() {
             return Err(AdminConfigError::PublicWithoutToken(addr));
         }
+        let tls = match (&self.admin_tls_cert, &self.admin_tls_key) {
+            (Some(cert), Some(key)) => Some(super::tls::server_config(cert, key)?),
+            _ => None,
+        };
         Ok(Some(AdminConfig {
+            tls,
             addr,
             token,
             allowed_hosts: self.allowed_hosts.clone(),

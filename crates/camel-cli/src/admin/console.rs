@@ -46,6 +46,13 @@ const STREAM_PERIOD: Duration = Duration::from_secs(1);
 const INDEX: &str = include_str!("../../console/index.html");
 const SCRIPT: &str = include_str!("../../console/app.js");
 const STYLE: &str = include_str!("../../console/app.css");
+const OPS_SCRIPT: &str = include_str!("../../console/ops.js");
+/// Mermaid's own minified browser build (npm `mermaid`, MIT), gzip-compressed as
+/// `console/vendor/vendor.sh` stores it; loaded by a route page only when its Mermaid
+/// drawing is opened (ADR 0150).
+const MERMAID_GZ: &[u8] = include_bytes!("../../console/vendor/mermaid.min.js.gz");
+/// Where the page loads it; the version is in the path, so it may be cached for good.
+pub(super) const MERMAID_PATH: &str = "/console/vendor/mermaid-12.3.0.min.js";
 
 /// The page's policy: nothing inline, nothing from elsewhere, no framing, no forms.
 pub(super) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -75,12 +82,42 @@ pub(super) async fn style() -> Response {
     asset("text/css; charset=utf-8", STYLE)
 }
 
+pub(super) async fn ops_script() -> Response {
+    asset("text/javascript; charset=utf-8", OPS_SCRIPT)
+}
+
+/// The vendored Mermaid: sent compressed as stored to a client that takes gzip (every
+/// browser), inflated for one that does not.
+pub(super) async fn mermaid(headers: axum::http::HeaderMap) -> Response {
+    let takes_gzip = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|c| c.trim().starts_with("gzip")));
+    let common = [
+        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+        (header::CACHE_CONTROL, "max-age=31536000, immutable"),
+        (header::VARY, "Accept-Encoding"),
+    ];
+    if takes_gzip {
+        return (common, [(header::CONTENT_ENCODING, "gzip")], MERMAID_GZ).into_response();
+    }
+    let mut text = Vec::new();
+    match std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(MERMAID_GZ), &mut text) {
+        Ok(_) => (common, text).into_response(),
+        Err(e) => {
+            let body = json!({ "error": format!("the embedded Mermaid does not inflate: {e}") });
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+        }
+    }
+}
+
 /// True for the console's assets: they need no token (see the module docs).
 pub(super) fn is_asset(path: &str) -> bool {
     matches!(
         path,
-        "/" | "/console" | "/console/" | "/console/app.js" | "/console/app.css"
-    )
+        "/" | "/console" | "/console/" | "/console/app.js" | "/console/app.css" | "/console/ops.js"
+    ) || path == MERMAID_PATH
 }
 
 /// Adds the browser-safety headers to every answer of the admin server.

@@ -1,7 +1,9 @@
 //! The admin HTTP API of `camel run --admin-addr ADDR`: health, Prometheus metrics, and
 //! the routes — list them, start, stop, suspend, resume, replace (hot swap) and remove —
 //! the backlog tracer (start, stop, read), and the Pub/Sub ordering keys paused after a
-//! failed publish (list, resume), and the web console (`/`, `/console`, see [`console`]).
+//! failed publish (list, resume), the outboxes (counts, owners, retry-dead, discard) and
+//! the batching sinks' queues, and the web console (`/`, `/console`, see [`console`]).
+//! Plain HTTP, or HTTPS with `--admin-tls-cert/--admin-tls-key` ([`tls`]).
 //!
 //! A request passes the checks of [`guard`] (Host, Origin, bearer token, body type) before
 //! a handler sees it; the accept loop in [`accept`] bounds connections and header time.
@@ -12,7 +14,10 @@ mod config;
 mod console;
 mod guard;
 mod handlers;
+mod outboxes;
 mod route_yaml;
+mod sinks;
+mod tls;
 mod token;
 mod trace;
 
@@ -27,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub(crate) use config::{parse_addr, AdminArgs, AdminConfig, TOKEN_ENV};
+pub(crate) use outboxes::OUTBOX_COMPONENT;
 
 use handlers::{
     act, health, health_live, health_ready, list, one, paused_keys, remove, render_metrics,
@@ -79,11 +85,16 @@ pub(crate) async fn serve(
         .route("/routes/{id}/trace", get(trace::one))
         .route("/routes/{id}/trace/{action}", post(trace::act_one))
         .route("/trace", get(trace::all))
+        .route("/outboxes", get(outboxes::list))
+        .route("/outboxes/{name}/{action}", post(outboxes::act))
+        .route("/sinks", get(sinks::list))
         .route("/", get(console::index))
         .route("/console", get(console::index))
         .route("/console/", get(console::index))
         .route("/console/app.js", get(console::script))
         .route("/console/app.css", get(console::style))
+        .route("/console/ops.js", get(console::ops_script))
+        .route(console::MERMAID_PATH, get(console::mermaid))
         .route("/console/api/routes", get(console::routes))
         .route("/console/api/events", get(console::events))
         .route("/console/api/routes/{id}/{file}", get(console::diagram))
@@ -123,6 +134,9 @@ pub(crate) async fn serve(
         max_connections: config.max_connections,
         header_read_timeout: config.header_timeout,
     };
-    let server = tokio::spawn(accept::run(listener, app, bounds, stop));
+    let server = match &config.tls {
+        Some(tls) => tokio::spawn(tls::run(listener, app, bounds, stop, tls.clone())),
+        None => tokio::spawn(accept::run(listener, app, bounds, stop)),
+    };
     Ok((bound, server))
 }

@@ -79,6 +79,26 @@ impl OutboxComponent {
         }
     }
 
+    /// Admins of the outboxes this component's endpoints have opened so far (a relay
+    /// opens its outbox when its route starts, a publisher on its first message), by
+    /// name. Each wakes this process's workers at once after a change ([`Outbox::admin`]).
+    pub fn admins(&self) -> Vec<crate::admin::OutboxAdmin> {
+        let shared: Vec<Arc<SharedOutbox>> = self
+            .shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut admins: Vec<_> = shared
+            .iter()
+            .filter_map(|s| s.opened())
+            .map(|o| o.admin())
+            .collect();
+        admins.sort_by(|a, b| a.name().cmp(b.name()));
+        admins
+    }
+
     /// The shared database named by `url`, the context resource, or the embedded default.
     fn shared_source(
         &self,

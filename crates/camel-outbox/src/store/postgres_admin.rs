@@ -142,3 +142,32 @@ pub(crate) async fn settle_partitions(
     tx.commit().await?;
     Ok(())
 }
+
+/// The database sessions holding partition locks of `table` (see
+/// `postgres::partition_lock`): (partition, "pid N, application, client address").
+/// Read from `pg_locks`, so it shows every process's owners, not only this one's.
+pub(crate) async fn lock_holders(pool: &PgPool, table: &TableName) -> Result<Vec<(u32, String)>> {
+    let (key, _) = crate::store::postgres::partition_lock(table, 0);
+    // A two-key advisory lock keeps the first key in `classid` and the second in
+    // `objid` (both oid, so unsigned), with `objsubid` 2.
+    let rows: Vec<(i64, i32, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT l.objid::text::bigint, l.pid, a.application_name, host(a.client_addr) \
+         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted \
+           AND l.classid::text::bigint = $1 ORDER BY 1",
+    )
+    .bind(i64::from(key as u32))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(partition, pid, app, addr)| {
+            let mut who = format!("pid {pid}");
+            for part in [app, addr].into_iter().flatten().filter(|s| !s.is_empty()) {
+                who.push_str(", ");
+                who.push_str(&part);
+            }
+            Some((u32::try_from(partition).ok()?, who))
+        })
+        .collect())
+}

@@ -37,7 +37,10 @@ pub(crate) async fn drive_partition(
                 let worker =
                     PartitionWorker::new(store, outbox.clone(), partition, handler.clone())
                         .reporting_to(health.clone());
-                if let Err(e) = worker.run(&cancel).await {
+                outbox.set_owned(partition, true);
+                let ran = worker.run(&cancel).await;
+                outbox.set_owned(partition, false);
+                if let Err(e) = ran {
                     health.down(partition, &e);
                     tracing::warn!(outbox = %outbox.config().name, partition, error = %e, "outbox worker failed; restarting");
                     pause(&outbox, &cancel).await;
@@ -123,7 +126,10 @@ async fn drive_postgres(
         let store = PgPartition::new(conn, outbox.table().clone(), partition);
         let worker = PartitionWorker::new(store, outbox.clone(), partition, handler.clone())
             .reporting_to(health.clone());
-        match worker.run(&cancel).await {
+        outbox.set_owned(partition, true);
+        let ran = worker.run(&cancel).await;
+        outbox.set_owned(partition, false);
+        match ran {
             Ok(store) => {
                 // Closing the connection releases the lock for the next owner.
                 let _ = sqlx::Connection::close(store.into_connection()).await;
