@@ -11,6 +11,9 @@
 //! | `camel.cluster.postgres.table` | the lease table | `camel_cluster_lease` |
 //! | `camel.cluster.redis.prefix` | the prefix of the lease keys | `camel:cluster:` |
 //! | `camel.cluster.nats.bucket` | the JetStream KV bucket | `camel_cluster` |
+//! | `camel.cluster.kubernetes.namespace` | the Kubernetes namespace of the Leases | the configuration's (the pod's) |
+//! | `camel.cluster.kubernetes.kubeconfig` | a kubeconfig file | `KUBECONFIG`, `~/.kube/config`, or in-cluster |
+//! | `camel.cluster.kubernetes.lease-prefix` | prefix of the Lease names | `camel-` |
 //!
 //! Camel's camelCase spellings (`camel.cluster.leaseDuration`) are accepted too.
 
@@ -28,8 +31,7 @@ pub enum Backend {
     Redis,
     /// A NATS JetStream key-value bucket.
     Nats,
-    /// Kubernetes Leases: accepted in configuration (`camel export --kubernetes` writes
-    /// its RBAC), not built yet: a leader-only route on it reports so and never leads.
+    /// Kubernetes `coordination.k8s.io/v1` Leases (Cargo feature `kubernetes`).
     Kubernetes,
 }
 
@@ -66,6 +68,12 @@ pub struct ClusterSettings {
     pub prefix: String,
     /// NATS: the bucket.
     pub bucket: String,
+    /// Kubernetes: the namespace of the Leases (empty: the configuration's).
+    pub kube_namespace: String,
+    /// Kubernetes: a kubeconfig file (none: the usual search, then in-cluster).
+    pub kubeconfig: Option<String>,
+    /// Kubernetes: the prefix of the Lease names.
+    pub lease_prefix: String,
 }
 
 impl std::fmt::Debug for ClusterSettings {
@@ -114,6 +122,9 @@ impl ClusterSettings {
             table: crate::DEFAULT_TABLE.to_string(),
             prefix: "camel:cluster:".into(),
             bucket: "camel_cluster".into(),
+            kube_namespace: String::new(),
+            kubeconfig: None,
+            lease_prefix: "camel-".into(),
         }
     }
 
@@ -140,11 +151,11 @@ impl ClusterSettings {
             other => {
                 return Err(ClusterError::config(
                     "camel.cluster.backend",
-                    format!("`{other}` is not a backend: postgres, redis, nats (or kubernetes, not built yet)"),
+                    format!("`{other}` is not a backend: postgres, redis, nats or kubernetes"),
                 ))
             }
         };
-        // In a pod the Lease API needs no URL.
+        // In a pod the Lease API needs no URL (the service account says where it is).
         let url = read("url").or_else(|| (backend == Backend::Kubernetes).then(String::new));
         let Some(url) = url else {
             return Err(ClusterError::config(
@@ -202,6 +213,13 @@ impl ClusterSettings {
         }
         if let Some(b) = read("nats.bucket") {
             s.bucket = b;
+        }
+        if let Some(n) = read("kubernetes.namespace") {
+            s.kube_namespace = n;
+        }
+        s.kubeconfig = read("kubernetes.kubeconfig");
+        if let Some(p) = read("kubernetes.lease-prefix") {
+            s.lease_prefix = p;
         }
         Ok(Some(s))
     }
@@ -290,6 +308,18 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(k.backend, Backend::Kubernetes);
+        assert_eq!(k.lease_prefix, "camel-");
+        let k = read(&[
+            ("camel.cluster.backend", "kubernetes"),
+            ("camel.cluster.kubernetes.namespace", "prod"),
+            ("camel.cluster.kubernetes.leasePrefix", "app-"),
+            ("camel.cluster.kubernetes.kubeconfig", "/etc/kube/config"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(k.kube_namespace, "prod");
+        assert_eq!(k.lease_prefix, "app-");
+        assert_eq!(k.kubeconfig.as_deref(), Some("/etc/kube/config"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! routes.
 //!
 //! A [`LeaderElection`] contends for a namespace in a [`LeaseStore`] — a PostgreSQL row,
-//! a Redis key or a NATS JetStream KV entry — renews the lease while it holds it, and
+//! a Redis key, a NATS JetStream KV entry or a Kubernetes Lease — renews the lease while it holds it, and
 //! says who it is through a watch channel: [`Leadership::Leader`] with the fencing epoch
 //! of this acquisition (strictly greater than every earlier one), then
 //! [`Leadership::Follower`] when the lease is lost or given up.
@@ -26,13 +26,28 @@
 //! option `route_policy: {leader: NAMESPACE}`; see `docs/cluster.md` for the guarantees
 //! each backend gives and what fencing covers.
 
+// Without any backend (camel-components uses the partition hash alone), the store
+// helpers have no caller.
+#![cfg_attr(
+    not(any(
+        feature = "postgres",
+        feature = "redis",
+        feature = "nats",
+        feature = "kubernetes"
+    )),
+    allow(dead_code)
+)]
+
 mod config;
 mod election;
 mod error;
 mod master;
+mod partition;
 mod service;
 mod store;
 
+#[cfg(feature = "kubernetes")]
+mod kubernetes;
 #[cfg(feature = "nats")]
 mod nats;
 #[cfg(feature = "postgres")]
@@ -48,9 +63,12 @@ pub use error::ClusterError;
 pub use master::{
     check_namespace, fencing_token, MasterComponent, EPOCH_PROPERTY, NAMESPACE_PROPERTY, UNFENCED,
 };
+pub use partition::{partition_of, partition_options, MAX_PARTITIONS};
 pub use service::{ClusterService, Membership, NamespaceStatus, CLUSTER_RESOURCE};
 pub use store::{LeaderInfo, Lease, LeaseStore};
 
+#[cfg(feature = "kubernetes")]
+pub use kubernetes::{KubernetesLeaseStore, KubernetesTarget};
 #[cfg(feature = "nats")]
 pub use nats::NatsLeaseStore;
 #[cfg(feature = "postgres")]

@@ -19,10 +19,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::election::Leadership;
+use crate::partition::{partition_options, PartitionedConsumer};
 use crate::service::{ClusterService, Membership};
 
 /// How often a leading route copies its inner consumer's health.
 const HEALTH_MIRROR: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The schemes whose consumers can be partitioned (they read `partition`/`partitions`).
+const PARTITIONABLE: &[&str] = &["file", "sql"];
 
 /// The exchange property holding the fencing epoch the exchange started under.
 pub const EPOCH_PROPERTY: &str = "CamelClusterEpoch";
@@ -93,6 +97,16 @@ impl Component for MasterComponent {
             ));
         };
         let (namespace, inner) = (namespace.to_string(), inner.to_string());
+        // `NAMESPACE/N`: a partitioned route (ADR 0148).
+        let (namespace, partitions) = match namespace.split_once('/') {
+            None => (namespace, None),
+            Some((ns, n)) => {
+                let n = partition_options(Some("0"), Some(n))
+                    .map_err(|why| CamelError::invalid_uri(raw.clone(), why))?
+                    .map(|(_, n)| n);
+                (ns.to_string(), n)
+            }
+        };
         check_namespace(&namespace).map_err(|why| CamelError::invalid_uri(raw.clone(), why))?;
         if !inner.contains(':') {
             return Err(CamelError::invalid_uri(
@@ -100,10 +114,23 @@ impl Component for MasterComponent {
                 format!("`{inner}` is not an endpoint URI (`scheme:path`)"),
             ));
         }
+        if partitions.is_some() {
+            let scheme = inner.split(':').next().unwrap_or_default();
+            if !PARTITIONABLE.contains(&scheme) {
+                return Err(CamelError::invalid_uri(
+                    raw,
+                    format!(
+                        "`{scheme}:` cannot be partitioned: partitions are for the polling \
+                         consumers file: and sql:; Kafka and JetStream consumers share \
+                         their work through their broker's own group assignment"
+                    ),
+                ));
+            }
+        }
         let Some(service) = self.service.clone() else {
             return Err(CamelError::invalid_uri(
                 raw,
-                "leader-only routes need a cluster: set `camel.cluster.backend` (postgres, redis or nats) and `camel.cluster.url`",
+                "leader-only and partitioned routes need a cluster: set `camel.cluster.backend` (postgres, redis, nats or kubernetes) and `camel.cluster.url`",
             ));
         };
         // Every parameter belongs to the inner endpoint.
@@ -124,6 +151,28 @@ impl Component for MasterComponent {
         } else {
             format!("{inner}?{}", query.join("&"))
         };
+        if let Some(count) = partitions {
+            // One endpoint per partition, built now so a mistake is reported at load.
+            let glue = if inner_uri.contains('?') { '&' } else { '?' };
+            let partitions = (0..count)
+                .map(|k| {
+                    ctx.endpoint(&format!(
+                        "{inner_uri}{glue}partition={k}&partitions={count}"
+                    ))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            for endpoint in &partitions {
+                endpoint.consumer()?;
+            }
+            return Ok(Arc::new(MasterEndpoint {
+                uri: raw.to_string(),
+                namespace,
+                inner: partitions[0].clone(),
+                first: std::sync::Mutex::new(None),
+                service,
+                partitions,
+            }));
+        }
         let endpoint = ctx.endpoint(&inner_uri)?;
         // The inner consumer is built now, so a mistake in it is reported at load.
         let first = endpoint.consumer()?;
@@ -133,6 +182,7 @@ impl Component for MasterComponent {
             inner: endpoint,
             first: std::sync::Mutex::new(Some(first)),
             service,
+            partitions: Vec::new(),
         }))
     }
 }
@@ -145,6 +195,8 @@ struct MasterEndpoint {
     inner: Arc<dyn Endpoint>,
     first: std::sync::Mutex<Option<Box<dyn Consumer>>>,
     service: Arc<ClusterService>,
+    /// A partitioned route: the inner endpoint of each partition.
+    partitions: Vec<Arc<dyn Endpoint>>,
 }
 
 impl Endpoint for MasterEndpoint {
@@ -160,6 +212,13 @@ impl Endpoint for MasterEndpoint {
     }
 
     fn consumer(&self) -> Result<Box<dyn Consumer>, CamelError> {
+        if !self.partitions.is_empty() {
+            return Ok(Box::new(PartitionedSource(Some(PartitionedConsumer {
+                namespace: self.namespace.clone(),
+                partitions: self.partitions.clone(),
+                service: self.service.clone(),
+            }))));
+        }
         let first = self.first.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(Box::new(LeaderConsumer {
             namespace: self.namespace.clone(),
@@ -176,11 +235,25 @@ impl Endpoint for MasterEndpoint {
 
 /// Runs the inner consumer while leading.
 #[derive(Debug)]
-struct LeaderConsumer {
-    namespace: String,
-    inner: Arc<dyn Endpoint>,
-    first: Option<Box<dyn Consumer>>,
-    service: Arc<ClusterService>,
+pub(crate) struct LeaderConsumer {
+    pub(crate) namespace: String,
+    pub(crate) inner: Arc<dyn Endpoint>,
+    pub(crate) first: Option<Box<dyn Consumer>>,
+    pub(crate) service: Arc<ClusterService>,
+}
+
+/// The consumer of a partitioned route, as a [`Consumer`].
+#[derive(Debug)]
+struct PartitionedSource(Option<PartitionedConsumer>);
+
+#[async_trait]
+impl Consumer for PartitionedSource {
+    async fn run(mut self: Box<Self>, ctx: ConsumerContext) -> Result<(), CamelError> {
+        match self.0.take() {
+            Some(consumer) => consumer.run(ctx).await,
+            None => Ok(()),
+        }
+    }
 }
 
 enum Ended {
@@ -212,7 +285,7 @@ impl Consumer for LeaderConsumer {
 }
 
 impl LeaderConsumer {
-    async fn lead_while_elected(
+    pub(crate) async fn lead_while_elected(
         &mut self,
         ctx: &ConsumerContext,
         membership: &Membership,
@@ -368,6 +441,10 @@ mod tests {
         assert!(refused("master:or ders:timer:t").contains("only letters"));
         assert!(refused("master:orders:tick").contains("not an endpoint URI"));
         assert!(refused("master:orders:timer:tick").contains("camel.cluster.backend"));
+        assert!(refused("master:orders/0:file:in").contains("from 1 to"));
+        assert!(refused("master:orders/x:file:in").contains("from 1 to"));
+        assert!(refused("master:orders/4:kafka:t").contains("group assignment"));
+        assert!(refused("master:orders/4:file:in").contains("camel.cluster.backend"));
     }
 
     #[test]

@@ -193,10 +193,21 @@ async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn LeaseStore>, Clus
             #[cfg(not(feature = "redis"))]
             Err(missing("redis"))
         }
-        Backend::Kubernetes => Err(ClusterError::config(
-            "camel.cluster.backend",
-            "the Kubernetes Lease backend is not built yet: use postgres, redis or nats (docs/cluster.md)",
-        )),
+        Backend::Kubernetes => {
+            #[cfg(feature = "kubernetes")]
+            {
+                let target = crate::kubernetes::KubernetesTarget {
+                    url: settings.url.clone(),
+                    kubeconfig: settings.kubeconfig.clone(),
+                    namespace: settings.kube_namespace.clone(),
+                    prefix: settings.lease_prefix.clone(),
+                };
+                let store = crate::kubernetes::KubernetesLeaseStore::connect(&target).await?;
+                Ok(Arc::new(store))
+            }
+            #[cfg(not(feature = "kubernetes"))]
+            Err(missing("kubernetes"))
+        }
         Backend::Nats => {
             #[cfg(feature = "nats")]
             {
@@ -214,7 +225,12 @@ async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn LeaseStore>, Clus
     }
 }
 
-#[cfg(not(all(feature = "postgres", feature = "redis", feature = "nats")))]
+#[cfg(not(all(
+    feature = "postgres",
+    feature = "redis",
+    feature = "nats",
+    feature = "kubernetes"
+)))]
 fn missing(feature: &str) -> ClusterError {
     ClusterError::config(
         "camel.cluster.backend",

@@ -43,3 +43,25 @@ fn other_policies_and_bad_namespaces_are_located_errors() {
     .unwrap_err();
     assert!(e.contains("`leeder` is not a route policy option"), "{e}");
 }
+
+#[test]
+fn partitions_make_a_partitioned_master_source_named_by_policy_or_id() {
+    let routes = load(
+        "- route:\n    id: inbox\n    partitions: 6\n    from: {uri: 'file:in', steps: [{log: hi}]}\n",
+    )
+    .unwrap();
+    assert_eq!(routes[0].from.uri, "master:inbox/6:file:in");
+    let routes = load(
+        "- route:\n    partitions: '3'\n    routePolicy: {leader: orders}\n    from: {uri: 'file:in', steps: [{log: hi}]}\n",
+    )
+    .unwrap();
+    assert_eq!(routes[0].from.uri, "master:orders/3:file:in");
+    let e = load("- route:\n    partitions: 3\n    from: {uri: 'file:in', steps: [{log: hi}]}\n")
+        .unwrap_err();
+    assert!(e.contains("`partitions` needs an `id`"), "{e}");
+    let e = load(
+        "- route:\n    id: r\n    partitions: 0\n    from: {uri: 'file:in', steps: [{log: hi}]}\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("a count from 1 to 256"), "{e}");
+}

@@ -40,6 +40,9 @@ const CONSUMER_KEYS: &[&str] = &[
     "route_empty_result_set",
     "break_batch_on_consume_fail",
     "expected_update_count",
+    "partition_key",
+    "partition",
+    "partitions",
 ];
 
 /// The `sql` component. One per context; endpoints on the same database share the
@@ -286,6 +289,7 @@ impl Component for SqlComponent {
                 .take_bool("break_batch_on_consume_fail")?
                 .unwrap_or(false),
             expected_update_count: p.take::<u64>("expected_update_count")?,
+            partition: partition(p, &raw)?,
         };
         let mut known = PRODUCER_KEYS.to_vec();
         known.extend_from_slice(CONSUMER_KEYS);
@@ -294,6 +298,35 @@ impl Component for SqlComponent {
         Ok(Arc::new(SqlEndpoint::new(
             raw, database, stmt, producer, consumer,
         )))
+    }
+}
+
+/// `partition_key` with the `partition`/`partitions` a partitioned route adds (ADR 0148).
+fn partition(
+    p: &mut camel_api::Parameters,
+    raw: &str,
+) -> Result<Option<crate::endpoint::Partition>, CamelError> {
+    let key = p.take_str("partition_key").filter(|k| !k.trim().is_empty());
+    let share = camel_cluster::partition_options(
+        p.take_str("partition").as_deref(),
+        p.take_str("partitions").as_deref(),
+    )
+    .map_err(|why| CamelError::invalid_uri(raw, why))?;
+    match (key, share) {
+        (None, None) => Ok(None),
+        (Some(key), Some((index, count))) => Ok(Some(crate::endpoint::Partition {
+            key,
+            index,
+            count,
+        })),
+        (None, Some(_)) => Err(CamelError::invalid_uri(
+            raw,
+            "a partitioned sql: poll needs `partition_key`, the column whose value picks the partition",
+        )),
+        (Some(_), None) => Err(CamelError::invalid_uri(
+            raw,
+            "`partition_key` is for a partitioned route (`partitions: N` on the route)",
+        )),
     }
 }
 

@@ -42,6 +42,17 @@ impl SqlConsumer {
             .statement
             .args(&Exchange::new(camel_api::Body::Empty), ',')?;
         let mut rows = self.database.run(&self.statement, &[args]).await?.rows;
+        if let Some(p) = &self.options.partition {
+            rows.retain(|row| {
+                // A string hashes as its text, anything else as its JSON (`42`).
+                let key = match row.get(&p.key) {
+                    Some(Json::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                camel_cluster::partition_of(&key, p.count) == p.index
+            });
+        }
         if let Some(max) = self.options.max_messages_per_poll {
             rows.truncate(max);
         }

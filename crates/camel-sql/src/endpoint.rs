@@ -47,6 +47,17 @@ pub(crate) struct ConsumerOptions {
     pub(crate) route_empty_result_set: bool,
     pub(crate) break_batch_on_consume_fail: bool,
     pub(crate) expected_update_count: Option<u64>,
+    /// A partitioned route's share of the rows.
+    pub(crate) partition: Option<Partition>,
+}
+
+/// Which rows a partition of a partitioned poll takes: those whose `key` column hashes
+/// to `index` of `count`.
+#[derive(Clone, Debug)]
+pub(crate) struct Partition {
+    pub(crate) key: String,
+    pub(crate) index: u32,
+    pub(crate) count: u32,
 }
 
 #[derive(Debug)]

@@ -39,6 +39,7 @@
 //! | `idempotent_key` | absolute path | Simple expression for the key (`${file:name}-${file:modified}`). |
 //! | `idempotent_eager` | `true` | Accepted; one consumer takes its files one at a time either way. |
 //! | `scheduler` | none | `spring` or `quartz`: poll on `scheduler.cron` (and `scheduler.time_zone`) instead of every `delay`. |
+//! | `partition`, `partitions` | none | Take only the files whose name (relative to `DIR`) hashes to partition `partition` of `partitions`. Set by a partitioned route (`partitions: N`, docs/cluster.md), not by hand. camel-rs only. |
 //! | `lazy_body` | `false` | Leave the body empty instead of reading the file; a `split` reads it from `CamelFileAbsolutePath` (with `streaming`, in chunks: any size in bounded memory). camel-rs only: Camel's file body is always lazy. |
 //!
 //! Producer:
@@ -118,6 +119,8 @@ const OPTIONS: &[&str] = &[
     "idempotent",
     "idempotent_key",
     "idempotent_eager",
+    "partition",
+    "partitions",
     "scheduler",
     "scheduler.cron",
     "scheduler.time_zone",
@@ -161,6 +164,8 @@ struct ConsumerOptions {
     remember_noop: bool,
     /// Poll on this cron expression instead of every `delay` (`scheduler.cron`).
     schedule: Option<crate::schedule::CronExpression>,
+    /// A partitioned route's share: take only names hashing to `.0` of `.1`.
+    partition: Option<(u32, u32)>,
 }
 
 /// What the producer does when the target file exists.
@@ -252,6 +257,11 @@ impl Component for FileComponent {
         };
         let remembered = idempotent::take(p, ctx, noop, &bad)?;
         let schedule = cron_poll::take(p, &raw)?;
+        let partition = camel_cluster::partition_options(
+            p.take_str("partition").as_deref(),
+            p.take_str("partitions").as_deref(),
+        )
+        .map_err(|why| bad(&why))?;
         let consumer = ConsumerOptions {
             include,
             exclude,
@@ -270,6 +280,7 @@ impl Component for FileComponent {
             idempotent: remembered.idempotent,
             remember_noop: remembered.remember_noop,
             schedule,
+            partition,
         };
         let file_name = p
             .take_str("file_name")

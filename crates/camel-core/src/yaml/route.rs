@@ -58,6 +58,7 @@ impl Reader {
             "on_completion",
             "route_configuration_id",
             "route_policy",
+            "partitions",
         ];
         let map = self
             .object(body, pointer, "`route` takes a map")
@@ -71,6 +72,7 @@ impl Reader {
         let mut errors = Vec::new();
         let mut ignored = Vec::new();
         let mut leader = None;
+        let mut partitions = None;
         for (key, value) in map {
             let at = format!("{pointer}/{key}");
             // Camel's spellings (`autoStartup`, `auto-startup`) name the same option.
@@ -111,6 +113,11 @@ impl Reader {
                     .string(value, &at, "route_configuration_id")
                     .map(|id| route.errors.route_configuration_id = Some(id)),
                 "route_policy" => self.leader_policy(value, &at).map(|ns| leader = Some(ns)),
+                "partitions" => unquoted(value)
+                    .as_u64()
+                    .filter(|n| (1..=256).contains(n))
+                    .map(|n| partitions = Some(n))
+                    .ok_or_else(|| self.wrong_type("partitions", "a count from 1 to 256", &at)),
                 k if ROUTE_OPTIONS_IGNORED.contains(&k) => {
                     ignored.push(key.clone());
                     Ok(())
@@ -146,6 +153,25 @@ impl Reader {
             self.from(from, &format!("{pointer}/from"), &mut route, &mut errors);
         // A leader-only route reads from `master:NAMESPACE:URI` (ADR 0140): the policy and
         // Camel's master component are one mechanism.
+        if let Some(n) = partitions {
+            // A partitioned route (ADR 0148): `master:NAMESPACE/N:URI`, the namespace
+            // from the policy or else the route id.
+            match leader.take().or_else(|| route.id.clone()) {
+                Some(namespace) if !route.from.uri.starts_with("master:") => {
+                    route.from.uri = format!("master:{namespace}/{n}:{}", route.from.uri);
+                }
+                _ => errors.push(
+                    self.error(
+                        RouteErrorKind::InvalidValue(
+                            "`partitions` needs an `id` (or `route_policy: {leader: NAMESPACE}`) \
+                         to name its leases, and a plain `from` (not `master:`)"
+                                .into(),
+                        ),
+                        &format!("{pointer}/partitions"),
+                    ),
+                ),
+            }
+        }
         if let Some(namespace) = leader {
             if !route.from.uri.starts_with("master:") {
                 route.from.uri = format!("master:{namespace}:{}", route.from.uri);

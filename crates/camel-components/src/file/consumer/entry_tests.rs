@@ -122,6 +122,7 @@ async fn an_unreadable_file_does_not_use_up_max_messages_per_poll() {
         idempotent: None,
         remember_noop: true,
         schedule: None,
+        partition: None,
     };
     let mut consumer = FileConsumer::new("file:test".into(), dir.path().into(), options, false);
     let pipeline = camel_api::BoxProcessor::sync(Ok);

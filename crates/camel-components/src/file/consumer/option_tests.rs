@@ -1,4 +1,4 @@
-//! `idempotent`, `idempotent_key` and `scheduler` of the file consumer.
+//! `idempotent`, `idempotent_key`, `scheduler` and `partition` of the file consumer.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -117,4 +117,43 @@ fn scheduler_and_idempotent_mistakes_are_named() {
         "file:in?scheduler=spring&scheduler.cron=0/5+*+*+*+*+?&scheduler.timeZone=%2B01:00&idempotentEager=false"
     )
     .is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn partitions_split_the_files_by_name_hash_with_none_left_or_taken_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..30).map(|i| format!("f{i:02}.txt")).collect();
+    for name in &names {
+        write(dir.path(), name, name);
+    }
+    let mut taken = Vec::new();
+    for k in 0..3 {
+        let mine = names
+            .iter()
+            .filter(|n| camel_cluster::partition_of(n, 3) == k)
+            .count();
+        let options = format!("noop=true&delay=100&partition={k}&partitions=3");
+        let (ctx, task, seen) = consume(dir.path(), &options, never);
+        ctx.stats().wait_for(mine as u64).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        stop(ctx, task).await;
+        let got = names_in(&seen);
+        assert_eq!(got.len(), mine, "partition {k} took only its own files");
+        taken.extend(got);
+    }
+    taken.sort();
+    assert_eq!(taken, names, "every file in exactly one partition");
+    for bad in [
+        "partition=1",
+        "partition=3&partitions=3",
+        "partitions=0&partition=0",
+    ] {
+        let e = endpoint(
+            &FileComponent,
+            &format!("file:{}?{bad}", dir.path().display()),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{bad} accepted"));
+        assert!(e.to_string().contains("partition"), "{e}");
+    }
 }

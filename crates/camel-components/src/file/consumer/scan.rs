@@ -113,7 +113,8 @@ pub(super) async fn list(
                     }
                 }
                 Ok(Kind::File(open)) => {
-                    if wanted(options, &file_name) && !done.contains(&name) {
+                    if wanted(options, &file_name) && ours(options, &name) && !done.contains(&name)
+                    {
                         listing.files.push(Found { name, path, open });
                     }
                 }
@@ -136,6 +137,13 @@ fn wanted(options: &ConsumerOptions, file_name: &str) -> bool {
             .exclude
             .as_ref()
             .is_some_and(|p| p.matches(file_name))
+}
+
+/// Whether a partitioned consumer owns the file of relative `name`.
+fn ours(options: &ConsumerOptions, name: &str) -> bool {
+    options
+        .partition
+        .is_none_or(|(k, n)| camel_cluster::partition_of(name, n) == k)
 }
 
 /// The entries of `folder` with their own type (a link is a link, not its target). An
