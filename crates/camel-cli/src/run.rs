@@ -122,6 +122,7 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     ctx.add_component(Arc::new(outboxes));
     ctx.add_component(Arc::new(camel_sinks::sqs::SqsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
+    ctx.add_component(Arc::new(camel_sinks::sns::SnsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
@@ -141,6 +142,8 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     // Redis commands, pub/sub and stream consumer groups (crate camel-redis, ADR 0139).
     ctx.add_component(Arc::new(camel_redis::RedisComponent::spring_redis()));
     ctx.add_component(Arc::new(camel_redis::RedisComponent::redis()));
+    // S3 objects in and out (crate camel-s3, ADR 0153).
+    ctx.add_component(Arc::new(camel_s3::S3Component::new()));
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {

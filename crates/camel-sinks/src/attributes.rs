@@ -82,6 +82,12 @@ impl HeaderSelection {
         out
     }
 
+    /// The selected names.
+    #[cfg(feature = "sns")]
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(|n| n.as_ref())
+    }
+
     /// The selected names, for a batch identity.
     pub fn joined(&self) -> String {
         self.names.join(",")

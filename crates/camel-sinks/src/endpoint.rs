@@ -111,7 +111,7 @@ impl Endpoint for SinkEndpoint {
 }
 
 /// Reads a required, non-empty path segment of a sink URI.
-#[cfg(any(feature = "nats", feature = "sqs", feature = "pubsub"))]
+#[cfg(any(feature = "nats", feature = "sqs", feature = "sns", feature = "pubsub"))]
 pub(crate) fn required_path(uri: &str, path: &str, what: &str) -> Result<String, CamelError> {
     let p = path.trim();
     if p.is_empty() {
@@ -123,7 +123,7 @@ pub(crate) fn required_path(uri: &str, path: &str, what: &str) -> Result<String,
     Ok(p.to_string())
 }
 
-#[cfg(any(feature = "nats", feature = "sqs", feature = "pubsub"))]
+#[cfg(any(feature = "nats", feature = "sqs", feature = "sns", feature = "pubsub"))]
 /// The constructors every sink component has: `new` (process-wide registry),
 /// `with_registry`, and `Default`.
 macro_rules! registry_constructors {
@@ -149,7 +149,7 @@ macro_rules! registry_constructors {
         }
     };
 }
-#[cfg(any(feature = "nats", feature = "sqs", feature = "pubsub"))]
+#[cfg(any(feature = "nats", feature = "sqs", feature = "sns", feature = "pubsub"))]
 pub(crate) use registry_constructors;
 
 #[cfg(test)]

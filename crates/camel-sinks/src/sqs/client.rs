@@ -2,39 +2,16 @@
 //! gives them, else the AWS default credentials chain, resolved when the first request is
 //! signed (so building an endpoint — `camel validate` — needs no credentials).
 
-use aws_config::default_provider::credentials::DefaultCredentialsChain;
-use aws_credential_types::provider::{future, ProvideCredentials};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use camel_api::CamelError;
-use tokio::sync::OnceCell;
 
-use super::codec::{describe, SqsCredentials};
-
-/// The default chain (environment, profile, SSO, web identity, ECS, IMDS), built on first
-/// use; the SDK caches the credentials it returns and refreshes them before they expire.
-#[derive(Debug, Default)]
-struct DefaultChain(OnceCell<DefaultCredentialsChain>);
-
-impl ProvideCredentials for DefaultChain {
-    fn provide_credentials<'a>(&'a self) -> future::ProvideCredentials<'a>
-    where
-        Self: 'a,
-    {
-        future::ProvideCredentials::new(async move {
-            let chain = self
-                .0
-                .get_or_init(|| DefaultCredentialsChain::builder().build())
-                .await;
-            chain.provide_credentials().await
-        })
-    }
-}
+use crate::aws::{describe, AwsCredentials, DefaultChain};
 
 /// A client for `region`, optionally at `endpoint` (moto, LocalStack).
 pub(crate) fn client(
     region: &str,
     endpoint: Option<&str>,
-    credentials: Option<&SqsCredentials>,
+    credentials: Option<&AwsCredentials>,
 ) -> aws_sdk_sqs::Client {
     let mut config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())

@@ -3,12 +3,11 @@
 
 use std::fmt;
 
-use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
+use crate::aws::{batch_error, check_group_id, dedup_id, map_batch_answer, BatchFailure};
 use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchOutput;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use camel_api::{CamelError, Exchange};
 use futures::future::BoxFuture;
-use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::attributes::HeaderSelection;
@@ -22,15 +21,10 @@ const MAX_ENTRIES: usize = 10;
 const MAX_BYTES: usize = 1 << 20;
 /// SQS allows at most 10 message attributes.
 const MAX_ATTRIBUTES: usize = 10;
-/// `MessageDeduplicationId` is at most 128 characters.
-const MAX_DEDUP_ID: usize = 128;
 /// Header set on the exchange: the `MessageId` SQS gave the message.
 pub const MESSAGE_ID_HEADER: &str = "CamelAwsSqsMessageId";
 /// Header set on the exchange of a FIFO queue: the message's `SequenceNumber`.
 pub const SEQUENCE_NUMBER_HEADER: &str = "CamelAwsSqsSequenceNumber";
-
-/// `MessageGroupId` is 1 to 128 characters.
-const MAX_GROUP_ID: usize = 128;
 
 /// Error codes of a refused `SendMessageBatch` that no entry caused: credentials and
 /// signing, permissions, throttling and account limits, the queue itself, and its KMS
@@ -67,48 +61,17 @@ const NOT_ENTRY_CAUSED: &[&str] = &[
 /// the query-compatible code, `Kms*` as the JSON error type).
 const NOT_ENTRY_CAUSED_PREFIXES: &[&str] = &["KMS.", "Kms"];
 
-/// Whether an error answer with `status` and `code` refused the request because of
-/// what it carried (bisect it) or failed it for a reason no entry caused.
-fn classify(status: u16, code: &str, error: CamelError) -> SendOutcome {
-    let not_entry_caused = NOT_ENTRY_CAUSED.contains(&code)
+/// Whether a 4xx answer with `code` may have been caused by an entry (then the
+/// request is bisected) rather than by the credentials, limits or the queue.
+fn entry_caused(code: &str) -> bool {
+    !(NOT_ENTRY_CAUSED.contains(&code)
         || NOT_ENTRY_CAUSED_PREFIXES
             .iter()
-            .any(|p| code.starts_with(p));
-    if (400..500).contains(&status) && !not_entry_caused {
-        SendOutcome::Refused(error)
-    } else {
-        SendOutcome::Failed(error)
-    }
+            .any(|p| code.starts_with(p)))
 }
 
-/// Static credentials for SQS.
-#[derive(Clone)]
-pub struct SqsCredentials {
-    /// Access key id.
-    pub access_key_id: String,
-    /// Secret access key.
-    pub secret_access_key: String,
-    /// Session token, for temporary credentials.
-    pub session_token: Option<String>,
-}
-
-impl fmt::Debug for SqsCredentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SqsCredentials(..)")
-    }
-}
-
-impl SqsCredentials {
-    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
-    pub fn from_env() -> Option<Self> {
-        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Some(SqsCredentials {
-            access_key_id: get("AWS_ACCESS_KEY_ID")?,
-            secret_access_key: get("AWS_SECRET_ACCESS_KEY")?,
-            session_token: get("AWS_SESSION_TOKEN"),
-        })
-    }
-}
+/// Static credentials for SQS (the AWS sinks share one type).
+pub type SqsCredentials = crate::aws::AwsCredentials;
 
 /// Sends batches to one SQS queue.
 pub struct SqsCodec {
@@ -232,16 +195,7 @@ impl SqsCodec {
         }
         match request.send().await {
             Ok(out) => SendOutcome::Answered(map_answer(out, entries.len())),
-            Err(SdkError::ServiceError(e)) => {
-                let code = e.err().code().unwrap_or("").to_string();
-                let status = e.raw().status().as_u16();
-                classify(
-                    status,
-                    &code,
-                    describe("SendMessageBatch", SdkError::ServiceError(e)),
-                )
-            }
-            Err(e) => SendOutcome::Failed(describe("SendMessageBatch", e)),
+            Err(e) => batch_error("SendMessageBatch", e, entry_caused),
         }
     }
 }
@@ -251,96 +205,22 @@ pub(crate) fn is_fifo_queue(queue: &str) -> bool {
     queue.rsplit('/').next().unwrap_or(queue).ends_with(".fifo")
 }
 
-/// Refuses a `MessageGroupId` SQS would refuse (1–128 ASCII letters, digits and
-/// punctuation), before it is queued: in a batch it would be a whole-request error.
-fn check_group_id(group: &str) -> Result<(), CamelError> {
-    let length = group.chars().count();
-    if length > MAX_GROUP_ID {
-        return Err(CamelError::processor(format!(
-            "SQS MessageGroupId `{}…` is {length} characters; at most {MAX_GROUP_ID} are allowed (check `group_key`)",
-            group.chars().take(16).collect::<String>()
-        )));
-    }
-    if let Some(bad) = group
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || c.is_ascii_punctuation()))
-    {
-        return Err(CamelError::processor(format!(
-            "SQS MessageGroupId `{group}` contains {bad:?}; only ASCII letters, digits and punctuation are allowed (check `group_key`)"
-        )));
-    }
-    Ok(())
-}
-
-/// A dedup id SQS accepts: the key itself when short enough, else its digest.
-fn dedup_id(key: &str) -> String {
-    let fits = key.len() <= MAX_DEDUP_ID
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
-    if fits {
-        key.to_string()
-    } else {
-        Sha256::digest(key.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
-}
-
-pub(crate) fn describe<E, R>(context: &str, e: SdkError<E, R>) -> CamelError
-where
-    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: fmt::Debug + Send + Sync + 'static,
-{
-    let detail = match &e {
-        SdkError::ServiceError(s) => format!(
-            "{}: {}",
-            s.err().code().unwrap_or("error"),
-            s.err().message().unwrap_or("")
-        ),
-        other => other.to_string(),
-    };
-    CamelError::processor(format!("{context}: {detail}"))
-}
-
 /// Maps `Successful[]` and `Failed[]` back to entries by id (the entry's index).
 fn map_answer(out: SendMessageBatchOutput, n: usize) -> Vec<EntryResult> {
-    let mut results: Vec<Option<EntryResult>> = vec![None; n];
-    for ok in out.successful {
-        if let Some(slot) = ok.id.parse::<usize>().ok().and_then(|i| results.get_mut(i)) {
-            let mut receipt = Receipt::default().with(MESSAGE_ID_HEADER, ok.message_id);
-            if let Some(sequence) = ok.sequence_number {
-                receipt = receipt.with(SEQUENCE_NUMBER_HEADER, sequence);
-            }
-            *slot = Some(Ok(receipt));
+    let successes = out.successful.into_iter().map(|ok| {
+        let mut receipt = Receipt::default().with(MESSAGE_ID_HEADER, ok.message_id);
+        if let Some(sequence) = ok.sequence_number {
+            receipt = receipt.with(SEQUENCE_NUMBER_HEADER, sequence);
         }
-    }
-    for failed in out.failed {
-        if let Some(slot) = failed
-            .id
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| results.get_mut(i))
-        {
-            *slot = Some(Err(CamelError::processor(format!(
-                "SQS refused the message: {} ({}){}",
-                failed.code,
-                if failed.sender_fault {
-                    "sender fault"
-                } else {
-                    "service fault"
-                },
-                failed.message.map(|m| format!(": {m}")).unwrap_or_default()
-            ))));
-        }
-    }
-    results
-        .into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| Err(CamelError::processor("SQS gave no result for the message")))
-        })
-        .collect()
+        (ok.id, receipt)
+    });
+    let failures = out.failed.into_iter().map(|f| BatchFailure {
+        id: f.id,
+        code: f.code,
+        sender_fault: f.sender_fault,
+        message: f.message,
+    });
+    map_batch_answer("SQS", n, successes, failures)
 }
 
 impl BatchCodec for SqsCodec {
@@ -397,7 +277,7 @@ impl BatchCodec for SqsCodec {
                     "a FIFO queue needs a message group: set `group_key` on the endpoint (a relayed outbox message brings its group key)",
                 ));
             };
-            check_group_id(group)?;
+            check_group_id("SQS", group)?;
         }
         let mut attributes = self.headers.select(exchange);
         let listed = attributes
@@ -437,10 +317,7 @@ mod tests {
     use super::*;
 
     fn refused(status: u16, code: &str) -> bool {
-        matches!(
-            classify(status, code, CamelError::processor("x")),
-            SendOutcome::Refused(_)
-        )
+        (400..500).contains(&status) && entry_caused(code)
     }
 
     #[test]

@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
-use super::codec::{SqsCodec, SqsCredentials};
+use super::codec::SqsCodec;
 use super::consumer::{SqsConsumer, SqsConsumerOptions, SQS_CONSUMER_PARAMETERS};
 use crate::attributes::HeaderSelection;
+use crate::aws::connection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
 use crate::endpoint::{required_path, SinkEndpoint};
@@ -15,6 +16,8 @@ use crate::endpoint::{required_path, SinkEndpoint};
 pub const SQS_PARAMETERS: &[&str] = &[
     "region",
     "endpoint",
+    "override_endpoint",
+    "uri_endpoint_override",
     "access_key",
     "secret_key",
     "session_token",
@@ -106,34 +109,6 @@ impl Component for SqsComponent {
             consumer,
         }))
     }
-}
-
-/// Region, endpoint override and static credentials (none: the AWS default chain).
-fn connection(
-    raw: &str,
-    params: &mut camel_api::Parameters,
-) -> Result<(String, Option<String>, Option<SqsCredentials>), CamelError> {
-    let region = params
-        .take_str("region")
-        .or_else(|| std::env::var("AWS_REGION").ok())
-        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-        .unwrap_or_else(|| "us-east-1".to_string());
-    let endpoint = params.take_str("endpoint");
-    let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
-        (Some(access_key_id), Some(secret_access_key)) => Some(SqsCredentials {
-            access_key_id,
-            secret_access_key,
-            session_token: params.take_str("session_token"),
-        }),
-        (None, None) => None,
-        _ => {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                "access_key and secret_key go together",
-            ))
-        }
-    };
-    Ok((region, endpoint, credentials))
 }
 
 /// A sink endpoint that can also consume.

@@ -25,7 +25,8 @@ use camel_api::{CamelError, Consumer, ConsumerContext, Exchange, Parameters};
 use futures::future::join_all;
 
 use super::client::queue_url;
-use super::codec::{describe, MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEADER};
+use super::codec::{MESSAGE_ID_HEADER, SEQUENCE_NUMBER_HEADER};
+use crate::aws::describe;
 
 /// Header: the receipt handle of the message (Camel's name).
 pub const RECEIPT_HANDLE_HEADER: &str = "CamelAwsSqsReceiptHandle";

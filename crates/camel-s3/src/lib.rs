@@ -1,0 +1,40 @@
+//! `aws2-s3://BUCKET`: Amazon S3 through aws-sdk-s3, at least once.
+//!
+//! - In `from`, a consumer of the bucket's objects: list, read, route, and only after
+//!   the route succeeded delete the object (`deleteAfterRead`, Camel's default) or move
+//!   it to `destinationBucket` (`moveAfterRead`). A failed route leaves the object, which
+//!   is tried again after a pause; a killed process loses nothing. Objects above
+//!   `spoolThreshold` are streamed to a file and handed over by path, so a big object
+//!   keeps memory flat (ADR 0154).
+//! - In `to`, a producer: `putObject` (multipart above `partSize` with
+//!   `multiPartUpload=true`), and `operation=listObjects|getObject|deleteObject|copyObject`.
+//!
+//! Option names follow Camel's `aws2-s3` component in snake_case (camelCase is accepted);
+//! credentials come from `accessKey`/`secretKey` or the AWS default chain. The guide is
+//! `docs/components.md` at the repository root; ADR 0153 says how the consumer settles.
+//!
+//! ```
+//! use camel_api::Component;
+//! assert_eq!(camel_s3::S3Component::new().scheme(), "aws2-s3");
+//! ```
+
+mod client;
+mod component;
+mod consumer;
+pub mod headers;
+mod options;
+mod producer;
+
+pub use component::S3Component;
+pub use consumer::S3Consumer;
+pub use options::{
+    Connection, ConsumerOptions, Operation, ProducerOptions, S3Credentials, S3Options,
+    DEFAULT_PART_SIZE, DEFAULT_SPOOL_THRESHOLD,
+};
+pub use producer::S3Producer;
+
+/// The `CopySource` of `key` in `bucket`: each path segment percent-encoded.
+pub(crate) fn copy_source(bucket: &str, key: &str) -> String {
+    let encoded: Vec<String> = key.split('/').map(camel_api::percent_encode).collect();
+    format!("{bucket}/{}", encoded.join("/"))
+}
