@@ -124,6 +124,9 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     ctx.add_component(Arc::new(camel_sinks::sqs::Aws2SqsComponent::default()));
     ctx.add_component(Arc::new(camel_sinks::sns::SnsComponent::new()));
     ctx.add_component(Arc::new(camel_sinks::pubsub::PubSubComponent::new()));
+    ctx.add_component(Arc::new(
+        camel_sinks::pubsub::GooglePubsubComponent::default(),
+    ));
     ctx.add_component(Arc::new(camel_sinks::nats::NatsComponent::new()));
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
     // Repositories of aggregate and idempotent_consumer written as database URLs.
@@ -131,6 +134,11 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     camel_state::register_with_pools(ctx.pools().clone(), |name, resource| {
         ctx.add_resource(name, resource)
     });
+    // … and as `redis://…` URLs, other URLs passed on to camel-state's (ADR 0161).
+    camel_redis::repositories::register(
+        ctx.registry().resource(camel_eip::state::STORE_FACTORY),
+        |name, resource| ctx.add_resource(name, resource),
+    );
     ctx.add_component(Arc::new(camel_rabbitmq::RabbitMqComponent::new()));
     ctx.add_component(Arc::new(camel_kafka::KafkaComponent::new()));
     // `master:` refuses its endpoints until `camel.cluster.*` names a store (then

@@ -9,6 +9,9 @@
 //!   least once, XACK after the route, XAUTOCLAIM of entries a dead consumer left
 //!   pending). Stream fields come in as headers, never `Camel*` ones.
 //!
+//! - With the `repositories` feature, Redis repositories for `idempotent_consumer` and
+//!   `aggregate` ([`repositories`]).
+//!
 //! Options follow Camel's `spring-redis` names in snake_case (camelCase is accepted);
 //! the stream options are ours. The guide is `docs/components.md`; ADR 0139 says why.
 //!
@@ -24,6 +27,8 @@ mod message;
 mod options;
 mod producer;
 mod pubsub;
+#[cfg(feature = "repositories")]
+pub mod repositories;
 mod streams;
 
 pub use component::RedisComponent;

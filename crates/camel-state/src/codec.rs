@@ -1,4 +1,5 @@
-//! An exchange as stored in a repository row: one JSON document.
+//! An exchange as stored in a repository row (or a Redis hash field, camel-redis's
+//! repositories): one JSON document.
 //!
 //! `{"headers": {…}, "properties": {…}, "body": {"text": …} | {"json": …} |
 //! {"bytes": "hex"} | {}}`. Header and property values go through JSON
@@ -9,7 +10,7 @@ use camel_api::{Body, CamelError, Exchange, Headers, Value};
 use serde_json::{json, Value as Json};
 
 /// The stored form of `ex`.
-pub(crate) fn encode(ex: &Exchange) -> String {
+pub fn encode(ex: &Exchange) -> String {
     let map = |h: &Headers| -> Json {
         Json::Object(
             h.iter()
@@ -32,7 +33,7 @@ pub(crate) fn encode(ex: &Exchange) -> String {
 }
 
 /// The exchange stored as `text`.
-pub(crate) fn decode(text: &str) -> Result<Exchange, CamelError> {
+pub fn decode(text: &str) -> Result<Exchange, CamelError> {
     let bad = |why: &str| CamelError::conversion("stored exchange", why.to_string());
     let doc: Json = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
     let body = match doc.get("body").and_then(Json::as_object) {

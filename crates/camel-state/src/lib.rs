@@ -21,7 +21,7 @@
 //! ```
 
 mod aggregation;
-mod codec;
+pub mod codec;
 mod idempotent;
 mod store;
 

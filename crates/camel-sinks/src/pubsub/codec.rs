@@ -70,6 +70,12 @@ impl PubSubCodec {
         self
     }
 
+    /// Takes its bearer tokens from `token` (the component's choice, see `connection`).
+    pub(crate) fn with_token(mut self, token: TokenSource) -> Self {
+        self.token = token;
+        self
+    }
+
     /// Takes its bearer token from the metadata server at `host` (Google's runtimes:
     /// `metadata.google.internal`) instead of a fixed one, and fetches a new one five
     /// minutes before the one it holds expires.

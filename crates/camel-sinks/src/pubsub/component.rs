@@ -5,8 +5,11 @@ use std::sync::Arc;
 use camel_api::{CamelError, Component, ComponentContext, Endpoint, EndpointUri};
 
 use super::codec::PubSubCodec;
-use super::credentials;
+use super::connection::{Connection, CONNECTION_PARAMETERS};
+use super::consumer::PubSubConsumer;
+use super::options::{PubSubConsumerOptions, PUBSUB_CONSUMER_PARAMETERS};
 use super::pause::{paused_ordering_keys, resume_ordering_key};
+use super::pull::SubscriptionClient;
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
@@ -22,7 +25,8 @@ pub const PUBSUB_PARAMETERS: &[&str] = &[
     "headers",
 ];
 
-/// Makes `pubsub:projects/P/topics/T` sink endpoints.
+/// Makes `pubsub:projects/P/topics/T` sink endpoints and, in `from`,
+/// `pubsub:projects/P/subscriptions/S` consumers.
 #[derive(Debug, Clone)]
 pub struct PubSubComponent {
     registry: Arc<BatcherRegistry>,
@@ -67,81 +71,161 @@ impl Component for PubSubComponent {
         ctx: &dyn ComponentContext,
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let raw = uri.as_str().to_string();
+        if let Some(subscription) = subscription_path(uri.path()) {
+            return subscription_endpoint(uri, &raw, &subscription);
+        }
+        if !is_topic_path(uri.path()) {
+            return Err(CamelError::invalid_uri(
+                raw,
+                "expected `pubsub:projects/PROJECT/topics/TOPIC` (a topic name starts with a letter), or `projects/PROJECT/subscriptions/SUBSCRIPTION` in `from`",
+            ));
+        }
+        self.sink(uri, ctx, &raw, &[])
+    }
+}
+
+impl PubSubComponent {
+    /// The sink endpoint of a topic URI; `also_known` are parameters read elsewhere
+    /// (the consumer's), taken here so they are not left over.
+    fn sink(
+        &self,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+        raw: &str,
+        also_known: &[&str],
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let registry = self.registry.clone();
-        SinkEndpoint::build(
-            uri,
-            ctx,
-            self.registry.clone(),
-            PUBSUB_PARAMETERS,
-            |path, params| {
-                if !is_topic_path(path) {
-                    return Err(CamelError::invalid_uri(
-                    raw.clone(),
-                    "expected `pubsub:projects/PROJECT/topics/TOPIC` (a topic name starts with a letter)",
-                ));
-                }
-                let emulator = params.take_str("emulator_host").or_else(|| {
-                    std::env::var("PUBSUB_EMULATOR_HOST")
-                        .ok()
-                        .filter(|v| !v.is_empty())
-                });
-                let token_env = params
-                    .take_str("token_env")
-                    .unwrap_or_else(|| "GOOGLE_OAUTH_ACCESS_TOKEN".to_string());
-                let token_source =
-                    params.take_choice("token_source", &["env", "metadata", "adc"])?;
-                let metadata_host = params.take_str("metadata_host");
-                let key_file = params
-                    .take_str("service_account_key")
-                    .map(|k| key_file(&raw, &k))
-                    .transpose()?;
-                let headers = HeaderSelection::take_parameter(params)?;
-                let base = match &emulator {
-                    Some(host) if host.starts_with("http") => host.clone(),
-                    Some(host) => format!("http://{host}"),
-                    None => "https://pubsub.googleapis.com".to_string(),
-                };
-                let codec = PubSubCodec::new(path, &base, None);
-                let codec = match (&emulator, key_file, token_source) {
-                    // The emulator takes no credentials.
-                    (Some(_), _, _) => codec,
-                    (None, Some(file), _) => codec.with_credentials_file(file),
-                    (None, None, Some("metadata")) => codec.with_metadata_token(
-                        &metadata_host.unwrap_or_else(credentials::metadata_host_from_env),
-                    ),
-                    (None, None, Some("adc")) => {
-                        codec.with_default_credentials(metadata_host.as_deref())
-                    }
-                    (None, None, source) => match env_token(&token_env) {
-                        Some(token) => PubSubCodec::new(path, &base, Some(token)),
-                        // `token_source=env` names the variable as the only source.
-                        None if source == Some("env") => codec,
-                        None => codec.with_default_credentials(metadata_host.as_deref()),
-                    },
-                };
-                Ok(codec.with_headers(headers).with_registry(&registry))
-            },
-        )
+        let mut known: Vec<&str> = PUBSUB_PARAMETERS.to_vec();
+        known.extend_from_slice(also_known);
+        SinkEndpoint::build(uri, ctx, self.registry.clone(), &known, |path, params| {
+            for name in also_known {
+                params.take_str(name);
+            }
+            let connection = Connection::take_parameters(raw, params)?;
+            let headers = HeaderSelection::take_parameter(params)?;
+            Ok(PubSubCodec::new(path, &connection.base, None)
+                .with_token(connection.token())
+                .with_headers(headers)
+                .with_registry(&registry))
+        })
     }
 }
 
-/// The token in the environment variable `name`, if set and not empty.
-fn env_token(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+/// `projects/P/subscriptions/S` with non-empty parts.
+fn subscription_path(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    (parts.len() == 4
+        && parts[0] == "projects"
+        && parts[2] == "subscriptions"
+        && !parts[1].is_empty()
+        && !parts[3].is_empty())
+    .then(|| path.to_string())
 }
 
-/// The path of `service_account_key`: a file path, optionally `file:`-prefixed as in
-/// Camel (which also reads `classpath:` and `http:` resources; there is no classpath
-/// here, and fetching secrets over HTTP is not offered).
-fn key_file(raw: &str, value: &str) -> Result<std::path::PathBuf, CamelError> {
-    let path = value.strip_prefix("file:").unwrap_or(value);
-    if path.is_empty() || path.starts_with("classpath:") || path.starts_with("http") {
-        return Err(CamelError::invalid_uri(
-            raw.to_string(),
-            format!("`service_account_key` must be a file path (`file:` optional), not `{value}`"),
-        ));
+/// A consumer-only endpoint of `subscription`.
+fn subscription_endpoint(
+    mut uri: EndpointUri,
+    raw: &str,
+    subscription: &str,
+) -> Result<Arc<dyn Endpoint>, CamelError> {
+    let consumer = PubSubConsumerOptions::take_parameters(raw, subscription, &mut uri.parameters)?;
+    let connection = Connection::take_parameters(raw, &mut uri.parameters)?;
+    let mut known: Vec<&str> = CONNECTION_PARAMETERS.to_vec();
+    known.extend_from_slice(PUBSUB_CONSUMER_PARAMETERS);
+    uri.parameters.finish(&known)?;
+    Ok(Arc::new(PubSubEndpoint {
+        uri: raw.to_string(),
+        sink: None,
+        subscription: Some((connection, consumer)),
+    }))
+}
+
+/// The same Pub/Sub under Camel's scheme: `google-pubsub:PROJECT:DESTINATION`, where
+/// the destination is a topic in `to` and a subscription in `from`.
+#[derive(Debug, Clone, Default)]
+pub struct GooglePubsubComponent(pub PubSubComponent);
+
+impl Component for GooglePubsubComponent {
+    fn scheme(&self) -> &str {
+        "google-pubsub"
     }
-    Ok(std::path::PathBuf::from(path))
+
+    fn endpoint(
+        &self,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Arc<dyn Endpoint>, CamelError> {
+        let raw = uri.as_str().to_string();
+        let Some((project, destination)) = uri
+            .path()
+            .split_once(':')
+            .filter(|(p, d)| !p.is_empty() && !d.is_empty() && !d.contains(['/', ':']))
+        else {
+            return Err(CamelError::invalid_uri(
+                raw,
+                "expected `google-pubsub:PROJECT:DESTINATION` (a topic in `to`, a subscription in `from`)",
+            ));
+        };
+        let subscription = format!("projects/{project}/subscriptions/{destination}");
+        let mut copy = uri.parameters.clone();
+        let consumer = PubSubConsumerOptions::take_parameters(&raw, &subscription, &mut copy)?;
+        let connection = Connection::take_parameters(&raw, &mut copy)?;
+        let mut topic =
+            EndpointUri::parse(&format!("pubsub:projects/{project}/topics/{destination}"))?;
+        topic.parameters = uri.parameters;
+        // A name that cannot be a topic (one starting with a digit) is still a
+        // subscription.
+        let sink = if is_topic_path(topic.path()) {
+            Some(self.0.sink(topic, ctx, &raw, PUBSUB_CONSUMER_PARAMETERS)?)
+        } else {
+            None
+        };
+        Ok(Arc::new(PubSubEndpoint {
+            uri: raw,
+            sink,
+            subscription: Some((connection, consumer)),
+        }))
+    }
+}
+
+/// A topic's sink, a subscription's consumer, or both (`google-pubsub:`).
+#[derive(Debug)]
+struct PubSubEndpoint {
+    uri: String,
+    sink: Option<Arc<dyn Endpoint>>,
+    subscription: Option<(Connection, PubSubConsumerOptions)>,
+}
+
+impl Endpoint for PubSubEndpoint {
+    fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    fn producer(&self) -> Result<camel_api::BoxProcessor, CamelError> {
+        match &self.sink {
+            Some(sink) => sink.producer(),
+            None => Err(CamelError::invalid_uri(
+                self.uri.clone(),
+                "a subscription is read in `from`; `to` publishes to a topic (`projects/P/topics/T`)",
+            )),
+        }
+    }
+
+    fn lifecycle(&self) -> Option<Arc<dyn camel_api::StepLifecycle>> {
+        self.sink.as_ref().and_then(|s| s.lifecycle())
+    }
+
+    fn consumer(&self) -> Result<Box<dyn camel_api::Consumer>, CamelError> {
+        let Some((connection, options)) = &self.subscription else {
+            return Err(CamelError::invalid_uri(
+                self.uri.clone(),
+                "`from` reads a subscription (`projects/P/subscriptions/S`), not a topic",
+            ));
+        };
+        let client =
+            SubscriptionClient::new(&connection.base, &options.subscription, connection.token());
+        Ok(Box::new(PubSubConsumer::new(client, options.clone())))
+    }
 }
 
 #[cfg(test)]
@@ -153,5 +237,7 @@ mod tests {
         assert!(is_topic_path("projects/p/topics/orders"));
         assert!(!is_topic_path("projects/p/topics/1orders"));
         assert!(!is_topic_path("topics/orders"));
+        assert!(subscription_path("projects/p/subscriptions/s").is_some());
+        assert!(subscription_path("projects/p/topics/s").is_none());
     }
 }

@@ -10,6 +10,10 @@
 //! The pause belongs to the topic (kept in the batcher registry), not to one route.
 //!
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
+//! In `from`, `pubsub:projects/P/subscriptions/S` is an at-least-once subscription
+//! consumer ([`PubSubConsumer`]: REST pull, acknowledged after the route succeeded).
+//! `google-pubsub:PROJECT:DESTINATION` (Camel's scheme, [`GooglePubsubComponent`]) is a
+//! topic in `to` and a subscription in `from`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
 //! `https://pubsub.googleapis.com` with a bearer token: from `service_account_key` (a
 //! credentials file) when given, else from the environment variable named by `token_env`
@@ -25,10 +29,20 @@
 
 mod codec;
 mod component;
+mod connection;
+mod consumer;
 mod credentials;
+mod options;
 mod pause;
+mod pull;
 mod token;
 
 pub use codec::{PubSubCodec, MESSAGE_ID_HEADER};
-pub use component::{PubSubComponent, PUBSUB_PARAMETERS};
+pub use component::{GooglePubsubComponent, PubSubComponent, PUBSUB_PARAMETERS};
+pub use connection::CONNECTION_PARAMETERS;
+pub use consumer::{
+    PubSubConsumer, ACK_ID_HEADER, ATTRIBUTES_HEADER, DELIVERY_ATTEMPT_HEADER, ORDERING_KEY_HEADER,
+    PUBLISH_TIME_HEADER, RESERVED_ATTRIBUTE_PREFIXES,
+};
+pub use options::{AckMode, PubSubConsumerOptions, PUBSUB_CONSUMER_PARAMETERS};
 pub use pause::{paused_ordering_keys, resume_ordering_key, PausedKeys};

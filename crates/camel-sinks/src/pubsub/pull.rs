@@ -1,0 +1,123 @@
+//! The three REST calls of a subscription: `pull`, `acknowledge` and
+//! `modifyAckDeadline` (ADR 0159 says why REST and not gRPC streaming pull).
+
+use std::collections::HashMap;
+
+use camel_api::CamelError;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::token::TokenSource;
+
+/// Pub/Sub accepts at most this many ack ids per `acknowledge`/`modifyAckDeadline`.
+const MAX_ACK_IDS: usize = 2500;
+
+/// One subscription's client.
+#[derive(Debug)]
+pub(crate) struct SubscriptionClient {
+    http: reqwest::Client,
+    url: String,
+    token: TokenSource,
+}
+
+/// A pulled message, as the REST answer spells it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReceivedMessage {
+    pub(crate) ack_id: String,
+    #[serde(default)]
+    pub(crate) message: PubsubMessage,
+    #[serde(default)]
+    pub(crate) delivery_attempt: Option<i64>,
+}
+
+/// The message itself; `data` is base64.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PubsubMessage {
+    #[serde(default)]
+    pub(crate) data: String,
+    #[serde(default)]
+    pub(crate) attributes: HashMap<String, String>,
+    #[serde(default)]
+    pub(crate) message_id: String,
+    #[serde(default)]
+    pub(crate) publish_time: String,
+    #[serde(default)]
+    pub(crate) ordering_key: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullAnswer {
+    #[serde(default)]
+    received_messages: Vec<ReceivedMessage>,
+}
+
+impl SubscriptionClient {
+    /// A client of `subscription` (`projects/P/subscriptions/S`) at `base`.
+    pub(crate) fn new(base: &str, subscription: &str, token: TokenSource) -> Self {
+        SubscriptionClient {
+            http: reqwest::Client::new(),
+            url: format!("{base}/v1/{subscription}"),
+            token,
+        }
+    }
+
+    async fn call(&self, verb: &str, body: serde_json::Value) -> Result<String, CamelError> {
+        let mut request = self.http.post(format!("{}:{verb}", self.url)).json(&body);
+        if let Some(token) = self.token.bearer().await? {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| CamelError::external(format!("Pub/Sub {verb}"), e))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| CamelError::external(format!("Pub/Sub {verb}"), e))?;
+        if status.is_success() {
+            Ok(text)
+        } else {
+            Err(CamelError::processor(format!(
+                "Pub/Sub {verb}: HTTP {status}: {text}"
+            )))
+        }
+    }
+
+    /// Up to `max` messages; waits for the first one as long as the service holds the
+    /// request open (the emulator: about 90 seconds) and may then answer none.
+    pub(crate) async fn pull(&self, max: u32) -> Result<Vec<ReceivedMessage>, CamelError> {
+        let text = self.call("pull", json!({ "maxMessages": max })).await?;
+        let answer: PullAnswer = serde_json::from_str(&text)
+            .map_err(|e| CamelError::processor(format!("Pub/Sub pull answered {e}")))?;
+        Ok(answer.received_messages)
+    }
+
+    /// Acknowledges: the messages are done.
+    pub(crate) async fn acknowledge(&self, ack_ids: &[String]) -> Result<(), CamelError> {
+        for chunk in ack_ids.chunks(MAX_ACK_IDS) {
+            self.call("acknowledge", json!({ "ackIds": chunk })).await?;
+        }
+        Ok(())
+    }
+
+    /// Sets the messages' ack deadline to `seconds` from now; 0 hands them back for
+    /// redelivery at once (a nack).
+    pub(crate) async fn modify_ack_deadline(
+        &self,
+        ack_ids: &[String],
+        seconds: u32,
+    ) -> Result<(), CamelError> {
+        for chunk in ack_ids.chunks(MAX_ACK_IDS) {
+            self.call(
+                "modifyAckDeadline",
+                json!({ "ackIds": chunk, "ackDeadlineSeconds": seconds }),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+}
