@@ -147,6 +147,9 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     // MQTT 5 and 3.1.1 (crate camel-mqtt, ADR 0138).
     ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt5()));
     ctx.add_component(Arc::new(camel_mqtt::MqttComponent::mqtt311()));
+    // PostgreSQL change data capture over logical replication (crate camel-cdc, ADR 0156).
+    ctx.add_component(Arc::new(camel_cdc::CdcComponent::new()));
+    ctx.add_component(Arc::new(camel_cdc::CdcComponent::alias()));
     // Redis commands, pub/sub and stream consumer groups (crate camel-redis, ADR 0139).
     ctx.add_component(Arc::new(camel_redis::RedisComponent::spring_redis()));
     ctx.add_component(Arc::new(camel_redis::RedisComponent::redis()));
