@@ -145,6 +145,11 @@ pub struct OutboxConfig {
     /// PostgreSQL: publish also sends `NOTIFY` and workers `LISTEN` (default false:
     /// `NOTIFY` serialises all commits of the database).
     pub listen_notify: bool,
+    /// PostgreSQL: workers are woken by the outbox table's inserts read from a logical
+    /// replication stream (a temporary slot per relay; Cargo feature `replication`;
+    /// default false). Wakes for publishes of every process without `NOTIFY`'s commit
+    /// lock; the rows are still read by the workers, so order and ownership do not change.
+    pub logical_replication: bool,
 }
 
 impl OutboxConfig {
@@ -164,6 +169,7 @@ impl OutboxConfig {
             sweep_interval: Duration::from_secs(5),
             takeover_interval: Duration::from_secs(1),
             listen_notify: false,
+            logical_replication: false,
         }
     }
 

@@ -121,3 +121,90 @@ async fn rows_are_marked_only_after_the_route_succeeds() {
     );
     let _ = json!(null);
 }
+
+/// Two partitions of one poll (as a partitioned route runs them on two processes): each
+/// row goes to the partition its `partition_key` hashes to, none to both.
+#[tokio::test]
+async fn partitions_split_the_rows_by_the_key_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("parts.db").display());
+    let pool = sqlx::SqlitePool::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    sqlx::query("CREATE TABLE parts (id INTEGER PRIMARY KEY, done INTEGER NOT NULL DEFAULT 0)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    for id in 1..=40 {
+        sqlx::query("INSERT INTO parts (id) VALUES (?)")
+            .bind(id)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    let route = |k: u32| {
+        format!(
+            r#"
+- route:
+    id: part{k}
+    from:
+      uri: "sql:select id from parts where done = 0 order by id"
+      parameters:
+        datasource: "{url}"
+        delay: 10ms
+        initial_delay: 0
+        on_consume: "update parts set done = 1 where id = :#id"
+        partition_key: id
+        partition: {k}
+        partitions: 2
+      steps:
+        - process: {{ ref: seen{k} }}
+"#
+        )
+    };
+    let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<(u32, i64)>();
+    let recorder = |k: u32| {
+        let tx = tx.clone();
+        BoxProcessor::from_fn(move |ex: Exchange| {
+            let tx = tx.clone();
+            async move {
+                let id = ex.message.body.to_json()?["id"].as_i64().unwrap_or(-1);
+                let _ = tx.send((k, id));
+                Ok(ex)
+            }
+        })
+    };
+    let yaml = format!("{}{}{}", run_route(&url), route(0), route(1));
+    let ctx = context(&yaml, |ctx| {
+        ctx.add_resource("seen0", Arc::new(recorder(0)));
+        ctx.add_resource("seen1", Arc::new(recorder(1)));
+    })
+    .await;
+    let mut by_id = std::collections::BTreeMap::new();
+    while by_id.len() < 40 {
+        let (k, id) = tokio::time::timeout(std::time::Duration::from_secs(10), seen.recv())
+            .await
+            .expect("every row routed within 10 s")
+            .unwrap();
+        assert!(by_id.insert(id, k).is_none(), "row {id} routed twice");
+        assert_eq!(
+            k,
+            camel_cluster::partition_of(&id.to_string(), 2),
+            "row {id}"
+        );
+    }
+    ctx.stop().await;
+    assert!(by_id.values().any(|k| *k == 0) && by_id.values().any(|k| *k == 1));
+    // A partition without its key column is refused at load.
+    let bad = camel_core::yaml::load_str(
+        &format!(
+            "- route:\n    from:\n      uri: \"sql:select 1?datasource={url}&partition=0&partitions=2\"\n      steps: [{{log: x}}]\n"
+        ),
+        "bad.yaml",
+    )
+    .unwrap();
+    let ctx = camel_core::CamelContext::new();
+    ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
+    let e = ctx.add_routes(bad).await.err().expect("refused");
+    assert!(e.to_string().contains("partition_key"), "{e}");
+}

@@ -25,6 +25,7 @@ pub(crate) const OUTBOX_KEYS: &[&str] = &[
     "sweep_interval",
     "takeover_interval",
     "listen_notify",
+    "logical_replication",
 ];
 
 /// Takes the outbox-level parameters out of `params`.
@@ -103,6 +104,7 @@ pub(crate) fn config(
             "sweep_interval" => c.sweep_interval = dur()?,
             "takeover_interval" => c.takeover_interval = dur()?,
             "listen_notify" => c.listen_notify = flag()?,
+            "logical_replication" => c.logical_replication = flag()?,
             _ => {}
         }
     }

@@ -18,6 +18,8 @@ mod health;
 mod horizon;
 mod ownership;
 mod partition;
+#[cfg(feature = "replication")]
+mod replication;
 mod running;
 mod scheduler;
 
@@ -83,6 +85,12 @@ impl Relay {
     /// Runs every partition's worker until `cancel` fires, then lets the deliveries in
     /// flight finish, deletes what they confirmed, and releases the partitions.
     pub async fn run(self, cancel: CancellationToken) -> Result<()> {
+        #[cfg(not(feature = "replication"))]
+        if self.outbox.config().logical_replication {
+            return Err(crate::error::OutboxError::Config(
+                "logical_replication needs camel-outbox's `replication` feature".into(),
+            ));
+        }
         let mut tasks = JoinSet::new();
         for partition in 0..self.outbox.config().partitions {
             tasks.spawn(ownership::drive_partition(
@@ -96,6 +104,17 @@ impl Relay {
         #[cfg(feature = "postgres")]
         if self.outbox.config().listen_notify {
             tasks.spawn(listen(self.outbox.clone(), cancel.clone()));
+        }
+        if self.outbox.config().logical_replication {
+            #[cfg(feature = "replication")]
+            tasks.spawn(replication::wake_on_inserts(
+                self.outbox.clone(),
+                cancel.clone(),
+            ));
+            #[cfg(not(feature = "replication"))]
+            return Err(crate::error::OutboxError::Config(
+                "logical_replication needs camel-outbox's `replication` feature".into(),
+            ));
         }
         tasks.spawn(report_backlog(self.outbox.clone(), cancel.clone()));
         let mut first_error = None;

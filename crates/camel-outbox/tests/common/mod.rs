@@ -46,7 +46,15 @@ pub fn fast_config(name: &str) -> OutboxConfig {
     c.poll_interval = Duration::from_millis(50);
     c.sweep_interval = Duration::from_millis(100);
     c.takeover_interval = Duration::from_millis(100);
+    // The same suite runs once per relay kind: `.ci/run` runs the PostgreSQL tests again
+    // with CAMEL_TEST_OUTBOX_WAKE=replication (and the `replication` feature).
+    c.logical_replication = relay_kind_is_replication();
     c
+}
+
+/// True when this run tests the relay woken by logical replication.
+pub fn relay_kind_is_replication() -> bool {
+    std::env::var("CAMEL_TEST_OUTBOX_WAKE").is_ok_and(|v| v == "replication")
 }
 
 /// Drops the tables of an outbox (PostgreSQL tests clean up after themselves).

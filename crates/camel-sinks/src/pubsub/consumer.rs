@@ -66,6 +66,7 @@ impl Consumer for PubSubConsumer {
             client: self.client.clone(),
             options: self.options.clone(),
             keys: Arc::default(),
+            blocked: Arc::default(),
         });
         let loops = (0..self.options.concurrent_consumers).map(|_| {
             let (puller, ctx) = (puller.clone(), ctx.clone());
@@ -85,10 +86,21 @@ impl Consumer for PubSubConsumer {
 /// waits for it, so the map holds at most the messages in flight.
 type KeyLocks = Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
 
+/// A key whose message failed: until that message comes back (or `ack_deadline` passes,
+/// should it never come back here), the key's other messages are handed back unrun.
+/// Pub/Sub (the emulator, at least) may hand out a key's later messages while an
+/// earlier one is outstanding; running them would overtake the failed one.
+#[derive(Debug)]
+struct Blocked {
+    message_id: String,
+    since: Instant,
+}
+
 struct Puller {
     client: Arc<SubscriptionClient>,
     options: Arc<PubSubConsumerOptions>,
     keys: Arc<KeyLocks>,
+    blocked: Arc<Mutex<HashMap<String, Blocked>>>,
 }
 
 /// What became of a pull's messages.
@@ -161,29 +173,57 @@ impl Puller {
         key: String,
         list: Vec<ReceivedMessage>,
     ) -> Settled {
+        let mut settled = Settled::default();
         let lock = (!key.is_empty()).then(|| self.key_lock(&key));
-        let _held = match &lock {
+        let held = match &lock {
             Some(l) => Some(l.lock().await),
             None => None,
         };
-        let mut settled = Settled::default();
+        let first = list.first().map(|m| m.message.message_id.as_str());
+        let runnable = key.is_empty() || self.unblocked(&key, first.unwrap_or_default());
         let mut rest = list.into_iter();
-        for m in rest.by_ref() {
-            let ack_id = m.ack_id.clone();
-            if self.run_one(ctx, m).await {
-                settled.ack.push(ack_id);
-            } else {
-                settled.nack.push(ack_id);
-                break;
+        if runnable {
+            for m in rest.by_ref() {
+                let (ack_id, message_id) = (m.ack_id.clone(), m.message.message_id.clone());
+                if self.run_one(ctx, m).await {
+                    settled.ack.push(ack_id);
+                } else {
+                    settled.nack.push(ack_id);
+                    if !key.is_empty() {
+                        self.block(&key, message_id);
+                    }
+                    break;
+                }
             }
         }
         // Not run because an earlier message of the key failed: back with it.
         settled.nack.extend(rest.map(|m| m.ack_id));
-        drop(_held);
+        drop(held);
         if let Some(l) = lock {
             self.release_key(&key, l);
         }
         settled
+    }
+
+    /// Whether `key`'s messages may run, the first of them being `first`: yes unless the
+    /// key is blocked by another message that has not come back yet.
+    fn unblocked(&self, key: &str, first: &str) -> bool {
+        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+        let waiting = Duration::from_secs(u64::from(self.options.ack_deadline));
+        match blocked.get(key) {
+            None => true,
+            Some(b) if b.message_id == first || b.since.elapsed() >= waiting => {
+                blocked.remove(key);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    fn block(&self, key: &str, message_id: String) {
+        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+        let since = Instant::now();
+        blocked.insert(key.to_string(), Blocked { message_id, since });
     }
 
     fn key_lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
