@@ -321,3 +321,79 @@ fn mqtt_outbox_example_keeps_each_devices_readings_in_order() {
         assert_ascending(&relayed, device, &log);
     }
 }
+
+/// Drops the example's slot, publication and table (made under a per-run name).
+struct CdcCleanup {
+    url: String,
+    name: String,
+}
+
+impl Drop for CdcCleanup {
+    fn drop(&mut self) {
+        let n = &self.name;
+        let psql = |sql: &str| {
+            let _ = Command::new("psql")
+                .args([self.url.as_str(), "-qtA", "-c", sql])
+                .output();
+        };
+        // The run has ended, so the slot is no longer active.
+        psql(&format!(
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{n}'"
+        ));
+        psql(&format!(
+            "DROP PUBLICATION IF EXISTS {n}; DROP TABLE IF EXISTS {n}"
+        ));
+    }
+}
+
+#[test]
+fn cdc_kafka_example_keeps_each_orders_changes_in_commit_order() {
+    let Some(brokers) = camel_api::test_support::service_from_env("CAMEL_TEST_KAFKA_BROKERS")
+    else {
+        return;
+    };
+    let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+        return;
+    };
+    let id = std::process::id();
+    let name = format!("camel_example_orders_{id}");
+    let _cleanup = CdcCleanup {
+        url: url.clone(),
+        name: name.clone(),
+    };
+    let server = url.trim_start_matches("postgres://");
+    let (user, server) = server.split_once('@').unwrap_or(("postgres", server));
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("examples/cdc-kafka/routes.yaml"))
+        .unwrap()
+        .replace("postgres://postgres@127.0.0.1:5432/test", &url)
+        .replace("127.0.0.1:5432/test/", &format!("{server}/"))
+        .replace("user: postgres", &format!("user: {user}"))
+        .replace("127.0.0.1:9092", &brokers)
+        .replace("camel_example_orders", &name)
+        .replace(
+            "camel-example-order-changes",
+            &format!("camel-example-order-changes-{id}"),
+        )
+        .replace("order-changes-audit", &format!("order-changes-audit-{id}"));
+    std::fs::write(dir.path().join("routes.yaml"), text).unwrap();
+    // 1 table + 20 orders + 40 changes captured + 40 consumed.
+    let log = run_example(dir.path(), "routes.yaml", "101");
+    let consumed: Vec<(u32, String)> = log
+        .lines()
+        .filter_map(|l| l.split("consumed order ").nth(1))
+        .filter_map(|rest| {
+            let mut words = rest.split_whitespace();
+            Some((words.next()?.parse().ok()?, words.next()?.to_string()))
+        })
+        .collect();
+    assert_eq!(consumed.len(), 40, "{log}");
+    for order in 1..=20u32 {
+        let ops: Vec<&str> = consumed
+            .iter()
+            .filter(|(o, _)| *o == order)
+            .map(|(_, op)| op.as_str())
+            .collect();
+        assert_eq!(ops, ["insert", "update"], "order {order}:\n{log}");
+    }
+}

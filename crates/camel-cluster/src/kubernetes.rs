@@ -84,6 +84,10 @@ impl KubernetesLeaseStore {
         } else {
             target.namespace.clone()
         };
+        // kube's TLS asks rustls for the process's provider, which rustls cannot pick by
+        // itself when another crate of the build enables aws-lc-rs beside ring (the
+        // AWS SDK does): name ring, unless the program installed one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = kube::Client::try_from(config).map_err(failed)?;
         Ok(KubernetesLeaseStore {
             api: Api::namespaced(client, &namespace),

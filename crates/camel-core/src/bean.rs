@@ -37,7 +37,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{bean_name, camel_dsl, looks_like_java_class, BeanDefinition, RouteDefinition};
 

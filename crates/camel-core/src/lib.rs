@@ -30,6 +30,7 @@ pub mod context;
 mod datasource_bean;
 pub mod error;
 pub mod model;
+mod observe;
 pub mod properties;
 pub mod rest;
 pub mod yaml;

@@ -205,6 +205,6 @@ async fn partitions_split_the_rows_by_the_key_column() {
     .unwrap();
     let ctx = camel_core::CamelContext::new();
     ctx.add_component(Arc::new(camel_sql::SqlComponent::new()));
-    let e = ctx.add_routes(bad).await.err().expect("refused");
+    let e = ctx.add_routes(bad).await.expect_err("refused");
     assert!(e.to_string().contains("partition_key"), "{e}");
 }

@@ -89,6 +89,7 @@ pub(super) fn definitions(g: &mut SchemaGenerator) -> Map<String, Json> {
                 "on_completion": on_completion,
                 "route_configuration_id": {"description": "The route configurations this route takes (comma-separated ids, `*` wildcards).", "type": "string"},
                 "route_policy": {"description": "`{leader: NAMESPACE}`: the route's consumer runs only on the process leading NAMESPACE (camel.cluster.* properties; docs/cluster.md).", "type": "object", "properties": {"leader": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"}}, "required": ["leader"], "additionalProperties": false},
+                "partitions": {"description": "Split the `from` poll (file: or sql:) into this many partitions, each owned by one process of the cluster at a time (camel.cluster.* properties; docs/cluster.md).", "type": "integer", "minimum": 1, "maximum": 256},
                 "group": ignored, "node_prefix_id": ignored, "stream_cache": ignored,
                 "message_history": ignored, "log_mask": ignored, "trace": ignored,
                 "delayer": ignored, "shutdown_route": ignored, "shutdown_running_task": ignored

@@ -14,7 +14,7 @@ use camel_eip::error_handler::{
 };
 
 use super::step_context::StepContext;
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition};
 

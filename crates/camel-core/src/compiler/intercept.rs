@@ -13,7 +13,7 @@ use camel_eip::config::Filter;
 use serde_json::Value as Json;
 
 use super::step_context::{compile_list, compile_one, StepContext};
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::error::RouteError;
 use crate::model::intercept::{split_when, uri_matches};
 use crate::model::{RouteDefinition, StepDefinition};

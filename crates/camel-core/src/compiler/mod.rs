@@ -11,6 +11,7 @@ mod errors;
 pub(crate) mod intercept;
 mod node_options;
 mod order;
+mod registry;
 mod route;
 mod step_context;
 pub mod steps;
@@ -24,6 +25,8 @@ use camel_api::definition::StepConfig;
 use camel_api::{BoxProcessor, Endpoint, StepLifecycle};
 use serde_json::Value as Json;
 
+pub use registry::Registry;
+pub(crate) use registry::WeakRegistry;
 pub use route::{compile_route, compile_route_reporting_all, VARIABLE_RECEIVE};
 pub use step_context::StepContext;
 

@@ -6,7 +6,7 @@
 use camel_api::{Endpoint, EndpointUri};
 use serde_json::Value as Json;
 
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::model::{EndpointDefinition, RouteDefinition};
 
 /// The `to` destinations of `route` (nested ones included) whose component says they do

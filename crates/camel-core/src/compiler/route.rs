@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::decode::decode;
 use super::step_context::{compile_list, StepContext};
 use super::{CompiledRoute, PipelineAssembly};
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::error::Location;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 use super::decode::{decode, decode_step};
-use crate::context::Registry;
+use crate::compiler::Registry;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::{EndpointDefinition, RouteDefinition, StepDefinition};
 
@@ -434,11 +434,12 @@ pub(crate) fn compile_one(
     let processor = camel_eip::trace::traced(processor, route_id, &cx.path);
     let step_id = node.id.as_deref().unwrap_or(cx.path.as_str());
     // A duration histogram per step, only when step timing is on (Camel's message history).
-    let processor = crate::context::metrics::timed_step(processor, route_id, step_id);
+    let processor = crate::observe::metrics::timed_step(processor, route_id, step_id);
     // A span per step, only when the installed tracer asks for step spans.
-    let processor = crate::context::wrap_step_span(processor, route_id, step_id, &step.name);
+    let processor =
+        crate::observe::traced::wrap_step_span(processor, route_id, step_id, &step.name);
     // The backlog tracer's hook, only in a route armed for tracing (ADR 0132).
-    let processor = crate::context::wrap_step(
+    let processor = crate::observe::backlog::wrap_step(
         registry.tracer().hook(route_id),
         processor,
         step_id,

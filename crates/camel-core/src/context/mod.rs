@@ -11,16 +11,12 @@
 //! # }
 //! ```
 
-mod backlog;
 mod controller;
 mod health;
-pub mod metrics;
 mod probe;
-mod registry;
 mod reload;
 mod route;
 mod table;
-mod traced;
 
 use std::any::Any;
 use std::collections::HashSet;
@@ -31,20 +27,19 @@ use std::time::Duration;
 use camel_api::{Component, ContextChange, ExchangeStats, ShutdownReason};
 use tokio::time::Instant;
 
-pub(crate) use backlog::wrap_step;
-pub use backlog::{
+pub use crate::compiler::Registry;
+pub use crate::observe::backlog::{
     BacklogTracer, TraceOutcome, TracedBody, TracedExchange, TracedStep, TracerConfig,
     DEFAULT_BODY_MAX_BYTES, DEFAULT_CAPACITY, DEFAULT_MAX_BYTES, DEFAULT_MAX_STEPS,
     RECORD_PROPERTY,
 };
+/// The metrics the context and its routes record (re-exported from where they live).
+pub use crate::observe::metrics;
 pub use controller::RouteController;
 pub use health::{HealthCheck, HealthReport, HealthState};
-pub use registry::Registry;
-pub(crate) use registry::WeakRegistry;
 pub use reload::ReloadReport;
 pub use route::{RouteStatus, StopOutcome};
 pub use table::RouteOperation;
-pub(crate) use traced::wrap_step_span;
 
 use crate::error::{RouteError, RouteErrorKind, RouteErrors};
 use crate::model::RouteDefinition;

@@ -13,9 +13,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::RouteMetrics;
-use super::traced::RouteTrace;
 use crate::compiler::CompiledRoute;
+use crate::observe::metrics::RouteMetrics;
+use crate::observe::traced::RouteTrace;
 
 /// How long a stop waits, past its deadline, for an aborted consumer task to drop what
 /// it holds. Dropping is synchronous and quick; the bound is for a task stuck in a poll.
@@ -88,7 +88,7 @@ pub(crate) struct RouteRuntime {
     trace: RouteTrace,
     /// The context's backlog tracer, asked whether the route is armed each time its
     /// pipeline is stored.
-    backlog: super::backlog::BacklogTracer,
+    backlog: crate::observe::backlog::BacklogTracer,
     /// When the route last started, while it runs.
     started_at: Option<Instant>,
     /// Why the last start failed, until the route starts.
@@ -111,11 +111,11 @@ impl RouteRuntime {
     pub(crate) fn new(
         definition: RouteDefinition,
         compiled: CompiledRoute,
-        backlog: super::backlog::BacklogTracer,
+        backlog: crate::observe::backlog::BacklogTracer,
     ) -> Self {
         let metrics = RouteMetrics::register(&compiled.id);
         let trace = RouteTrace::new(&compiled.id, &definition.from.uri);
-        let traced = super::backlog::wrap_route(
+        let traced = crate::observe::backlog::wrap_route(
             backlog.hook(&compiled.id),
             &definition.from.uri,
             compiled.assembly.pipeline.clone(),
@@ -142,8 +142,11 @@ impl RouteRuntime {
     /// switched on.
     fn wrap(&self, pipeline: BoxProcessor) -> BoxProcessor {
         let id = self.id();
-        let traced =
-            super::backlog::wrap_route(self.backlog.hook(id), &self.definition.from.uri, pipeline);
+        let traced = crate::observe::backlog::wrap_route(
+            self.backlog.hook(id),
+            &self.definition.from.uri,
+            pipeline,
+        );
         self.trace.wrap(self.metrics.wrap(traced))
     }
 

@@ -20,7 +20,7 @@ use camel_eip::recipient_list::{RecipientList as RecipientListStep, RecipientLis
 use camel_eip::routing_slip::RoutingSlip as Slip;
 
 use crate::compiler::StepContext;
-use crate::context::WeakRegistry;
+use crate::compiler::WeakRegistry;
 use crate::error::{RouteError, RouteErrorKind};
 use crate::model::EndpointDefinition;
 

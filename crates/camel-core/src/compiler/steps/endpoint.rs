@@ -19,7 +19,7 @@ pub(super) fn to(
     let producer = endpoint
         .producer()
         .map_err(|e| cx.error_at(at, RouteErrorKind::Endpoint(e)))?;
-    let producer = crate::context::metrics::timed_send(producer, cx.route_id(), &config.uri);
+    let producer = crate::observe::metrics::timed_send(producer, cx.route_id(), &config.uri);
     Ok(match config.pattern {
         Some(p) => camel_eip::exchange::send_with_pattern(producer, p.into()),
         None => producer,

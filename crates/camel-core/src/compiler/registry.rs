@@ -13,7 +13,7 @@ use camel_api::{
 };
 use camel_language::LanguageRegistry;
 
-use crate::compiler::{StepCompiler, StepRegistry};
+use super::{StepCompiler, StepRegistry};
 use crate::error::RouteErrorKind;
 use crate::model::EndpointDefinition;
 
@@ -35,7 +35,7 @@ pub struct Registry {
     /// Database pools, one per database, closed when the context stops (ADR 0085).
     pools: camel_api::pools::Pools,
     /// The backlog tracer: which routes get step hooks when compiled (ADR 0132).
-    tracer: super::backlog::BacklogTracer,
+    tracer: crate::observe::backlog::BacklogTracer,
 }
 
 /// A weak handle on a [`Registry`]'s tables, upgraded while a route runs.
@@ -47,7 +47,7 @@ pub(crate) struct WeakRegistry {
     steps: std::sync::Weak<RwLock<StepRegistry>>,
     bean_types: std::sync::Weak<RwLock<HashMap<String, crate::bean::BeanFactory>>>,
     pools: camel_api::pools::Pools,
-    tracer: super::backlog::BacklogTracer,
+    tracer: crate::observe::backlog::BacklogTracer,
 }
 
 impl fmt::Debug for WeakRegistry {
@@ -98,7 +98,7 @@ impl Registry {
     }
 
     /// The context's backlog tracer.
-    pub fn tracer(&self) -> &super::backlog::BacklogTracer {
+    pub fn tracer(&self) -> &crate::observe::backlog::BacklogTracer {
         &self.tracer
     }
 

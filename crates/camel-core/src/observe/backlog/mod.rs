@@ -6,7 +6,7 @@
 //! it is compiled. An armed route's steps each check one flag per exchange; turning the
 //! tracer off for the route clears the flag and leaves the wrappers in place. Turning it
 //! on for a route compiled without them recompiles the route (a hot swap, see
-//! [`CamelContext::set_tracing`](super::CamelContext::set_tracing)).
+//! [`CamelContext::set_tracing`](crate::CamelContext::set_tracing)).
 //!
 //! While a route is traced, its hook opens a record for each exchange that comes in (its
 //! message as it arrived is the `from` entry), the exchange carries the record's number
@@ -211,7 +211,7 @@ fn as_opt_str<S: serde::Serializer>(v: &Option<Arc<str>>, s: S) -> Result<S::Ok,
 }
 
 /// The backlog tracer of one context: which routes are traced, and their records.
-/// Cheap to clone (a handle); [`CamelContext::tracer`](super::CamelContext::tracer)
+/// Cheap to clone (a handle); [`CamelContext::tracer`](crate::CamelContext::tracer)
 /// gives it.
 #[derive(Clone, Debug, Default)]
 pub struct BacklogTracer {
@@ -255,7 +255,7 @@ impl BacklogTracer {
     /// Turns tracing on for `route` (every route, also those added later, with `None`).
     /// A route compiled before it was armed has no hooks yet: returns the ids armed now
     /// (a context recompiles those of its routes that exist, see
-    /// [`CamelContext::set_tracing`](super::CamelContext::set_tracing)).
+    /// [`CamelContext::set_tracing`](crate::CamelContext::set_tracing)).
     pub fn enable(&self, route: Option<&str>) -> Vec<String> {
         self.switch(route, true)
     }
