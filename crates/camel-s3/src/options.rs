@@ -204,7 +204,7 @@ impl S3Options {
         }
         let bucket = bucket.to_string();
         let p = &mut uri.parameters;
-        let connection = take_connection(p, &invalid)?;
+        let connection = take_connection(p, &raw, &invalid)?;
         let consumer = take_consumer(p, &invalid)?;
         let producer = take_producer(p, &invalid)?;
         let known: Vec<&str> = CONNECTION_PARAMETERS
@@ -226,6 +226,7 @@ impl S3Options {
 
 fn take_connection(
     p: &mut Parameters,
+    raw: &str,
     invalid: &dyn Fn(String) -> CamelError,
 ) -> Result<Connection, CamelError> {
     let region = p
@@ -243,11 +244,16 @@ fn take_connection(
                     .into(),
             ))
         }
-        // Camel ignores the override without the flag; saying so beats a silent surprise.
-        (false, Some(_)) => {
-            return Err(invalid(
-                "uriEndpointOverride is used only with overrideEndpoint=true".into(),
-            ))
+        // Camel ignores the override without the flag, and its examples rely on it
+        // (`{{aws.uriEndpointOverride:none}}` with `overrideEndpoint` false): ignored
+        // here too, with a word in the log rather than in silence.
+        (false, Some(ignored)) => {
+            tracing::warn!(
+                uri = %camel_api::redact_url(raw),
+                uri_endpoint_override = %ignored,
+                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
+            );
+            None
         }
         (false, None) => None,
     };
@@ -395,10 +401,7 @@ mod tests {
             ("aws2-s3://", "needs a bucket"),
             ("aws2-s3://b?moveAfterRead=true", "destinationBucket"),
             ("aws2-s3://b?accessKey=a", "go together"),
-            (
-                "aws2-s3://b?uriEndpointOverride=http://x",
-                "overrideEndpoint",
-            ),
+            ("aws2-s3://b?overrideEndpoint=true", "uriEndpointOverride"),
             ("aws2-s3://b?partSize=1000", "5 MiB"),
             ("aws2-s3://b?operation=deleteBucket", "expected one of"),
             ("aws2-s3://b?deleteAfterRaed=false", "deleteAfterRead"),
@@ -406,6 +409,12 @@ mod tests {
             let e = parse(uri).unwrap_err().to_string();
             assert!(e.contains(why), "{uri}: {e}");
         }
+    }
+
+    #[test]
+    fn an_endpoint_override_without_its_flag_is_ignored_as_in_camel() {
+        let o = parse("aws2-s3:b?overrideEndpoint=false&uriEndpointOverride=none").unwrap();
+        assert_eq!(o.connection.endpoint, None);
     }
 
     #[test]
