@@ -239,6 +239,54 @@ async fn five_errors_in_one_file_are_five_located_errors() {
 }
 
 #[tokio::test]
+async fn an_unsupported_step_is_named_as_the_file_spells_it() {
+    let text = "\
+- from:
+    uri: direct:a
+    steps:
+      - transformDataType: {toType: aws2-ddb:application-json}
+      - choice:
+          when:
+            - simple: ${body} == 'x'
+              steps:
+                - serviceCall: {name: s}
+";
+    let text = errors_of(text).await.to_string();
+    assert!(
+        text.contains("`transformDataType` is a Camel EIP that camel-rs does not support yet"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`serviceCall` is a Camel EIP that camel-rs does not support yet"),
+        "{text}"
+    );
+    assert!(!text.contains("transform_data_type"), "{text}");
+}
+
+#[tokio::test]
+async fn a_groovy_script_step_is_refused_for_its_language() {
+    let text = "\
+- from:
+    uri: direct:a
+    steps:
+      - script:
+          expression:
+            groovy:
+              expression: exchange.in.body = 'x'
+      - script:
+          groovy: exchange.in.body = 'y'
+";
+    let text = errors_of(text).await.to_string();
+    assert_eq!(
+        text.matches("`groovy` is a Camel language that runs JVM code")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("`script` is a Camel EIP"), "{text}");
+}
+
+#[tokio::test]
 async fn every_step_error_of_every_route_is_reported() {
     let text = "\
 - from:

@@ -68,6 +68,9 @@ impl S3Client {
 async fn build(c: &Connection) -> aws_sdk_s3::Client {
     let mut loader =
         aws_config::defaults(BehaviorVersion::latest()).region(Region::new(c.region.clone()));
+    if let Some(profile) = &c.profile {
+        loader = loader.profile_name(profile);
+    }
     if let Some(s) = &c.credentials {
         loader = loader.credentials_provider(Credentials::new(
             s.access_key_id.clone(),

@@ -10,7 +10,9 @@
 //!   `multiPartUpload=true`), and `operation=listObjects|getObject|deleteObject|copyObject`.
 //!
 //! Option names follow Camel's `aws2-s3` component in snake_case (camelCase is accepted);
-//! credentials come from `accessKey`/`secretKey` or the AWS default chain. The guide is
+//! credentials come from `accessKey`/`secretKey`, the profile named by
+//! `profileCredentialsName` (with `useProfileCredentialsProvider=true`) or the AWS
+//! default chain; `ignoreBody=true` hands over only the headers. The guide is
 //! `docs/components.md` at the repository root; ADR 0153 says how the consumer settles.
 //!
 //! ```

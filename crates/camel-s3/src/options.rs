@@ -17,6 +17,8 @@ const CONNECTION_PARAMETERS: &[&str] = &[
     "secret_key",
     "session_token",
     "use_default_credentials_provider",
+    "use_profile_credentials_provider",
+    "profile_credentials_name",
     "use_session_credentials",
     "auto_create_bucket",
 ];
@@ -32,6 +34,7 @@ const CONSUMER_PARAMETERS: &[&str] = &[
     "destination_bucket_suffix",
     "max_messages_per_poll",
     "include_body",
+    "ignore_body",
     "include_folders",
     "delay",
     "initial_delay",
@@ -86,6 +89,10 @@ pub struct Connection {
     pub credentials: Option<S3Credentials>,
     /// Create the bucket when it does not exist.
     pub auto_create_bucket: bool,
+    /// The profile of the shared AWS config files to take credentials and settings from
+    /// (Camel's `useProfileCredentialsProvider` with `profileCredentialsName`); `None`:
+    /// the default chain's profile (`AWS_PROFILE`, else `default`).
+    pub profile: Option<String>,
 }
 
 /// What a producer does with an exchange (Camel's `operation`).
@@ -122,7 +129,8 @@ pub struct ConsumerOptions {
     pub destination_bucket_suffix: String,
     /// Objects per poll.
     pub max_messages_per_poll: i32,
-    /// Read the object's content into the body (else only the headers are set).
+    /// Read the object's content into the body (else only the headers are set). Camel's
+    /// `ignoreBody=true` turns it off whatever `includeBody` says.
     pub include_body: bool,
     /// Also hand over keys ending in `/` (folder markers).
     pub include_folders: bool,
@@ -196,7 +204,7 @@ impl S3Options {
         }
         let bucket = bucket.to_string();
         let p = &mut uri.parameters;
-        let connection = take_connection(p, &invalid)?;
+        let connection = take_connection(p, &raw, &invalid)?;
         let consumer = take_consumer(p, &invalid)?;
         let producer = take_producer(p, &invalid)?;
         let known: Vec<&str> = CONNECTION_PARAMETERS
@@ -218,6 +226,7 @@ impl S3Options {
 
 fn take_connection(
     p: &mut Parameters,
+    raw: &str,
     invalid: &dyn Fn(String) -> CamelError,
 ) -> Result<Connection, CamelError> {
     let region = p
@@ -235,18 +244,31 @@ fn take_connection(
                     .into(),
             ))
         }
-        // Camel ignores the override without the flag; saying so beats a silent surprise.
-        (false, Some(_)) => {
-            return Err(invalid(
-                "uriEndpointOverride is used only with overrideEndpoint=true".into(),
-            ))
+        // Camel ignores the override without the flag, and its examples rely on it
+        // (`{{aws.uriEndpointOverride:none}}` with `overrideEndpoint` false): ignored
+        // here too, with a word in the log rather than in silence.
+        (false, Some(ignored)) => {
+            tracing::warn!(
+                uri = %camel_api::redact_url(raw),
+                uri_endpoint_override = %ignored,
+                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
+            );
+            None
         }
         (false, None) => None,
     };
     let force_path_style = p.take_bool("force_path_style")?.unwrap_or(false);
-    // Accepted for Camel's sake: without static keys the default chain is used anyway.
+    // Accepted for Camel's sake: without static keys the default chain is used anyway,
+    // and that chain reads the shared profile files too.
     p.take_bool("use_default_credentials_provider")?;
     p.take_bool("use_session_credentials")?;
+    let use_profile = p
+        .take_bool("use_profile_credentials_provider")?
+        .unwrap_or(false);
+    // Camel reads the profile name only with the flag; so does this.
+    let profile = p
+        .take_str("profile_credentials_name")
+        .filter(|_| use_profile);
     let credentials = match (p.take_str("access_key"), p.take_str("secret_key")) {
         (Some(access_key_id), Some(secret_access_key)) => Some(S3Credentials {
             access_key_id,
@@ -263,6 +285,7 @@ fn take_connection(
         force_path_style,
         credentials,
         auto_create_bucket,
+        profile,
     })
 }
 
@@ -294,7 +317,9 @@ fn take_consumer(
         destination_bucket_prefix: p.take_str("destination_bucket_prefix").unwrap_or_default(),
         destination_bucket_suffix: p.take_str("destination_bucket_suffix").unwrap_or_default(),
         max_messages_per_poll,
-        include_body: p.take_bool("include_body")?.unwrap_or(true),
+        // `ignoreBody=true` wins over `includeBody` (Camel's rule).
+        include_body: p.take_bool("include_body")?.unwrap_or(true)
+            && !p.take_bool("ignore_body")?.unwrap_or(false),
         include_folders: p.take_bool("include_folders")?.unwrap_or(true),
         delay: p
             .take_duration("delay")?
@@ -376,10 +401,7 @@ mod tests {
             ("aws2-s3://", "needs a bucket"),
             ("aws2-s3://b?moveAfterRead=true", "destinationBucket"),
             ("aws2-s3://b?accessKey=a", "go together"),
-            (
-                "aws2-s3://b?uriEndpointOverride=http://x",
-                "overrideEndpoint",
-            ),
+            ("aws2-s3://b?overrideEndpoint=true", "uriEndpointOverride"),
             ("aws2-s3://b?partSize=1000", "5 MiB"),
             ("aws2-s3://b?operation=deleteBucket", "expected one of"),
             ("aws2-s3://b?deleteAfterRaed=false", "deleteAfterRead"),
@@ -387,6 +409,58 @@ mod tests {
             let e = parse(uri).unwrap_err().to_string();
             assert!(e.contains(why), "{uri}: {e}");
         }
+    }
+
+    #[test]
+    fn an_endpoint_override_without_its_flag_is_ignored_as_in_camel() {
+        let o = parse("aws2-s3:b?overrideEndpoint=false&uriEndpointOverride=none").unwrap();
+        assert_eq!(o.connection.endpoint, None);
+    }
+
+    #[test]
+    fn ignore_body_wins_over_include_body() {
+        assert!(
+            !parse("aws2-s3:b?ignoreBody=true")
+                .unwrap()
+                .consumer
+                .include_body
+        );
+        assert!(
+            !parse("aws2-s3:b?includeBody=true&ignoreBody=true")
+                .unwrap()
+                .consumer
+                .include_body
+        );
+        assert!(
+            parse("aws2-s3:b?ignoreBody=false")
+                .unwrap()
+                .consumer
+                .include_body
+        );
+    }
+
+    #[test]
+    fn profile_name_counts_only_with_the_profile_flag() {
+        let named =
+            parse("aws2-s3:b?useProfileCredentialsProvider=true&profileCredentialsName=dev");
+        assert_eq!(named.unwrap().connection.profile.as_deref(), Some("dev"));
+        let unflagged = parse("aws2-s3:b?profileCredentialsName=dev").unwrap();
+        assert_eq!(unflagged.connection.profile, None);
+    }
+
+    /// The options the catalog's `aws-s3-source` Kamelet passes with its defaults (its
+    /// optional ones left out, as an unset `{{?name}}` removes them).
+    #[test]
+    fn reads_the_catalog_source_kamelet_options() {
+        let o = parse(
+            "aws2-s3:my-bucket?autoCreateBucket=false&region=eu-west-1&ignoreBody=false\
+             &deleteAfterRead=true&moveAfterRead=false&useDefaultCredentialsProvider=false\
+             &useProfileCredentialsProvider=false&useSessionCredentials=false\
+             &overrideEndpoint=false&forcePathStyle=false&delay=500&maxMessagesPerPoll=10",
+        )
+        .unwrap();
+        assert!(o.consumer.include_body && o.consumer.delete_after_read);
+        assert_eq!(o.connection.profile, None);
     }
 
     #[test]

@@ -76,13 +76,27 @@ pub(crate) fn connection(
         .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
         .unwrap_or_else(|| "us-east-1".to_string());
     let override_endpoint = params.take_bool("override_endpoint")?.unwrap_or(false);
-    let camel_endpoint = params.take_str("uri_endpoint_override");
-    if override_endpoint != camel_endpoint.is_some() {
-        return Err(CamelError::invalid_uri(
-            raw.to_string(),
-            "uriEndpointOverride and overrideEndpoint=true go together",
-        ));
-    }
+    let camel_endpoint = match (override_endpoint, params.take_str("uri_endpoint_override")) {
+        (true, Some(endpoint)) => Some(endpoint),
+        (true, None) => {
+            return Err(CamelError::invalid_uri(
+                raw.to_string(),
+                "overrideEndpoint=true needs uriEndpointOverride (as in http://127.0.0.1:5000)",
+            ))
+        }
+        // Camel reads the override only with the flag, and files rely on it: Camel's
+        // examples write `uriEndpointOverride: "{{aws.uriEndpointOverride:none}}"` with
+        // `overrideEndpoint` false. Ignored as in Camel, with a word in the log.
+        (false, Some(ignored)) => {
+            tracing::warn!(
+                uri = %camel_api::redact_url(raw),
+                uri_endpoint_override = %ignored,
+                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
+            );
+            None
+        }
+        (false, None) => None,
+    };
     let endpoint = params.take_str("endpoint").or(camel_endpoint);
     let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
         (Some(access_key_id), Some(secret_access_key)) => Some(AwsCredentials {
@@ -232,4 +246,31 @@ pub(crate) fn map_batch_answer(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint_of(uri: &str) -> Result<Option<String>, CamelError> {
+        let mut parsed = camel_api::EndpointUri::parse(uri)?;
+        connection(uri, &mut parsed.parameters).map(|(_, endpoint, _)| endpoint)
+    }
+
+    #[test]
+    fn an_endpoint_override_counts_only_with_its_flag() {
+        let set = "aws2-sqs:q?overrideEndpoint=true&uriEndpointOverride=http://127.0.0.1:5000";
+        assert_eq!(
+            endpoint_of(set).ok().flatten().as_deref(),
+            Some("http://127.0.0.1:5000")
+        );
+        // As Camel's examples write it: the override is ignored without the flag.
+        let ignored = "aws2-sqs:q?overrideEndpoint=false&uriEndpointOverride=none";
+        assert_eq!(endpoint_of(ignored).ok(), Some(None));
+        let missing = endpoint_of("aws2-sqs:q?overrideEndpoint=true").err();
+        assert!(
+            missing.is_some_and(|e| e.to_string().contains("needs uriEndpointOverride")),
+            "overrideEndpoint=true alone is refused"
+        );
+    }
 }

@@ -421,6 +421,27 @@ pub(crate) fn compile_one(
         if let Some(message) =
             crate::model::camel_dsl::unsupported(crate::model::camel_dsl::Kind::Eip, &step.name)
         {
+            // Named as the file wrote it (`transformDataType`), as the path is.
+            let written = cx
+                .route
+                .source
+                .as_ref()
+                .map(|s| s.spell_path(&format!("{item_path}.{}", step.name)))
+                .and_then(|p| p.rsplit('.').next().map(str::to_string))
+                .filter(|w| !w.is_empty())
+                .unwrap_or_else(|| step.name.clone());
+            let message = message.replacen(&format!("`{}`", step.name), &format!("`{written}`"), 1);
+            // A `script` in Groovy or another JVM language could not run even if the step
+            // were here: the language is what the author must change, so say that.
+            let message = script_language(&step.name, &config)
+                .and_then(|language| {
+                    crate::model::camel_dsl::unsupported(
+                        crate::model::camel_dsl::Kind::Language,
+                        language,
+                    )
+                })
+                .filter(|m| m.contains("JVM"))
+                .unwrap_or(message);
             return Err(cx.error(RouteErrorKind::InvalidValue(message)));
         }
         let names = registry.step_names();
@@ -462,4 +483,18 @@ pub(crate) fn compile_one(
         ),
         None => processor,
     })
+}
+
+/// The language of a `script` step (`script: {groovy: …}` or
+/// `script: {expression: {groovy: …}}`), when `name` is `script`.
+fn script_language<'a>(name: &str, config: &'a Json) -> Option<&'a str> {
+    if name != "script" {
+        return None;
+    }
+    let map = config.as_object()?;
+    let inner = match map.get("expression").and_then(Json::as_object) {
+        Some(expression) => expression,
+        None => map,
+    };
+    inner.keys().map(String::as_str).find(|k| *k != "id")
 }
