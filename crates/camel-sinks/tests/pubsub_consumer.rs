@@ -59,7 +59,10 @@ impl Subscription {
     }
 
     fn url(&self, kind: &str) -> String {
-        format!("{}/projects/{}/{kind}/{}", self.base, self.project, self.name)
+        format!(
+            "{}/projects/{}/{kind}/{}",
+            self.base, self.project, self.name
+        )
     }
 
     /// Publishes (data, ordering key, attributes) in one request.
@@ -241,7 +244,10 @@ async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_with_camels_h
     assert!(!header(ACK_ID_HEADER).is_empty());
     assert!(!header(PUBLISH_TIME_HEADER).is_empty());
     assert_eq!(header("order-id"), "42");
-    assert!(first.header("CamelSqlQuery").is_none(), "no Camel* header from outside");
+    assert!(
+        first.header("CamelSqlQuery").is_none(),
+        "no Camel* header from outside"
+    );
     assert!(header(ATTRIBUTES_HEADER).contains("order-id"));
     s.delete().await;
 }
@@ -373,9 +379,15 @@ fn endpoints_refuse_what_they_cannot_do() {
     let c = pubsub();
     let parse = |u: &str| EndpointUri::parse(u).unwrap();
     let sub = c
-        .endpoint(parse("pubsub:projects/p/subscriptions/s?emulator_host=h:1"), &hc)
+        .endpoint(
+            parse("pubsub:projects/p/subscriptions/s?emulator_host=h:1"),
+            &hc,
+        )
         .unwrap();
-    assert!(sub.producer().is_err(), "a subscription is not published to");
+    assert!(
+        sub.producer().is_err(),
+        "a subscription is not published to"
+    );
     assert!(sub.consumer().is_ok());
     let topic = c
         .endpoint(parse("pubsub:projects/p/topics/t?emulator_host=h:1"), &hc)
@@ -385,7 +397,10 @@ fn endpoints_refuse_what_they_cannot_do() {
         .endpoint(parse("pubsub:projects/p/topics/t?ack_mode=AUTO"), &hc)
         .is_err());
     assert!(c
-        .endpoint(parse("pubsub:projects/p/subscriptions/s?ack_mode=MAYBE"), &hc)
+        .endpoint(
+            parse("pubsub:projects/p/subscriptions/s?ack_mode=MAYBE"),
+            &hc
+        )
         .is_err());
     let g = GooglePubsubComponent(pubsub());
     let both = g
