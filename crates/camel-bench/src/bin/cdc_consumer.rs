@@ -21,6 +21,7 @@ use pgwire_replication::{ReplicationClient, ReplicationConfig, ReplicationEvent}
 use sqlx::{Connection, PgConnection};
 
 /// Where the server is, from a `postgres://user[:password]@host[:port]/database` URL.
+#[derive(Clone)]
 struct Server {
     user: String,
     password: String,
@@ -216,7 +217,13 @@ async fn main() {
     for _ in 0..2 {
         let name = camel_bench::unique_name("bench_cdc", '_');
         backlog(&mut conn, &name, n, per_tx).await;
-        raw.push(per_second(n, raw_loop(&server, &name, n).await));
+        // On a task of its own, as the route's consumer is: both sides then run on the
+        // runtime's worker threads, not one on the `#[tokio::main]` thread.
+        let (s, slot) = (server.clone(), name.clone());
+        let took = tokio::spawn(async move { raw_loop(&s, &slot, n).await })
+            .await
+            .expect("the raw loop");
+        raw.push(per_second(n, took));
         clean_up(&mut conn, &name).await;
         let name = camel_bench::unique_name("bench_cdc", '_');
         backlog(&mut conn, &name, n, per_tx).await;
