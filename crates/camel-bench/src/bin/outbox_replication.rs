@@ -9,7 +9,8 @@
 //!   each carrying the instant it was committed; p50/p99 from commit to the handler.
 //! - `throughput`: `OUTBOX_REPLICATION_BULK` messages (default 20000, 64 groups) committed
 //!   50 a transaction as fast as one connection can, while the relay drains: messages
-//!   per second from the first commit to the last delivery.
+//!   per second from the first commit to the last delivery, and how long the commits
+//!   took (`commit_ms`): what is left after them is the relay catching up.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ async fn run_case(
     replication: bool,
     messages: u64,
     paced: bool,
-) -> (Latencies, Duration) {
+) -> (Latencies, Duration, Duration) {
     let name = camel_bench::unique_name("orepl", '_');
     let mut config = OutboxConfig::new(&name);
     config.logical_replication = replication;
@@ -89,6 +90,7 @@ async fn run_case(
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+    let committed = began.elapsed();
     tokio::time::timeout(Duration::from_secs(120), sink.all.notified())
         .await
         .expect("every message delivered within 120 s");
@@ -102,7 +104,7 @@ async fn run_case(
         let _ = sqlx::query(&statement).execute(pool).await;
     }
     let latencies = std::mem::take(&mut *sink.latencies.lock().expect("lock"));
-    (latencies, elapsed)
+    (latencies, elapsed, committed)
 }
 
 #[tokio::main]
@@ -114,7 +116,7 @@ async fn main() {
     let messages = count_from_env("OUTBOX_REPLICATION_MESSAGES", 300);
     let bulk = count_from_env("OUTBOX_REPLICATION_BULK", 20_000);
     for (kind, replication) in [("polling", false), ("replication", true)] {
-        let (mut lat, _) = run_case(&ds, replication, messages, true).await;
+        let (mut lat, _, _) = run_case(&ds, replication, messages, true).await;
         result_line(
             "outbox_replication",
             &[
@@ -122,12 +124,17 @@ async fn main() {
                 ("relay", kind.into()),
                 ("messages", messages.to_string()),
                 ("p50_ms", format!("{:.1}", lat.percentile_us(50.0) / 1000.0)),
+                ("p90_ms", format!("{:.1}", lat.percentile_us(90.0) / 1000.0)),
                 ("p99_ms", format!("{:.1}", lat.percentile_us(99.0) / 1000.0)),
+                (
+                    "max_ms",
+                    format!("{:.1}", lat.percentile_us(100.0) / 1000.0),
+                ),
             ],
         );
     }
     for (kind, replication) in [("polling", false), ("replication", true)] {
-        let (_, elapsed) = run_case(&ds, replication, bulk, false).await;
+        let (_, elapsed, committed) = run_case(&ds, replication, bulk, false).await;
         result_line(
             "outbox_replication",
             &[
@@ -135,6 +142,8 @@ async fn main() {
                 ("relay", kind.into()),
                 ("messages", bulk.to_string()),
                 ("msgs_per_s", format!("{:.0}", per_second(bulk, elapsed))),
+                ("commit_ms", committed.as_millis().to_string()),
+                ("total_ms", elapsed.as_millis().to_string()),
             ],
         );
     }
