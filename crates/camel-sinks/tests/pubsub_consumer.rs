@@ -35,7 +35,11 @@ impl Subscription {
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let s = Subscription {
-            http: reqwest::Client::new(),
+            // Bounded, so a hung emulator fails the test instead of holding it.
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
             base: format!("http://{host}/v1"),
             project: "camel-consumer".into(),
             name: format!("c{}x{nanos}", std::process::id()),
@@ -59,7 +63,10 @@ impl Subscription {
     }
 
     fn url(&self, kind: &str) -> String {
-        format!("{}/projects/{}/{kind}/{}", self.base, self.project, self.name)
+        format!(
+            "{}/projects/{}/{kind}/{}",
+            self.base, self.project, self.name
+        )
     }
 
     /// Publishes (data, ordering key, attributes) in one request.
@@ -172,12 +179,15 @@ impl Seen {
             if self.0.lock().unwrap().len() >= n {
                 return;
             }
-            assert!(
-                tokio::time::timeout_at(deadline, notified).await.is_ok(),
-                "only {} of {n} deliveries arrived: {:?}",
-                self.0.lock().unwrap().len(),
-                self.bodies()
-            );
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                // One lock at a time: a guard inside `panic!`'s arguments would live
+                // while `bodies` locks again, and a std mutex locked twice hangs.
+                let bodies = self.bodies();
+                panic!(
+                    "only {} of {n} deliveries arrived: {bodies:?}",
+                    bodies.len()
+                );
+            }
         }
     }
 }
@@ -241,7 +251,10 @@ async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_with_camels_h
     assert!(!header(ACK_ID_HEADER).is_empty());
     assert!(!header(PUBLISH_TIME_HEADER).is_empty());
     assert_eq!(header("order-id"), "42");
-    assert!(first.header("CamelSqlQuery").is_none(), "no Camel* header from outside");
+    assert!(
+        first.header("CamelSqlQuery").is_none(),
+        "no Camel* header from outside"
+    );
     assert!(header(ATTRIBUTES_HEADER).contains("order-id"));
     s.delete().await;
 }
@@ -373,9 +386,15 @@ fn endpoints_refuse_what_they_cannot_do() {
     let c = pubsub();
     let parse = |u: &str| EndpointUri::parse(u).unwrap();
     let sub = c
-        .endpoint(parse("pubsub:projects/p/subscriptions/s?emulator_host=h:1"), &hc)
+        .endpoint(
+            parse("pubsub:projects/p/subscriptions/s?emulator_host=h:1"),
+            &hc,
+        )
         .unwrap();
-    assert!(sub.producer().is_err(), "a subscription is not published to");
+    assert!(
+        sub.producer().is_err(),
+        "a subscription is not published to"
+    );
     assert!(sub.consumer().is_ok());
     let topic = c
         .endpoint(parse("pubsub:projects/p/topics/t?emulator_host=h:1"), &hc)
@@ -385,7 +404,10 @@ fn endpoints_refuse_what_they_cannot_do() {
         .endpoint(parse("pubsub:projects/p/topics/t?ack_mode=AUTO"), &hc)
         .is_err());
     assert!(c
-        .endpoint(parse("pubsub:projects/p/subscriptions/s?ack_mode=MAYBE"), &hc)
+        .endpoint(
+            parse("pubsub:projects/p/subscriptions/s?ack_mode=MAYBE"),
+            &hc
+        )
         .is_err());
     let g = GooglePubsubComponent(pubsub());
     let both = g
