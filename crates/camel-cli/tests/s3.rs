@@ -125,7 +125,9 @@ fn a_sigkilled_consumer_restarts_and_loses_no_object() {
     };
     let (child, _log) = spawn(&["run", &routes]);
     let mut child = KillOnDrop(child);
-    wait("a third of the objects", &|| delivered().len() >= OBJECTS / 3);
+    wait("a third of the objects", &|| {
+        delivered().len() >= OBJECTS / 3
+    });
     child.0.kill().expect("SIGKILL the consumer");
     let _ = child.0.wait();
     let before_restart = delivered().len();
@@ -144,7 +146,11 @@ fn a_sigkilled_consumer_restarts_and_loses_no_object() {
         "s3 sigkill: objects={OBJECTS} unique={} duplicates={duplicates} delivered_before_kill={before_restart}",
         per_source.len()
     );
-    assert_eq!(per_source.len(), OBJECTS, "every object delivered, none lost");
+    assert_eq!(
+        per_source.len(),
+        OBJECTS,
+        "every object delivered, none lost"
+    );
     // Only objects the killed process had routed but not yet deleted come twice: at
     // most the four it ran at once.
     assert!(duplicates <= 4, "{duplicates} duplicates");
@@ -237,7 +243,10 @@ fn a_256_mib_object_is_spooled_in_bounded_memory() {
     let spooled: Vec<_> = std::fs::read_dir(&spool).unwrap().collect();
     let expected = (SIZE / 1024 * 1024).to_string();
     assert_eq!(written, format!("{expected} {expected}"));
-    assert!(bucket_left.is_empty(), "deleted after the route: {bucket_left:?}");
+    assert!(
+        bucket_left.is_empty(),
+        "deleted after the route: {bucket_left:?}"
+    );
     assert!(spooled.is_empty(), "the spool file is removed: {spooled:?}");
     println!("peak RSS while consuming a {SIZE}-byte S3 object: {peak} KiB");
     // The debug binary holds about 65 MiB once started; the object spooled through
