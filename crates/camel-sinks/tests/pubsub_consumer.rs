@@ -35,7 +35,11 @@ impl Subscription {
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let s = Subscription {
-            http: reqwest::Client::new(),
+            // Bounded, so a hung emulator fails the test instead of holding it.
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
             base: format!("http://{host}/v1"),
             project: "camel-consumer".into(),
             name: format!("c{}x{nanos}", std::process::id()),
@@ -175,12 +179,15 @@ impl Seen {
             if self.0.lock().unwrap().len() >= n {
                 return;
             }
-            assert!(
-                tokio::time::timeout_at(deadline, notified).await.is_ok(),
-                "only {} of {n} deliveries arrived: {:?}",
-                self.0.lock().unwrap().len(),
-                self.bodies()
-            );
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                // One lock at a time: a guard inside `panic!`'s arguments would live
+                // while `bodies` locks again, and a std mutex locked twice hangs.
+                let bodies = self.bodies();
+                panic!(
+                    "only {} of {n} deliveries arrived: {bodies:?}",
+                    bodies.len()
+                );
+            }
         }
     }
 }

@@ -10,10 +10,10 @@
 //! `max_ack_extension_period`). Messages with the same ordering key never run at the
 //! same time in this consumer: one key's messages of a pull run one after another (and
 //! wait for another loop's run of that key), and after a failure the rest of that key's
-//! messages are handed back unrun, so Pub/Sub redelivers them after the failed one.
+//! messages are handed back unrun and run only after the failed one
+//! ([`super::ordering`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 use super::codec::MESSAGE_ID_HEADER;
 use super::options::{AckMode, PubSubConsumerOptions};
+use super::ordering::OrderingKeys;
 use super::pull::{ReceivedMessage, SubscriptionClient};
 
 /// Header: the ack id of the message (Camel's `GooglePubsubConstants.ACK_ID`).
@@ -42,6 +43,9 @@ pub const DELIVERY_ATTEMPT_HEADER: &str = "CamelGooglePubsubDeliveryAttempt";
 /// Attribute prefix Google keeps for itself: such attributes stay in
 /// [`ATTRIBUTES_HEADER`] but never become headers of their own.
 pub const RESERVED_ATTRIBUTE_PREFIXES: &[&str] = &["goog"];
+
+/// How long a pull loop waits after a pull whose messages were all handed back.
+const HAND_BACK_PAUSE: Duration = Duration::from_millis(100);
 
 /// The Pub/Sub subscription consumer.
 #[derive(Debug)]
@@ -65,8 +69,7 @@ impl Consumer for PubSubConsumer {
         let puller = Arc::new(Puller {
             client: self.client.clone(),
             options: self.options.clone(),
-            keys: Arc::default(),
-            blocked: Arc::default(),
+            keys: OrderingKeys::new(Duration::from_secs(u64::from(self.options.ack_deadline))),
         });
         let loops = (0..self.options.concurrent_consumers).map(|_| {
             let (puller, ctx) = (puller.clone(), ctx.clone());
@@ -82,25 +85,10 @@ impl Consumer for PubSubConsumer {
     }
 }
 
-/// The locks of the ordering keys running now. An entry lives while some run holds or
-/// waits for it, so the map holds at most the messages in flight.
-type KeyLocks = Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
-
-/// A key whose message failed: until that message comes back (or `ack_deadline` passes,
-/// should it never come back here), the key's other messages are handed back unrun.
-/// Pub/Sub (the emulator, at least) may hand out a key's later messages while an
-/// earlier one is outstanding; running them would overtake the failed one.
-#[derive(Debug)]
-struct Blocked {
-    message_id: String,
-    since: Instant,
-}
-
 struct Puller {
     client: Arc<SubscriptionClient>,
     options: Arc<PubSubConsumerOptions>,
-    keys: Arc<KeyLocks>,
-    blocked: Arc<Mutex<HashMap<String, Blocked>>>,
+    keys: OrderingKeys,
 }
 
 /// What became of a pull's messages.
@@ -108,6 +96,8 @@ struct Puller {
 struct Settled {
     ack: Vec<String>,
     nack: Vec<String>,
+    /// How many exchanges ran (failed ones included).
+    ran: usize,
 }
 
 impl Puller {
@@ -140,8 +130,19 @@ impl Puller {
             if messages.is_empty() {
                 continue;
             }
+            // The exchanges that started finish and are settled even when cancelled
+            // meanwhile: each settling call is bounded by the client's timeout.
             let settled = self.run_pull(ctx, messages).await;
+            let ran = settled.ran;
             self.settle(settled).await;
+            if ran == 0 {
+                // All handed back (their keys wait for a failed message that is still
+                // on its way): Pub/Sub may offer the same ones at once, so breathe.
+                tokio::select! {
+                    _ = ctx.cancelled() => return,
+                    _ = tokio::time::sleep(HAND_BACK_PAUSE) => {}
+                }
+            }
         }
     }
 
@@ -163,10 +164,13 @@ impl Puller {
         for s in join_all(runs).await {
             settled.ack.extend(s.ack);
             settled.nack.extend(s.nack);
+            settled.ran += s.ran;
         }
         settled
     }
 
+    /// Runs one key's messages of a pull (or one message without a key) in the key's
+    /// order ([`OrderingKeys::plan`]); after a failure the rest go back unrun.
     async fn run_group(
         &self,
         ctx: &ConsumerContext,
@@ -174,70 +178,44 @@ impl Puller {
         list: Vec<ReceivedMessage>,
     ) -> Settled {
         let mut settled = Settled::default();
-        let lock = (!key.is_empty()).then(|| self.key_lock(&key));
-        let held = match &lock {
-            Some(l) => Some(l.lock().await),
-            None => None,
-        };
-        let first = list.first().map(|m| m.message.message_id.as_str());
-        let runnable = key.is_empty() || self.unblocked(&key, first.unwrap_or_default());
-        let mut rest = list.into_iter();
-        if runnable {
-            for m in rest.by_ref() {
-                let (ack_id, message_id) = (m.ack_id.clone(), m.message.message_id.clone());
-                if self.run_one(ctx, m).await {
-                    settled.ack.push(ack_id);
-                } else {
-                    settled.nack.push(ack_id);
-                    if !key.is_empty() {
-                        self.block(&key, message_id);
-                    }
-                    break;
+        if key.is_empty() {
+            for m in list {
+                settled.ran += 1;
+                let ack_id = m.ack_id.clone();
+                match self.run_one(ctx, m).await {
+                    true => settled.ack.push(ack_id),
+                    false => settled.nack.push(ack_id),
                 }
             }
+            return settled;
         }
-        // Not run because an earlier message of the key failed: back with it.
-        settled.nack.extend(rest.map(|m| m.ack_id));
-        drop(held);
-        if let Some(l) = lock {
-            self.release_key(&key, l);
+        let lock = self.keys.lock(&key);
+        let held = lock.lock().await;
+        let (run, hand_back) = self.keys.plan(&key, list, |m| &m.message.message_id);
+        if !hand_back.is_empty() {
+            tracing::debug!(subscription = %self.options.subscription, ordering_key = %key,
+                count = hand_back.len(), "handing back messages delivered out of the key's order");
         }
-        settled
-    }
-
-    /// Whether `key`'s messages may run, the first of them being `first`: yes unless the
-    /// key is blocked by another message that has not come back yet.
-    fn unblocked(&self, key: &str, first: &str) -> bool {
-        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-        let waiting = Duration::from_secs(u64::from(self.options.ack_deadline));
-        match blocked.get(key) {
-            None => true,
-            Some(b) if b.message_id == first || b.since.elapsed() >= waiting => {
-                blocked.remove(key);
-                true
+        let mut run = run.into_iter();
+        while let Some(m) = run.next() {
+            settled.ran += 1;
+            let (ack_id, message_id) = (m.ack_id.clone(), m.message.message_id.clone());
+            if self.run_one(ctx, m).await {
+                self.keys.done(&key, &message_id);
+                settled.ack.push(ack_id);
+                continue;
             }
-            Some(_) => false,
+            let unrun: Vec<ReceivedMessage> = run.by_ref().collect();
+            let ids = unrun.iter().map(|m| m.message.message_id.clone());
+            self.keys
+                .failed(&key, std::iter::once(message_id).chain(ids));
+            settled.nack.push(ack_id);
+            settled.nack.extend(unrun.into_iter().map(|m| m.ack_id));
         }
-    }
-
-    fn block(&self, key: &str, message_id: String) {
-        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-        let since = Instant::now();
-        blocked.insert(key.to_string(), Blocked { message_id, since });
-    }
-
-    fn key_lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-        keys.entry(key.to_string()).or_default().clone()
-    }
-
-    /// Forgets a key's lock once no run holds or waits for it.
-    fn release_key(&self, key: &str, lock: Arc<tokio::sync::Mutex<()>>) {
-        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-        drop(lock);
-        if keys.get(key).is_some_and(|l| Arc::strong_count(l) == 1) {
-            keys.remove(key);
-        }
+        settled.nack.extend(hand_back.into_iter().map(|m| m.ack_id));
+        drop(held);
+        self.keys.release(&key, lock);
+        settled
     }
 
     /// Runs one message, pushing its deadline forward while it runs; true when the
@@ -288,7 +266,7 @@ impl Puller {
         }
         if !settled.nack.is_empty() {
             if let Err(e) = self.client.modify_ack_deadline(&settled.nack, 0).await {
-                tracing::debug!(subscription = %o.subscription, error = %e,
+                tracing::warn!(subscription = %o.subscription, error = %e,
                     "handing messages back failed; they come back after their deadline");
             }
         }

@@ -33,6 +33,7 @@ mod connection;
 mod consumer;
 mod credentials;
 mod options;
+mod ordering;
 mod pause;
 mod pull;
 mod token;

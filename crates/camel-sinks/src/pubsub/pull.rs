@@ -2,6 +2,7 @@
 //! `modifyAckDeadline` (ADR 0159 says why REST and not gRPC streaming pull).
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use camel_api::CamelError;
 use serde::Deserialize;
@@ -11,6 +12,14 @@ use super::token::TokenSource;
 
 /// Pub/Sub accepts at most this many ack ids per `acknowledge`/`modifyAckDeadline`.
 const MAX_ACK_IDS: usize = 2500;
+
+/// Bound of a `pull`: the service holds a pull open until a message comes (the emulator
+/// about 90 s), so this is longer than that; a pull cut short only delays its messages
+/// until their deadline ends.
+const PULL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bound of an `acknowledge` or `modifyAckDeadline` (and of connecting): a hung
+/// service must not hold a pull loop, a settling or a shutdown without end.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One subscription's client.
 #[derive(Debug)]
@@ -58,14 +67,26 @@ impl SubscriptionClient {
     /// A client of `subscription` (`projects/P/subscriptions/S`) at `base`.
     pub(crate) fn new(base: &str, subscription: &str, token: TokenSource) -> Self {
         SubscriptionClient {
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .connect_timeout(CALL_TIMEOUT)
+                .build()
+                .unwrap_or_default(),
             url: format!("{base}/v1/{subscription}"),
             token,
         }
     }
 
-    async fn call(&self, verb: &str, body: serde_json::Value) -> Result<String, CamelError> {
-        let mut request = self.http.post(format!("{}:{verb}", self.url)).json(&body);
+    async fn call(
+        &self,
+        verb: &str,
+        body: serde_json::Value,
+        timeout: Duration,
+    ) -> Result<String, CamelError> {
+        let mut request = self
+            .http
+            .post(format!("{}:{verb}", self.url))
+            .timeout(timeout)
+            .json(&body);
         if let Some(token) = self.token.bearer().await? {
             request = request.bearer_auth(token);
         }
@@ -88,9 +109,12 @@ impl SubscriptionClient {
     }
 
     /// Up to `max` messages; waits for the first one as long as the service holds the
-    /// request open (the emulator: about 90 seconds) and may then answer none.
+    /// request open (the emulator: about 90 seconds; at most [`PULL_TIMEOUT`]) and may
+    /// then answer none.
     pub(crate) async fn pull(&self, max: u32) -> Result<Vec<ReceivedMessage>, CamelError> {
-        let text = self.call("pull", json!({ "maxMessages": max })).await?;
+        let text = self
+            .call("pull", json!({ "maxMessages": max }), PULL_TIMEOUT)
+            .await?;
         let answer: PullAnswer = serde_json::from_str(&text)
             .map_err(|e| CamelError::processor(format!("Pub/Sub pull answered {e}")))?;
         Ok(answer.received_messages)
@@ -99,7 +123,8 @@ impl SubscriptionClient {
     /// Acknowledges: the messages are done.
     pub(crate) async fn acknowledge(&self, ack_ids: &[String]) -> Result<(), CamelError> {
         for chunk in ack_ids.chunks(MAX_ACK_IDS) {
-            self.call("acknowledge", json!({ "ackIds": chunk })).await?;
+            self.call("acknowledge", json!({ "ackIds": chunk }), CALL_TIMEOUT)
+                .await?;
         }
         Ok(())
     }
@@ -115,6 +140,7 @@ impl SubscriptionClient {
             self.call(
                 "modifyAckDeadline",
                 json!({ "ackIds": chunk, "ackDeadlineSeconds": seconds }),
+                CALL_TIMEOUT,
             )
             .await?;
         }
