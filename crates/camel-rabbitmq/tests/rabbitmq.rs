@@ -46,13 +46,16 @@ async fn a_failed_exchange_is_requeued_and_redelivered_then_acked() {
     let producer = endpoint(&format!("{uri}&mandatory=true"))
         .producer()
         .unwrap();
+    // Bounded by time, not by a count of tries: on a loaded machine the consumer's
+    // declare-and-bind can take longer than a few hundred quick publishes.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     let mut routed = false;
-    for _ in 0..200 {
+    while tokio::time::Instant::now() < deadline {
         if producer.process(Exchange::new("m0")).await.is_ok() {
             routed = true;
             break;
         }
-        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(routed, "the queue was never bound");
     produce(&uri, (1..6).map(|i| format!("m{i}"))).await;
