@@ -122,9 +122,18 @@ impl FtpConsumer {
             }
             state.lock.forget(&file.path);
             let retried = state.failed.contains_key(&file.path);
-            let Some((mut exchange, spool)) = self.download(session, &file).await? else {
+            let (mut exchange, spool) = match self.download(session, &file).await {
+                Ok(Some(read)) => read,
                 // Gone since the listing: another consumer took it.
-                continue;
+                Ok(None) => continue,
+                // The server refused this file alone (permissions): the others go on.
+                Err(error) if error.refused => {
+                    tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
+                        "cannot download the remote file; it is tried again later");
+                    remember_failure(&mut state.failed, &file);
+                    continue;
+                }
+                Err(error) => return Err(error),
             };
             if retried {
                 exchange
@@ -140,8 +149,18 @@ impl FtpConsumer {
             drop(spool);
             match result {
                 Ok(_) => {
-                    state.failed.remove(&file.path);
-                    self.settle(session, &file).await?;
+                    match self.settle(session, &file).await {
+                        Ok(()) => {
+                            state.failed.remove(&file.path);
+                        }
+                        // Refused (permissions): taken again after a pause, a duplicate.
+                        Err(error) if error.refused => {
+                            tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
+                                "the remote file was routed but could not be deleted or moved; it will be taken again");
+                            remember_failure(&mut state.failed, &file);
+                        }
+                        Err(error) => return Err(error),
+                    }
                 }
                 Err(CamelError::Stopping(_)) => {
                     state.taken.remove(&file.path);
@@ -151,22 +170,15 @@ impl FtpConsumer {
                     state.taken.remove(&file.path);
                     tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
                         "route failed; the remote file stays for a later poll");
-                    let wait = state
-                        .failed
-                        .get(&file.path)
-                        .map(|f| (f.wait * 2).min(MAX_RETRY))
-                        .unwrap_or(FIRST_RETRY);
-                    state.failed.insert(
-                        file.path.clone(),
-                        Failed {
-                            size: file.size,
-                            modified: file.modified,
-                            at: Instant::now() + wait,
-                            wait,
-                        },
-                    );
+                    remember_failure(&mut state.failed, &file);
                     if let Some(target) = &o.move_failed {
-                        self.move_file(session, &file, target).await?;
+                        match self.move_file(session, &file, target).await {
+                            Ok(()) => {}
+                            Err(error) if error.refused => {
+                                tracing::warn!(file = %file.name, %error, "cannot move the failed remote file; it stays");
+                            }
+                            Err(error) => return Err(error),
+                        }
                     }
                 }
             }
@@ -356,6 +368,23 @@ impl FtpConsumer {
         }
         session.rename(&file.path, &to).await
     }
+}
+
+/// Skips `file` for a while: 1 s after its first failure, doubling up to 60 s.
+fn remember_failure(failed: &mut HashMap<String, Failed>, file: &Found) {
+    let wait = failed
+        .get(&file.path)
+        .map(|f| (f.wait * 2).min(MAX_RETRY))
+        .unwrap_or(FIRST_RETRY);
+    failed.insert(
+        file.path.clone(),
+        Failed {
+            size: file.size,
+            modified: file.modified,
+            at: Instant::now() + wait,
+            wait,
+        },
+    );
 }
 
 #[async_trait]

@@ -33,7 +33,10 @@ macro_rules! each {
 fn error(context: impl std::fmt::Display, e: FtpError) -> RemoteError {
     let not_found =
         matches!(&e, FtpError::UnexpectedResponse(r) if r.status == Status::FileUnavailable);
-    RemoteError::new(context, e).not_found(not_found)
+    let refused = matches!(&e, FtpError::UnexpectedResponse(_));
+    RemoteError::new(context, e)
+        .refused(refused)
+        .not_found(not_found)
 }
 
 impl FtpSession {

@@ -18,6 +18,9 @@ pub(crate) struct RemoteError {
     message: String,
     /// The server answered "no such file" (550 on FTP, `NoSuchFile` on SFTP).
     pub(crate) not_found: bool,
+    /// The server answered with an error (no such file, permission denied …): the
+    /// session is still usable, only this operation failed.
+    pub(crate) refused: bool,
 }
 
 impl RemoteError {
@@ -26,11 +29,18 @@ impl RemoteError {
             context: context.to_string(),
             message: message.to_string(),
             not_found: false,
+            refused: false,
         }
     }
 
     pub(crate) fn not_found(mut self, yes: bool) -> Self {
         self.not_found = yes;
+        self.refused |= yes;
+        self
+    }
+
+    pub(crate) fn refused(mut self, yes: bool) -> Self {
+        self.refused = yes;
         self
     }
 }

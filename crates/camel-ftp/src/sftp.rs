@@ -66,7 +66,10 @@ impl client::Handler for HostKeyCheck {
 
 fn error(context: impl std::fmt::Display, e: SftpError) -> RemoteError {
     let not_found = matches!(&e, SftpError::Status(s) if s.status_code == StatusCode::NoSuchFile);
-    RemoteError::new(context, e).not_found(not_found)
+    let refused = matches!(&e, SftpError::Status(_));
+    RemoteError::new(context, e)
+        .refused(refused)
+        .not_found(not_found)
 }
 
 impl SftpSession {

@@ -240,3 +240,26 @@ async fn headers_say_what_camel_says() {
         run.await.unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_file_does_not_hold_up_the_others() {
+    use std::os::unix::fs::PermissionsExt;
+    for server in servers() {
+        let dir = server.folder("unreadable");
+        server.put(&format!("{dir}/a-locked.txt"), b"secret");
+        std::fs::set_permissions(
+            server.path(&format!("{dir}/a-locked.txt")),
+            std::fs::Permissions::from_mode(0o000),
+        )
+        .unwrap();
+        server.put(&format!("{dir}/b-ok.txt"), b"ok");
+        let seen = Arc::new(Seen::default());
+        let uri = server.uri(&dir, "delete=true&initialDelay=0&delay=50");
+        let (ctx, run) = server.start(&uri, recording(&seen, ""));
+        seen.until("b-ok.txt", |s| s.count("b-ok.txt") == 1).await;
+        eventually("b-ok.txt deleted", || server.files(&dir) == ["a-locked.txt"]).await;
+        assert_eq!(seen.count("a-locked.txt"), 0, "{:?}", server.protocol);
+        ctx.cancellation().cancel();
+        run.await.unwrap();
+    }
+}
