@@ -250,7 +250,7 @@ impl FtpConsumer {
     }
 
     /// The file's headers on an empty exchange: what `move` expressions read.
-    fn exchange_of(&self, file: &Found, length: u64, modified: Option<i64>) -> Exchange {
+    fn exchange_of(&self, file: &Found, length: u64) -> Exchange {
         let only = file
             .name
             .rsplit('/')
@@ -264,7 +264,7 @@ impl FtpConsumer {
             .with_header(headers::FILE_HOST, self.options.connection.host.as_str())
             .with_header(headers::FILE_PATH, file.path.as_str())
             .with_header(headers::FILE_PARENT, parent(&file.path));
-        if let Some(t) = modified.or(file.modified) {
+        if let Some(t) = file.modified {
             exchange = exchange.with_header(headers::FILE_LAST_MODIFIED, t);
         }
         exchange
@@ -278,7 +278,6 @@ impl FtpConsumer {
         file: &Found,
     ) -> RemoteResult<Option<(Exchange, Option<NamedTempFile>)>> {
         let o = &self.options.consumer;
-        let modified = session.modified(&file.path).await;
         if file.size > o.spool_threshold {
             let what = format!("spooling `{}` to a local file", file.path);
             let spool = self.spool_file().map_err(|e| RemoteError::new(&what, e))?;
@@ -289,7 +288,7 @@ impl FtpConsumer {
                 Err(e) if e.not_found => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let exchange = self.exchange_of(file, n, modified).with_header(
+            let exchange = self.exchange_of(file, n).with_header(
                 headers::FILE_ABSOLUTE_PATH,
                 spool.path().to_string_lossy().into_owned(),
             );
@@ -301,7 +300,7 @@ impl FtpConsumer {
             Err(e) if e.not_found => return Ok(None),
             Err(e) => return Err(e),
         }
-        let mut exchange = self.exchange_of(file, bytes.len() as u64, modified);
+        let mut exchange = self.exchange_of(file, bytes.len() as u64);
         exchange.message.body = Body::Bytes(bytes.into());
         Ok(Some((exchange, None)))
     }
@@ -350,7 +349,7 @@ impl FtpConsumer {
         let relative = match target {
             MoveTarget::Folder(folder) => join(folder, &file.name),
             MoveTarget::Expression(expression) => {
-                let exchange = self.exchange_of(file, file.size, None);
+                let exchange = self.exchange_of(file, file.size);
                 match expression.evaluate(&exchange) {
                     Ok(value) => value.to_string(),
                     Err(error) => {

@@ -147,11 +147,6 @@ impl FtpSession {
             .map_err(|e| error(format!("creating folder `{dir}`"), e))
     }
 
-    pub(crate) async fn modified(&mut self, path: &str) -> Option<i64> {
-        let t = each!(self, s => s.mdtm(path).await).ok()?;
-        Some(t.and_utc().timestamp_millis())
-    }
-
     pub(crate) async fn close(self) {
         let _ = match self {
             FtpSession::Plain(mut s) => s.quit().await,

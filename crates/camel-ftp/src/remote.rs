@@ -173,12 +173,6 @@ impl Session {
         Ok(())
     }
 
-    /// The file's modification time, more precise than a listing's when the server can
-    /// tell (FTP's `MDTM`); `None` when it cannot.
-    pub(crate) async fn modified(&mut self, path: &str) -> Option<i64> {
-        each!(self, s => s.modified(path).await)
-    }
-
     /// Logs out; errors are of no interest any more.
     pub(crate) async fn close(self) {
         each!(self, s => s.close().await)

@@ -236,11 +236,6 @@ impl SftpSession {
             .map_err(|e| error(format!("creating folder `{dir}`"), e))
     }
 
-    pub(crate) async fn modified(&mut self, path: &str) -> Option<i64> {
-        let meta = self.sftp.metadata(path).await.ok()?;
-        meta.mtime.map(|s| i64::from(s) * 1000)
-    }
-
     pub(crate) async fn close(self) {
         let _ = self.sftp.close().await;
         let _ = self

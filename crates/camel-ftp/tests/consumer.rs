@@ -257,7 +257,10 @@ async fn an_unreadable_file_does_not_hold_up_the_others() {
         let uri = server.uri(&dir, "delete=true&initialDelay=0&delay=50");
         let (ctx, run) = server.start(&uri, recording(&seen, ""));
         seen.until("b-ok.txt", |s| s.count("b-ok.txt") == 1).await;
-        eventually("b-ok.txt deleted", || server.files(&dir) == ["a-locked.txt"]).await;
+        eventually("b-ok.txt deleted", || {
+            server.files(&dir) == ["a-locked.txt"]
+        })
+        .await;
         assert_eq!(seen.count("a-locked.txt"), 0, "{:?}", server.protocol);
         ctx.cancellation().cancel();
         run.await.unwrap();
