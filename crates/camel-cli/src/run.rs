@@ -155,6 +155,10 @@ fn context(http: camel_http::ServerConfig) -> CamelContext {
     ctx.add_component(Arc::new(camel_redis::RedisComponent::redis()));
     // S3 objects in and out (crate camel-s3, ADR 0153).
     ctx.add_component(Arc::new(camel_s3::S3Component::new()));
+    // FTP, FTPS and SFTP folders in and out (crate camel-ftp, ADR 0162).
+    for component in camel_ftp::components() {
+        ctx.add_component(component);
+    }
     // XML: `xslt:` and the `xpath` language (crate camel-xml, ADR 0112).
     #[cfg(feature = "xml")]
     {
