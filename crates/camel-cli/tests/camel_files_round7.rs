@@ -137,3 +137,22 @@ fn exchange_property_language_in_each_of_camels_spellings() {
     assert!(!ok, "{out}");
     assert!(out.contains("missing property name"), "{out}");
 }
+
+#[test]
+fn validate_opens_no_connection_to_a_kafka_broker_a_route_sends_to() {
+    // A listener standing in for the broker: librdkafka connects to its bootstrap
+    // servers as soon as a client exists, so a producer made while validating would
+    // leave a connection waiting here by the time `validate` has exited.
+    let broker = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = broker.local_addr().unwrap();
+    let (ok, out) = validate_yaml(&format!(
+        "- route:\n    from:\n      uri: timer:t\n      steps:\n        - to: \"kafka:orders?brokers={addr}\"\n        - to: \"kafka:audit?brokers={addr}\"\n"
+    ));
+    assert!(ok, "{out}");
+    assert!(!out.contains("rdkafka"), "{out}");
+    broker.set_nonblocking(true).unwrap();
+    assert!(
+        matches!(broker.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "`camel validate` connected to the Kafka broker"
+    );
+}

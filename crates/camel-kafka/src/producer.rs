@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use camel_api::{BoxProcessor, CamelError, Exchange, Value};
 use rdkafka::producer::{FutureProducer, FutureRecord};
+use tokio::sync::OnceCell;
 
 use crate::config::ProducerSettings;
 use crate::convert::{record_headers, value_bytes};
@@ -17,7 +18,10 @@ const QUEUE_TIMEOUT: Duration = Duration::from_secs(30);
 
 struct Producer {
     settings: ProducerSettings,
-    client: FutureProducer,
+    /// Made at the first send: librdkafka starts reaching the brokers as soon as a
+    /// client exists, and a compiled route must not (`camel validate` compiles every
+    /// route and must open no connection; a route that never sends needs no broker).
+    client: OnceCell<FutureProducer>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -30,13 +34,10 @@ impl std::fmt::Debug for Producer {
 
 /// The producer processor for an endpoint.
 pub(crate) fn processor(settings: ProducerSettings) -> Result<BoxProcessor, CamelError> {
-    let client: FutureProducer = settings.client_config().create().map_err(|e| {
-        CamelError::external(
-            format!("creating the producer of `kafka:{}`", settings.common.topic),
-            e,
-        )
-    })?;
-    let producer = Arc::new(Producer { settings, client });
+    let producer = Arc::new(Producer {
+        settings,
+        client: OnceCell::new(),
+    });
     Ok(BoxProcessor::from_fn(move |exchange: Exchange| {
         let producer = producer.clone();
         async move { producer.send(exchange).await }
@@ -45,6 +46,24 @@ pub(crate) fn processor(settings: ProducerSettings) -> Result<BoxProcessor, Came
 }
 
 impl Producer {
+    /// The client, made on first use; an error fails this exchange and the next send
+    /// tries again.
+    async fn client(&self) -> Result<&FutureProducer, CamelError> {
+        self.client
+            .get_or_try_init(|| async {
+                self.settings.client_config().create().map_err(|e| {
+                    CamelError::external(
+                        format!(
+                            "creating the producer of `kafka:{}`",
+                            self.settings.common.topic
+                        ),
+                        e,
+                    )
+                })
+            })
+            .await
+    }
+
     /// The record key: the `kafka.KEY` header, else the `key` expression, else the
     /// outbox group key (so a relay route keeps each group on one partition, in order).
     fn key(&self, exchange: &Exchange) -> Result<Option<bytes::Bytes>, CamelError> {
@@ -101,7 +120,8 @@ impl Producer {
             record = record.partition(p);
         }
         let delivery = self
-            .client
+            .client()
+            .await?
             .send(record, QUEUE_TIMEOUT)
             .await
             .map_err(|(e, _)| CamelError::external(format!("delivering to `kafka:{topic}`"), e))?;
