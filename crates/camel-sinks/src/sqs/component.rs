@@ -18,6 +18,8 @@ pub const SQS_PARAMETERS: &[&str] = &[
     "endpoint",
     "override_endpoint",
     "uri_endpoint_override",
+    "amazon_a_w_s_host",
+    "protocol",
     "access_key",
     "secret_key",
     "session_token",

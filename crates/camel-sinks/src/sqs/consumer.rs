@@ -46,6 +46,11 @@ pub const SQS_CONSUMER_PARAMETERS: &[&str] = &[
     "concurrent_consumers",
     "wait_time_seconds",
     "visibility_timeout",
+    "delete_after_read",
+    "auto_create_queue",
+    "delay",
+    "initial_delay",
+    "greedy",
 ];
 
 /// How the consumer polls.
@@ -80,6 +85,30 @@ impl SqsConsumerOptions {
         let wait_time_seconds = params.take::<i32>("wait_time_seconds")?.unwrap_or(20);
         if !(0..=20).contains(&wait_time_seconds) {
             return Err(invalid("wait_time_seconds must be 0 to 20 (an SQS limit)"));
+        }
+        // Camel's consumer deletes after the exchange by default, as this one does; keeping
+        // messages in the queue after a success is not done here.
+        if params.take_bool("delete_after_read")? == Some(false) {
+            return Err(invalid(
+                "deleteAfterRead=false is not supported yet: this consumer deletes each \
+                 message once its route succeeded (Camel's default)",
+            ));
+        }
+        if params.take_bool("auto_create_queue")? == Some(true) {
+            return Err(invalid(
+                "autoCreateQueue=true is not supported yet by the consumer: create the queue \
+                 first (the `sqs:` sink's queue must exist too)",
+            ));
+        }
+        // Camel polls on a schedule; this consumer long-polls (`wait_time_seconds`), so the
+        // scheduler's options have nothing to tune.
+        let scheduled: Vec<&str> = ["delay", "initial_delay", "greedy"]
+            .into_iter()
+            .filter(|k| params.take_str(k).is_some())
+            .collect();
+        if !scheduled.is_empty() {
+            tracing::warn!(queue, options = ?scheduled,
+                "Camel's polling options are accepted without effect: this consumer long-polls (waitTimeSeconds)");
         }
         let visibility_timeout = params.take::<i32>("visibility_timeout")?.unwrap_or(30);
         if !(1..=43_200).contains(&visibility_timeout) {
@@ -409,6 +438,34 @@ mod tests {
             .string_value(value)
             .build()
             .unwrap()
+    }
+
+    fn options(uri: &str) -> Result<SqsConsumerOptions, CamelError> {
+        let mut parsed = camel_api::EndpointUri::parse(uri)?;
+        SqsConsumerOptions::take_parameters("q", &mut parsed.parameters)
+    }
+
+    #[test]
+    fn camels_polling_options_as_a_kamelet_passes_them() {
+        // The catalog's aws-s3-event-based-source Kamelet's defaults.
+        assert!(
+            options("sqs:q?autoCreateQueue=false&deleteAfterRead=true&delay=500&greedy=false")
+                .is_ok()
+        );
+        let e = options("sqs:q?deleteAfterRead=false")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("deleteAfterRead=false is not supported yet"),
+            "{e}"
+        );
+        let e = options("sqs:q?autoCreateQueue=true")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("autoCreateQueue=true is not supported yet"),
+            "{e}"
+        );
     }
 
     #[test]
