@@ -48,7 +48,15 @@ const PATHS: &[(&str, &[&str], &str)] = &[
     ("stream", &["kind"], ""),
     ("file-watch", &["path"], ""),
     ("xslt", &["resourceUri"], ""),
+    ("aws2-s3", &["bucketNameOrArn"], ""),
+    ("aws2-sns", &["topicNameOrArn"], ""),
+    ("paho-mqtt5", &["topic"], ""),
+    ("paho", &["topic"], ""),
+    ("google-pubsub", &["projectId", "destinationName"], ":"),
 ];
+
+/// Remote file components: `//host[:port][/directoryName]`, the parts Camel's docs name.
+const REMOTE_FILE: &[&str] = &["ftp", "ftps", "sftp"];
 
 /// Options every Camel endpoint has that govern the JVM's threads, bean binding or
 /// Camel's own error handler: nothing here reads them, and nothing changes without them.
@@ -85,7 +93,18 @@ pub fn camel_form(def: &EndpointDefinition) -> EndpointDefinition {
     } else {
         format!("{scheme}:")
     };
-    if path.is_empty() {
+    if path.is_empty() && REMOTE_FILE.contains(&scheme.as_str()) {
+        if let Some(host) = take(&mut def, "host") {
+            let mut path = format!("//{host}");
+            if let Some(port) = take(&mut def, "port") {
+                path = format!("{path}:{port}");
+            }
+            if let Some(dir) = take(&mut def, "directoryName") {
+                path = format!("{path}/{}", dir.trim_start_matches('/'));
+            }
+            uri = format!("{scheme}:{path}");
+        }
+    } else if path.is_empty() {
         if let Some((_, names, separator)) = PATHS.iter().find(|(s, _, _)| *s == scheme) {
             let parts: Vec<String> = names
                 .iter()
@@ -178,6 +197,36 @@ mod tests {
         // An unknown scheme keeps its parameters and is named as a scheme, so the error
         // says the component is missing rather than that the URI has no scheme.
         assert_eq!(form("jms", &[("destinationName", "q")]).uri, "jms:");
+        // As Kaoto writes a remote folder (Camel JBang's `ftp` example).
+        let ftp = form(
+            "ftp",
+            &[
+                ("host", "localhost"),
+                ("port", "2221"),
+                ("passiveMode", "true"),
+            ],
+        );
+        assert_eq!(ftp.uri, "ftp://localhost:2221");
+        assert_eq!(
+            ftp.parameter_strings(),
+            [("passiveMode", "true".to_string())]
+        );
+        assert_eq!(
+            form("sftp", &[("host", "h"), ("directoryName", "/in")]).uri,
+            "sftp://h/in"
+        );
+        assert_eq!(
+            form(
+                "google-pubsub",
+                &[("projectId", "p"), ("destinationName", "s")]
+            )
+            .uri,
+            "google-pubsub:p:s"
+        );
+        assert_eq!(
+            form("aws2-s3", &[("bucketNameOrArn", "b")]).uri,
+            "aws2-s3:b"
+        );
     }
 
     #[test]
