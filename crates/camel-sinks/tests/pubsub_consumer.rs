@@ -206,6 +206,16 @@ async fn until_drained(s: &Subscription, within: Duration) -> usize {
 
 #[tokio::test]
 async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_with_camels_headers() {
+    failed_message_comes_back(Transport::Stream).await;
+}
+
+#[tokio::test]
+async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_by_rest_pull() {
+    failed_message_comes_back(Transport::Pull).await;
+}
+
+async fn failed_message_comes_back(transport: Transport) {
+    let logs = transport.capture();
     let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
         return;
     };
@@ -232,8 +242,10 @@ async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_with_camels_h
         }
     });
     let uri = format!(
-        "pubsub:projects/{}/subscriptions/{}?emulator_host={host}&maxMessagesPerPoll=10",
-        s.project, s.name
+        "pubsub:projects/{}/subscriptions/{}?emulator_host={host}&maxMessagesPerPoll=10{}",
+        s.project,
+        s.name,
+        transport.parameter()
     );
     let (ctx, run) = start(&pubsub(), &uri, pipeline);
     seen.wait_for(6, Duration::from_secs(20)).await;
@@ -256,11 +268,22 @@ async fn a_failed_message_comes_back_and_the_rest_are_acknowledged_with_camels_h
         "no Camel* header from outside"
     );
     assert!(header(ATTRIBUTES_HEADER).contains("order-id"));
+    transport.check(&logs);
     s.delete().await;
 }
 
 #[tokio::test]
 async fn a_long_route_keeps_its_message_by_extending_the_deadline() {
+    long_route_keeps_its_message(Transport::Stream).await;
+}
+
+#[tokio::test]
+async fn a_long_route_keeps_its_message_by_extending_the_deadline_by_rest_pull() {
+    long_route_keeps_its_message(Transport::Pull).await;
+}
+
+async fn long_route_keeps_its_message(transport: Transport) {
+    let logs = transport.capture();
     let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
         return;
     };
@@ -279,8 +302,10 @@ async fn a_long_route_keeps_its_message_by_extending_the_deadline() {
         }
     });
     let uri = format!(
-        "pubsub:projects/{}/subscriptions/{}?emulator_host={host}&concurrent_consumers=2&ack_deadline=10",
-        s.project, s.name
+        "pubsub:projects/{}/subscriptions/{}?emulator_host={host}&concurrent_consumers=2&ack_deadline=10{}",
+        s.project,
+        s.name,
+        transport.parameter()
     );
     let (ctx, run) = start(&pubsub(), &uri, pipeline);
     seen.wait_for(1, Duration::from_secs(10)).await;
@@ -297,11 +322,22 @@ async fn a_long_route_keeps_its_message_by_extending_the_deadline() {
     run.await.unwrap();
     assert_eq!(seen.bodies(), ["long"], "delivered once");
     assert_eq!(left, 0);
+    transport.check(&logs);
     s.delete().await;
 }
 
 #[tokio::test]
 async fn one_ordering_key_runs_one_message_at_a_time_in_order_across_a_failure() {
+    ordering_key_in_order(Transport::Stream).await;
+}
+
+#[tokio::test]
+async fn one_ordering_key_runs_in_order_across_a_failure_by_rest_pull() {
+    ordering_key_in_order(Transport::Pull).await;
+}
+
+async fn ordering_key_in_order(transport: Transport) {
+    let logs = transport.capture();
     let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
         return;
     };
@@ -345,8 +381,10 @@ async fn one_ordering_key_runs_one_message_at_a_time_in_order_across_a_failure()
         }
     });
     let uri = format!(
-        "google-pubsub:{}:{}?emulatorHost={host}&maxMessagesPerPoll=8&concurrentConsumers=3",
-        s.project, s.name
+        "google-pubsub:{}:{}?emulatorHost={host}&maxMessagesPerPoll=8&concurrentConsumers=3{}",
+        s.project,
+        s.name,
+        transport.camel_parameter()
     );
     let component = GooglePubsubComponent(pubsub());
     let (ctx, run) = start(&component, &uri, pipeline);
@@ -377,6 +415,114 @@ async fn one_ordering_key_runs_one_message_at_a_time_in_order_across_a_failure()
         let want: Vec<String> = (0..PER_KEY).map(|i| format!("{key}-{i}")).collect();
         assert_eq!(got, want.iter().collect::<Vec<_>>(), "{key} in order");
     }
+    transport.check(&logs);
+    s.delete().await;
+}
+
+/// How the consumer receives: gRPC streaming pull (the default) or REST pull.
+#[derive(Clone, Copy, PartialEq)]
+enum Transport {
+    Stream,
+    Pull,
+}
+
+impl Transport {
+    /// Against the emulator, REST pull is the default (ADR 0171).
+    fn parameter(self) -> &'static str {
+        match self {
+            Transport::Stream => "&synchronous_pull=false",
+            Transport::Pull => "",
+        }
+    }
+
+    fn camel_parameter(self) -> &'static str {
+        match self {
+            Transport::Stream => "&synchronousPull=false",
+            Transport::Pull => "&synchronousPull=true",
+        }
+    }
+
+    /// The consumer's log lines of this test (its tasks run on the test's one thread).
+    fn capture(self) -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::DEBUG)
+            .with_writer(move || Capture(sink.clone()))
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// The transport asked for is the one that ran.
+    fn check(self, logs: &(Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard)) {
+        let text = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+        let streamed = text.contains("Pub/Sub stream opened");
+        assert_eq!(streamed, self == Transport::Stream, "transport: {text}");
+    }
+}
+
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_stream_runs_no_more_than_max_messages_per_poll_at_once() {
+    let logs = Transport::Stream.capture();
+    let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
+        return;
+    };
+    let s = Subscription::create(&host).await;
+    let data: Vec<String> = (0..60).map(|i| format!("b{i}")).collect();
+    let list: Vec<(&str, &str, Json)> = data.iter().map(|d| (d.as_str(), "", json!({}))).collect();
+    s.publish(&list).await;
+    let running = Arc::new(Mutex::new((0usize, 0usize)));
+    let seen = Arc::new(Seen::default());
+    let (sn, rn) = (seen.clone(), running.clone());
+    let pipeline = BoxProcessor::from_fn(move |ex: Exchange| {
+        let (sn, rn) = (sn.clone(), rn.clone());
+        async move {
+            {
+                let mut r = rn.lock().unwrap();
+                r.0 += 1;
+                r.1 = r.1.max(r.0);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            rn.lock().unwrap().0 -= 1;
+            sn.record(&ex);
+            Ok(ex)
+        }
+    });
+    // The emulator ignores the stream's flow control and sends everything at once.
+    let uri = format!(
+        "pubsub:projects/{}/subscriptions/{}?emulator_host={host}&maxMessagesPerPoll=5{}",
+        s.project,
+        s.name,
+        Transport::Stream.parameter()
+    );
+    let (ctx, run) = start(&pubsub(), &uri, pipeline);
+    seen.wait_for(data.len(), Duration::from_secs(30)).await;
+    let left = until_drained(&s, Duration::from_secs(10)).await;
+    ctx.cancellation().cancel();
+    run.await.unwrap();
+    let most = running.lock().unwrap().1;
+    assert!(most <= 5, "{most} exchanges ran at once");
+    assert!(most > 1, "a part's messages run side by side");
+    let mut bodies = seen.bodies();
+    bodies.sort();
+    bodies.dedup();
+    assert_eq!(bodies.len(), data.len());
+    assert_eq!(left, 0);
+    Transport::Stream.check(&logs);
     s.delete().await;
 }
 

@@ -10,6 +10,7 @@ use super::consumer::PubSubConsumer;
 use super::options::{PubSubConsumerOptions, PUBSUB_CONSUMER_PARAMETERS};
 use super::pause::{paused_ordering_keys, resume_ordering_key};
 use super::pull::SubscriptionClient;
+use super::stream::StreamClient;
 use crate::attributes::HeaderSelection;
 use crate::batcher::BatcherRegistry;
 use crate::endpoint::registry_constructors;
@@ -224,13 +225,57 @@ impl Endpoint for PubSubEndpoint {
         };
         let client =
             SubscriptionClient::new(&connection.base, &options.subscription, connection.token());
-        Ok(Box::new(PubSubConsumer::new(client, options.clone())))
+        let stream = match streams(options, connection) {
+            false => None,
+            true => Some(StreamClient::new(
+                &connection.base,
+                &options.subscription,
+                connection.token(),
+            )?),
+        };
+        Ok(Box::new(PubSubConsumer::new(
+            client,
+            stream,
+            options.clone(),
+        )))
     }
+}
+
+/// Streaming pull unless `synchronous_pull=true`, or, when unset, the emulator is the
+/// endpoint (ADR 0171).
+fn streams(options: &PubSubConsumerOptions, connection: &Connection) -> bool {
+    !options
+        .synchronous_pull
+        .unwrap_or_else(|| connection.is_emulator())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streaming_is_the_default_except_against_the_emulator() {
+        let choice = |uri: &str| {
+            let mut uri = EndpointUri::parse(uri).unwrap();
+            let connection = Connection::take_parameters("u", &mut uri.parameters).unwrap();
+            let options = PubSubConsumerOptions::take_parameters(
+                "u",
+                "projects/p/subscriptions/s",
+                &mut uri.parameters,
+            )
+            .unwrap();
+            streams(&options, &connection)
+        };
+        let base = "pubsub:projects/p/subscriptions/s";
+        assert!(!choice(&format!("{base}?emulator_host=h:1")));
+        assert!(choice(&format!(
+            "{base}?emulator_host=h:1&synchronousPull=false"
+        )));
+        assert!(!choice(&format!("{base}?synchronous_pull=true")));
+        if std::env::var_os("PUBSUB_EMULATOR_HOST").is_none() {
+            assert!(choice(base), "Google itself: streaming, as Camel");
+        }
+    }
 
     #[test]
     fn topic_paths() {

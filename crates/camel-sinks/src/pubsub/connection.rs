@@ -61,6 +61,11 @@ impl Connection {
         })
     }
 
+    /// True when the endpoint is the Pub/Sub emulator.
+    pub(crate) fn is_emulator(&self) -> bool {
+        self.emulator
+    }
+
     /// A token source for one client: none for the emulator; else a credentials file,
     /// the metadata server, the variable `token_env`, or Application Default Credentials,
     /// in that order of precedence (`token_source` picks one).

@@ -1,10 +1,13 @@
 //! `from: google-pubsub:PROJECT:SUBSCRIPTION` (or `pubsub:projects/P/subscriptions/S`):
-//! REST pull, at least once.
+//! at least once, by gRPC streaming pull (the default, ADR 0171) or REST pull
+//! (`synchronous_pull=true`, ADR 0159).
 //!
-//! Each of `concurrent_consumers` pull loops takes up to `max_messages_per_poll`
-//! messages, runs them through the route, then acknowledges the ones whose exchange
-//! succeeded in one `acknowledge` and hands the failed ones back at once
-//! (`modifyAckDeadline` to 0) for redelivery. So at most `max_messages_per_poll ×
+//! Each of `concurrent_consumers` loops takes a batch of up to `max_messages_per_poll`
+//! messages (a pull's answer, or what a stream sends under that flow-control bound), runs
+//! them through the route, then acknowledges the ones whose exchange succeeded at once
+//! and hands the failed ones back (deadline 0) for redelivery: on the stream when
+//! streaming (by REST when the stream broke meanwhile or the consumer is stopping, so
+//! that nothing settled is lost with the stream). So at most `max_messages_per_poll ×
 //! concurrent_consumers` messages are in flight. While an exchange runs, its deadline is
 //! pushed forward (`ack_deadline` seconds at a time, for at most
 //! `max_ack_extension_period`). Messages with the same ordering key never run at the
@@ -17,7 +20,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine;
 use camel_api::inbound::admits_transport_header;
 use camel_api::{CamelError, Consumer, ConsumerContext, Exchange};
 use futures::future::join_all;
@@ -28,6 +30,7 @@ use super::codec::MESSAGE_ID_HEADER;
 use super::options::{AckMode, PubSubConsumerOptions};
 use super::ordering::OrderingKeys;
 use super::pull::{ReceivedMessage, SubscriptionClient};
+use super::stream::{PullStream, StreamClient, StreamSettler};
 
 /// Header: the ack id of the message (Camel's `GooglePubsubConstants.ACK_ID`).
 pub const ACK_ID_HEADER: &str = "CamelGooglePubsubMsgAckId";
@@ -44,6 +47,9 @@ pub const DELIVERY_ATTEMPT_HEADER: &str = "CamelGooglePubsubDeliveryAttempt";
 /// [`ATTRIBUTES_HEADER`] but never become headers of their own.
 pub const RESERVED_ATTRIBUTE_PREFIXES: &[&str] = &["goog"];
 
+/// How long a stopping stream waits for the service to end it.
+const CLOSE_WITHIN: Duration = Duration::from_secs(5);
+
 /// How long a pull loop waits after a pull whose messages were all handed back.
 const HAND_BACK_PAUSE: Duration = Duration::from_millis(100);
 
@@ -51,13 +57,20 @@ const HAND_BACK_PAUSE: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub struct PubSubConsumer {
     client: Arc<SubscriptionClient>,
+    /// None with `synchronous_pull=true`.
+    stream: Option<Arc<StreamClient>>,
     options: Arc<PubSubConsumerOptions>,
 }
 
 impl PubSubConsumer {
-    pub(crate) fn new(client: SubscriptionClient, options: PubSubConsumerOptions) -> Self {
+    pub(crate) fn new(
+        client: SubscriptionClient,
+        stream: Option<StreamClient>,
+        options: PubSubConsumerOptions,
+    ) -> Self {
         PubSubConsumer {
             client: Arc::new(client),
+            stream: stream.map(Arc::new),
             options: Arc::new(options),
         }
     }
@@ -72,8 +85,13 @@ impl Consumer for PubSubConsumer {
             keys: OrderingKeys::new(Duration::from_secs(u64::from(self.options.ack_deadline))),
         });
         let loops = (0..self.options.concurrent_consumers).map(|_| {
-            let (puller, ctx) = (puller.clone(), ctx.clone());
-            tokio::spawn(async move { puller.pull_loop(&ctx).await })
+            let (puller, ctx, stream) = (puller.clone(), ctx.clone(), self.stream.clone());
+            tokio::spawn(async move {
+                match stream {
+                    Some(stream) => puller.stream_loop(&ctx, &stream).await,
+                    None => puller.pull_loop(&ctx).await,
+                }
+            })
         });
         for r in join_all(loops).await {
             if let Err(e) = r {
@@ -132,9 +150,9 @@ impl Puller {
             }
             // The exchanges that started finish and are settled even when cancelled
             // meanwhile: each settling call is bounded by the client's timeout.
-            let settled = self.run_pull(ctx, messages).await;
+            let settled = self.run_pull(ctx, messages, None).await;
             let ran = settled.ran;
-            self.settle(settled).await;
+            self.settle(settled, None).await;
             if ran == 0 {
                 // All handed back (their keys wait for a failed message that is still
                 // on its way): Pub/Sub may offer the same ones at once, so breathe.
@@ -146,9 +164,126 @@ impl Puller {
         }
     }
 
+    /// Streams until cancelled: one stream at a time, opened again (after a backoff when
+    /// it failed) when the service ends it.
+    async fn stream_loop(&self, ctx: &ConsumerContext, client: &StreamClient) {
+        let o = &self.options;
+        let mut backoff = Duration::from_millis(200);
+        while !ctx.is_cancelled() {
+            let opened = tokio::select! {
+                _ = ctx.cancelled() => return,
+                r = client.open(o.ack_deadline, o.max_messages_per_poll) => r,
+            };
+            if opened.is_ok() {
+                tracing::debug!(subscription = %o.subscription, "Pub/Sub stream opened");
+            }
+            let failure = match opened {
+                Ok(mut stream) => loop {
+                    let next = tokio::select! {
+                        _ = ctx.cancelled() => return self.close_stream(stream).await,
+                        r = stream.next() => r,
+                    };
+                    let messages = match next {
+                        Ok(Some(m)) => m,
+                        Ok(None) => break None,
+                        Err(e) => break Some(e),
+                    };
+                    ctx.health().set_healthy();
+                    backoff = Duration::from_millis(200);
+                    if messages.is_empty() {
+                        continue;
+                    }
+                    let settler = stream.settler();
+                    let ran = self.run_batch(ctx, messages, &settler).await;
+                    if ctx.is_cancelled() {
+                        return self.close_stream(stream).await;
+                    }
+                    if ran == 0 {
+                        tokio::select! {
+                            _ = ctx.cancelled() => return self.close_stream(stream).await,
+                            _ = tokio::time::sleep(HAND_BACK_PAUSE) => {}
+                        }
+                    }
+                },
+                Err(e) => Some(e),
+            };
+            match failure {
+                // The service closes streams from time to time; open the next at once.
+                None => {
+                    tracing::debug!(subscription = %o.subscription, "Pub/Sub ended the stream; opening another")
+                }
+                Some(e) => {
+                    tracing::warn!(subscription = %o.subscription, error = %e, retry_in = ?backoff,
+                        "Pub/Sub streaming pull failed; retrying");
+                    ctx.health().set_failing(&e);
+                    tokio::select! {
+                        _ = ctx.cancelled() => return,
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                }
+            }
+        }
+    }
+
+    /// Runs a streamed batch `max_messages_per_poll` messages at a time, each part
+    /// settled before the next starts: the service may send more than the flow-control
+    /// bound (the emulator ignores it), and the bound on what runs at once holds anyway.
+    /// Once stopping, the parts not yet started are handed back unrun. Returns how many
+    /// exchanges ran.
+    async fn run_batch(
+        &self,
+        ctx: &ConsumerContext,
+        messages: Vec<ReceivedMessage>,
+        settler: &StreamSettler,
+    ) -> usize {
+        let per_part = self.options.max_messages_per_poll as usize;
+        let mut rest = messages.into_iter().peekable();
+        let mut ran = 0;
+        while rest.peek().is_some() {
+            if ctx.is_cancelled() {
+                let unrun: Vec<String> = rest.map(|m| m.ack_id).collect();
+                self.settle(
+                    Settled {
+                        nack: unrun,
+                        ..Settled::default()
+                    },
+                    None,
+                )
+                .await;
+                break;
+            }
+            let part: Vec<ReceivedMessage> = rest.by_ref().take(per_part).collect();
+            let settled = self.run_pull(ctx, part, Some(settler)).await;
+            ran += settled.ran;
+            // Stopping: settle by REST, whose answer says it was done; the stream is
+            // closed next and may take queued requests with it.
+            let via = (!ctx.is_cancelled()).then_some(settler);
+            self.settle(settled, via).await;
+        }
+        ran
+    }
+
+    /// Half-closes `stream` at a stop and hands back (by REST) what it still sent.
+    async fn close_stream(&self, stream: PullStream) {
+        let unrun = stream.close(CLOSE_WITHIN).await;
+        if unrun.is_empty() || self.options.ack_mode == AckMode::None {
+            return;
+        }
+        if let Err(e) = self.client.modify_ack_deadline(&unrun, 0).await {
+            tracing::warn!(subscription = %self.options.subscription, error = %e,
+                count = unrun.len(), "handing back messages that arrived while stopping failed; they come back after their deadline");
+        }
+    }
+
     /// Runs one pull's messages: those without an ordering key side by side, each key's
-    /// in order under the key's lock.
-    async fn run_pull(&self, ctx: &ConsumerContext, messages: Vec<ReceivedMessage>) -> Settled {
+    /// in order under the key's lock. `via`: the stream they came on, if any.
+    async fn run_pull(
+        &self,
+        ctx: &ConsumerContext,
+        messages: Vec<ReceivedMessage>,
+        via: Option<&StreamSettler>,
+    ) -> Settled {
         let mut groups: Vec<(String, Vec<ReceivedMessage>)> = Vec::new();
         for m in messages {
             let key = m.message.ordering_key.clone();
@@ -159,7 +294,7 @@ impl Puller {
         }
         let runs = groups
             .into_iter()
-            .map(|(key, list)| self.run_group(ctx, key, list));
+            .map(|(key, list)| self.run_group(ctx, key, list, via));
         let mut settled = Settled::default();
         for s in join_all(runs).await {
             settled.ack.extend(s.ack);
@@ -176,13 +311,14 @@ impl Puller {
         ctx: &ConsumerContext,
         key: String,
         list: Vec<ReceivedMessage>,
+        via: Option<&StreamSettler>,
     ) -> Settled {
         let mut settled = Settled::default();
         if key.is_empty() {
             for m in list {
                 settled.ran += 1;
                 let ack_id = m.ack_id.clone();
-                match self.run_one(ctx, m).await {
+                match self.run_one(ctx, m, via).await {
                     true => settled.ack.push(ack_id),
                     false => settled.nack.push(ack_id),
                 }
@@ -200,7 +336,7 @@ impl Puller {
         while let Some(m) = run.next() {
             settled.ran += 1;
             let (ack_id, message_id) = (m.ack_id.clone(), m.message.message_id.clone());
-            if self.run_one(ctx, m).await {
+            if self.run_one(ctx, m, via).await {
                 self.keys.done(&key, &message_id);
                 settled.ack.push(ack_id);
                 continue;
@@ -220,7 +356,12 @@ impl Puller {
 
     /// Runs one message, pushing its deadline forward while it runs; true when the
     /// exchange succeeded.
-    async fn run_one(&self, ctx: &ConsumerContext, message: ReceivedMessage) -> bool {
+    async fn run_one(
+        &self,
+        ctx: &ConsumerContext,
+        message: ReceivedMessage,
+        via: Option<&StreamSettler>,
+    ) -> bool {
         let o = &self.options;
         let ack_id = vec![message.ack_id.clone()];
         let send = ctx.send(to_exchange(&message));
@@ -236,7 +377,7 @@ impl Puller {
                 r = &mut send => break r,
                 _ = extend.tick(), if o.ack_mode == AckMode::Auto
                     && started.elapsed() < o.max_ack_extension_period => {
-                    if let Err(e) = self.client.modify_ack_deadline(&ack_id, o.ack_deadline).await {
+                    if let Err(e) = self.modify_ack_deadline(via, &ack_id, o.ack_deadline).await {
                         tracing::warn!(subscription = %o.subscription, error = %e,
                             "extending the ack deadline failed; the message may be redelivered while its exchange still runs");
                     }
@@ -253,19 +394,48 @@ impl Puller {
         }
     }
 
-    async fn settle(&self, settled: Settled) {
+    /// Acknowledges on the stream `via`, or by REST when there is none or it is gone.
+    async fn acknowledge(
+        &self,
+        via: Option<&StreamSettler>,
+        ack_ids: &[String],
+    ) -> Result<(), CamelError> {
+        if let Some(stream) = via {
+            if stream.acknowledge(ack_ids).await {
+                return Ok(());
+            }
+        }
+        self.client.acknowledge(ack_ids).await
+    }
+
+    /// Moves deadlines on the stream `via`, or by REST when there is none or it is gone.
+    async fn modify_ack_deadline(
+        &self,
+        via: Option<&StreamSettler>,
+        ack_ids: &[String],
+        seconds: u32,
+    ) -> Result<(), CamelError> {
+        if let Some(stream) = via {
+            if stream.modify_ack_deadline(ack_ids, seconds).await {
+                return Ok(());
+            }
+        }
+        self.client.modify_ack_deadline(ack_ids, seconds).await
+    }
+
+    async fn settle(&self, settled: Settled, via: Option<&StreamSettler>) {
         let o = &self.options;
         if o.ack_mode == AckMode::None {
             return;
         }
         if !settled.ack.is_empty() {
-            if let Err(e) = self.client.acknowledge(&settled.ack).await {
+            if let Err(e) = self.acknowledge(via, &settled.ack).await {
                 tracing::warn!(subscription = %o.subscription, error = %e, count = settled.ack.len(),
                     "acknowledging failed; Pub/Sub will deliver the messages again");
             }
         }
         if !settled.nack.is_empty() {
-            if let Err(e) = self.client.modify_ack_deadline(&settled.nack, 0).await {
+            if let Err(e) = self.modify_ack_deadline(via, &settled.nack, 0).await {
                 tracing::warn!(subscription = %o.subscription, error = %e,
                     "handing messages back failed; they come back after their deadline");
             }
@@ -280,10 +450,7 @@ impl Puller {
 /// this consumer's ack id).
 pub(crate) fn to_exchange(received: &ReceivedMessage) -> Exchange {
     let m = &received.message;
-    let body = base64::engine::general_purpose::STANDARD
-        .decode(m.data.as_bytes())
-        .unwrap_or_else(|_| m.data.as_bytes().to_vec());
-    let mut exchange = Exchange::new(bytes::Bytes::from(body));
+    let mut exchange = Exchange::new(m.data.clone());
     let headers = &mut exchange.message.headers;
     headers.insert(MESSAGE_ID_HEADER, m.message_id.as_str());
     headers.insert(ACK_ID_HEADER, received.ack_id.as_str());
@@ -334,7 +501,7 @@ mod tests {
         let received = ReceivedMessage {
             ack_id: "real".into(),
             message: PubsubMessage {
-                data: "aGk=".into(),
+                data: bytes::Bytes::from_static(b"hi"),
                 attributes,
                 message_id: "7".into(),
                 publish_time: "2026-01-01T00:00:00Z".into(),

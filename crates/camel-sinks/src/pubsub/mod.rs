@@ -11,7 +11,8 @@
 //!
 //! URI: `pubsub:projects/P/topics/T?emulator_host=127.0.0.1:8085&group_key=${header.k}`.
 //! In `from`, `pubsub:projects/P/subscriptions/S` is an at-least-once subscription
-//! consumer ([`PubSubConsumer`]: REST pull, acknowledged after the route succeeded).
+//! consumer ([`PubSubConsumer`]: gRPC streaming pull, or REST pull with
+//! `synchronous_pull=true`; acknowledged after the route succeeded).
 //! `google-pubsub:PROJECT:DESTINATION` (Camel's scheme, [`GooglePubsubComponent`]) is a
 //! topic in `to` and a subscription in `from`.
 //! Without `emulator_host` (or `PUBSUB_EMULATOR_HOST`) it calls
@@ -36,6 +37,7 @@ mod options;
 mod ordering;
 mod pause;
 mod pull;
+mod stream;
 mod token;
 
 pub use codec::{PubSubCodec, MESSAGE_ID_HEADER};
@@ -47,3 +49,5 @@ pub use consumer::{
 };
 pub use options::{AckMode, PubSubConsumerOptions, PUBSUB_CONSUMER_PARAMETERS};
 pub use pause::{paused_ordering_keys, resume_ordering_key, PausedKeys};
+#[doc(hidden)]
+pub use stream::wire;

@@ -39,8 +39,13 @@ pub struct PubSubConsumerOptions {
     /// How long a running exchange's deadline keeps being pushed forward (Camel's
     /// default, 3600 s).
     pub max_ack_extension_period: Duration,
-    /// Seconds each push moves the deadline to (ours; default 60).
+    /// Seconds each push moves the deadline to (ours; default 60); also a stream's
+    /// deadline for the messages it sends.
     pub ack_deadline: u32,
+    /// REST pull instead of gRPC streaming pull (Camel's `synchronousPull`). Unset:
+    /// streaming against Google, REST pull against the emulator, which loses the
+    /// messages of a stream that is reset (ADR 0171).
+    pub synchronous_pull: Option<bool>,
 }
 
 impl PubSubConsumerOptions {
@@ -68,9 +73,8 @@ impl PubSubConsumerOptions {
             Some("NONE") => AckMode::None,
             Some(_) => return Err(invalid("ack_mode is AUTO or NONE")),
         };
-        // Pulls are always synchronous REST calls here (ADR 0159); the option is kept
-        // so Camel routes load.
-        params.take_bool("synchronous_pull")?;
+        // Camel: false streams (Google's asynchronous subscriber), true pulls.
+        let synchronous_pull = params.take_bool("synchronous_pull")?;
         let max_ack_extension_period = Duration::from_secs(
             params
                 .take::<u64>("max_ack_extension_period")?
@@ -89,6 +93,7 @@ impl PubSubConsumerOptions {
             ack_mode,
             max_ack_extension_period,
             ack_deadline,
+            synchronous_pull,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! The three REST calls of a subscription: `pull`, `acknowledge` and
-//! `modifyAckDeadline` (ADR 0159 says why REST and not gRPC streaming pull).
+//! `modifyAckDeadline`: the whole transport with `synchronous_pull=true` (ADR 0159), and
+//! the settling path of a streaming pull whose stream broke (ADR 0171).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -29,7 +30,7 @@ pub(crate) struct SubscriptionClient {
     token: TokenSource,
 }
 
-/// A pulled message, as the REST answer spells it.
+/// A received message, pulled or streamed.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ReceivedMessage {
@@ -40,12 +41,12 @@ pub(crate) struct ReceivedMessage {
     pub(crate) delivery_attempt: Option<i64>,
 }
 
-/// The message itself; `data` is base64.
+/// The message itself, its data decoded (REST sends it in base64, gRPC raw).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PubsubMessage {
-    #[serde(default)]
-    pub(crate) data: String,
+    #[serde(default, deserialize_with = "base64_data")]
+    pub(crate) data: bytes::Bytes,
     #[serde(default)]
     pub(crate) attributes: HashMap<String, String>,
     #[serde(default)]
@@ -54,6 +55,18 @@ pub(crate) struct PubsubMessage {
     pub(crate) publish_time: String,
     #[serde(default)]
     pub(crate) ordering_key: String,
+}
+
+/// REST's base64 `data`, decoded; text that is not base64 is kept as it is.
+fn base64_data<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bytes::Bytes, D::Error> {
+    use base64::Engine;
+    let text = String::deserialize(d)?;
+    Ok(
+        match base64::engine::general_purpose::STANDARD.decode(text.as_bytes()) {
+            Ok(raw) => bytes::Bytes::from(raw),
+            Err(_) => bytes::Bytes::from(text),
+        },
+    )
 }
 
 #[derive(Debug, Deserialize)]
