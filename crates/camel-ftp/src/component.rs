@@ -8,7 +8,7 @@ use camel_api::{
 };
 
 use crate::consumer::FtpConsumer;
-use crate::options::FtpOptions;
+use crate::options::{shown_uri, FtpOptions};
 use crate::producer::FtpProducer;
 use crate::Protocol;
 
@@ -37,7 +37,7 @@ impl Component for FtpComponent {
     ) -> Result<Arc<dyn Endpoint>, CamelError> {
         let options = Arc::new(FtpOptions::from_uri(self.protocol, uri, ctx)?);
         Ok(Arc::new(FtpEndpoint {
-            shown: camel_api::redact_url(&options.uri),
+            shown: shown_uri(&options.uri),
             producer: Arc::new(FtpProducer::new(options.clone())),
             options,
         }))

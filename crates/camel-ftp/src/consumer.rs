@@ -27,7 +27,9 @@ use tokio::time::Instant;
 
 use crate::headers;
 use crate::idempotent::KeyMemory;
-use crate::options::{join, AfterSuccess, FtpOptions, MoveTarget, ReadLock, IDEMPOTENT_CAPACITY};
+use crate::options::{
+    join, shown_uri, AfterSuccess, FtpOptions, MoveTarget, ReadLock, IDEMPOTENT_CAPACITY,
+};
 use crate::read_lock::ChangedLock;
 use crate::remote::{parent, EntryKind, RemoteError, RemoteResult, Session};
 
@@ -128,7 +130,7 @@ impl FtpConsumer {
                 Ok(None) => continue,
                 // The server refused this file alone (permissions): the others go on.
                 Err(error) if error.refused => {
-                    tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
+                    tracing::warn!(uri = %shown_uri(&self.options.uri), file = %file.name, %error,
                         "cannot download the remote file; it is tried again later");
                     remember_failure(&mut state.failed, &file);
                     continue;
@@ -155,7 +157,7 @@ impl FtpConsumer {
                         }
                         // Refused (permissions): taken again after a pause, a duplicate.
                         Err(error) if error.refused => {
-                            tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
+                            tracing::warn!(uri = %shown_uri(&self.options.uri), file = %file.name, %error,
                                 "the remote file was routed but could not be deleted or moved; it will be taken again");
                             remember_failure(&mut state.failed, &file);
                         }
@@ -168,7 +170,7 @@ impl FtpConsumer {
                 }
                 Err(error) => {
                     state.taken.remove(&file.path);
-                    tracing::warn!(uri = %camel_api::redact_url(&self.options.uri), file = %file.name, %error,
+                    tracing::warn!(uri = %shown_uri(&self.options.uri), file = %file.name, %error,
                         "route failed; the remote file stays for a later poll");
                     remember_failure(&mut state.failed, &file);
                     if let Some(target) = &o.move_failed {
@@ -401,7 +403,7 @@ impl Consumer for FtpConsumer {
             taken: KeyMemory::new(IDEMPOTENT_CAPACITY),
         };
         let mut backoff = FIRST_BACKOFF;
-        let shown = camel_api::redact_url(&self.options.uri);
+        let shown = shown_uri(&self.options.uri);
         while !ctx.is_cancelled() {
             let wait = match self.poll(&ctx, &mut state).await {
                 Ok(Poll::Stopped) => break,

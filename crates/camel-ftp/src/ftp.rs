@@ -1,4 +1,9 @@
-//! FTP and explicit FTPS through suppaftp (tokio; rustls on ring for TLS).
+//! FTP and FTPS, explicit and implicit, through suppaftp (tokio; rustls on ring for TLS).
+//!
+//! Explicit FTPS greets in plain text and turns to TLS on `AUTH TLS`; implicit FTPS
+//! (`isImplicit=true`) speaks TLS from the first byte. Either way the data connections
+//! are protected too (`PBSZ 0`, `PROT P`), and the server's certificate is checked
+//! against `trustStoreFile` or the system's certificates (ADR 0169).
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -46,6 +51,16 @@ impl FtpSession {
         let user = c.username.as_deref().unwrap_or("anonymous");
         let password = c.password.as_deref().unwrap_or("");
         let session = match c.protocol {
+            Protocol::Ftps if c.is_implicit => {
+                let connector = tls_connector(c)?;
+                let mut stream =
+                    AsyncRustlsFtpStream::connect_secure_implicit(address, connector, &c.host)
+                        .await
+                        .map_err(|e| implicit_error(&where_, e))?;
+                protect_data(&mut stream, &where_).await?;
+                prepare(&mut stream, c, user, password, &where_).await?;
+                FtpSession::Tls(stream)
+            }
             Protocol::Ftps => {
                 let connector = tls_connector(c)?;
                 let stream = AsyncRustlsFtpStream::connect(address)
@@ -153,6 +168,32 @@ impl FtpSession {
             FtpSession::Tls(mut s) => s.quit().await,
         };
     }
+}
+
+/// A failed implicit FTPS connect; a TLS failure says what else the port may be.
+fn implicit_error(where_: &str, e: FtpError) -> RemoteError {
+    match e {
+        FtpError::SecureError(_) => error(
+            format!(
+                "starting implicit TLS with {where_} (a server that greets in plain text is \
+                 plain FTP or explicit FTPS: leave isImplicit=false for it)"
+            ),
+            e,
+        ),
+        e => error(format!("connecting to {where_}"), e),
+    }
+}
+
+/// Implicit FTPS: what `AUTH TLS` sets up in explicit mode, asked for in so many words so
+/// that the data connections are encrypted too (RFC 4217: `PBSZ 0`, then `PROT P`).
+async fn protect_data(stream: &mut AsyncRustlsFtpStream, where_: &str) -> RemoteResult<()> {
+    for command in ["PBSZ 0", "PROT P"] {
+        stream
+            .custom_command(command, &[Status::CommandOk])
+            .await
+            .map_err(|e| error(format!("asking {where_} to encrypt data (`{command}`)"), e))?;
+    }
+    Ok(())
 }
 
 /// Logs in and sets the transfer type and data connection mode.

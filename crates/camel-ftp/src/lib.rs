@@ -13,8 +13,9 @@
 //!   `fileExist` and `tempPrefix` (upload under a temporary name, then rename, so a
 //!   reader of the folder never sees half a file).
 //!
-//! FTP and FTPS (explicit, `AUTH TLS`) go through suppaftp with rustls, SFTP through
-//! russh and russh-sftp (ADR 0162). Option names follow Camel's `ftp`, `ftps` and `sftp`
+//! FTP and FTPS (explicit `AUTH TLS`, or implicit with `isImplicit`) go through suppaftp
+//! with rustls, SFTP through russh and russh-sftp (ADR 0162); a private key may be
+//! encrypted (`privateKeyPassphrase`, ADR 0169). Option names follow Camel's `ftp`, `ftps` and `sftp`
 //! components in snake_case (camelCase is accepted); the guide is `docs/components.md`
 //! at the repository root, and ADR 0163 says how the consumer settles a file.
 //!
@@ -34,6 +35,7 @@ mod ftp;
 pub mod headers;
 mod idempotent;
 mod options;
+mod private_key;
 mod producer;
 mod read_lock;
 mod remote;
@@ -42,7 +44,7 @@ mod sftp;
 pub use component::FtpComponent;
 pub use options::{
     AfterSuccess, Connection, ConsumerOptions, FileExist, FtpOptions, MoveTarget, ProducerOptions,
-    ReadLock, DEFAULT_SPOOL_THRESHOLD, IDEMPOTENT_CAPACITY,
+    ReadLock, DEFAULT_SPOOL_THRESHOLD, IDEMPOTENT_CAPACITY, IMPLICIT_FTPS_PORT,
 };
 
 /// The protocol of an endpoint, named by its scheme.
@@ -50,7 +52,8 @@ pub use options::{
 pub enum Protocol {
     /// `ftp:`, plain FTP.
     Ftp,
-    /// `ftps:`, FTP over TLS, explicit (`AUTH TLS` on the FTP port).
+    /// `ftps:`, FTP over TLS: explicit (`AUTH TLS` on the FTP port), or implicit (TLS
+    /// from the first byte, `isImplicit=true`).
     Ftps,
     /// `sftp:`, the SSH file transfer protocol.
     Sftp,
@@ -66,7 +69,8 @@ impl Protocol {
         }
     }
 
-    /// The port used when the URI gives none.
+    /// The port used when the URI gives none (implicit FTPS uses
+    /// [`IMPLICIT_FTPS_PORT`] instead).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Ftp | Protocol::Ftps => 21,

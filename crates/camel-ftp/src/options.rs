@@ -11,17 +11,11 @@ use regex::Regex;
 
 use crate::Protocol;
 
-const CONNECTION_PARAMETERS: &[&str] = &[
-    "username",
-    "password",
-    "private_key_file",
-    "known_hosts_file",
-    "strict_host_key_checking",
-    "connect_timeout",
-    "passive_mode",
-    "binary",
-    "trust_store_file",
-];
+mod connection;
+
+pub(crate) use connection::shown_uri;
+use connection::{take_connection, Authority, CONNECTION_PARAMETERS};
+pub use connection::{Connection, IMPLICIT_FTPS_PORT};
 
 const CONSUMER_PARAMETERS: &[&str] = &[
     "include",
@@ -52,50 +46,6 @@ pub const DEFAULT_SPOOL_THRESHOLD: u64 = 8 * 1024 * 1024;
 /// Names remembered by `noop`/`idempotent`: the oldest is forgotten past this many, so a
 /// folder of millions of files cannot grow the consumer's memory without bound.
 pub const IDEMPOTENT_CAPACITY: usize = 10_000;
-
-/// Where and as whom to log in. The password is never shown.
-#[derive(Clone)]
-pub struct Connection {
-    /// FTP, FTPS or SFTP.
-    pub protocol: Protocol,
-    /// The server's host name or address.
-    pub host: String,
-    /// The server's port (21 for FTP and FTPS, 22 for SFTP unless given).
-    pub port: u16,
-    /// The user to log in as (`anonymous` for FTP when not given).
-    pub username: Option<String>,
-    /// The password (FTP, FTPS, and SFTP without a key).
-    pub password: Option<String>,
-    /// SFTP: the private key to log in with (OpenSSH or PEM format, not encrypted).
-    pub private_key_file: Option<PathBuf>,
-    /// SFTP: the known hosts file the server's key is checked against.
-    pub known_hosts_file: Option<PathBuf>,
-    /// SFTP: refuse a server whose key is not in `known_hosts_file`.
-    pub strict_host_key_checking: bool,
-    /// Time allowed to connect and log in.
-    pub connect_timeout: Duration,
-    /// FTP: passive data connections (else active).
-    pub passive_mode: bool,
-    /// FTP: binary transfers (else ASCII, with line endings converted by the server).
-    pub binary: bool,
-    /// FTPS: the PEM certificates trusted instead of the system's.
-    pub trust_store_file: Option<PathBuf>,
-}
-
-impl fmt::Debug for Connection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Connection")
-            .field("protocol", &self.protocol)
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .field("private_key_file", &self.private_key_file)
-            .field("known_hosts_file", &self.known_hosts_file)
-            .field("strict_host_key_checking", &self.strict_host_key_checking)
-            .finish_non_exhaustive()
-    }
-}
 
 /// What the consumer does with a file once the route succeeded.
 #[derive(Clone, Debug)]
@@ -207,9 +157,9 @@ pub struct FtpOptions {
 
 impl fmt::Debug for FtpOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The URI as written may carry the password.
+        // The URI as written may carry the password and the key's passphrase.
         f.debug_struct("FtpOptions")
-            .field("uri", &camel_api::redact_url(&self.uri))
+            .field("uri", &shown_uri(&self.uri))
             .field("connection", &self.connection)
             .field("directory", &self.directory)
             .field("consumer", &self.consumer)
@@ -222,11 +172,27 @@ impl FtpOptions {
     /// Reads an endpoint's URI, rejecting unknown parameters.
     pub fn from_uri(
         protocol: Protocol,
+        uri: EndpointUri,
+        ctx: &dyn ComponentContext,
+    ) -> Result<Self, CamelError> {
+        // The errors of `camel_api` show the URI with its password masked, but not the
+        // key's passphrase: masked here.
+        Self::read(protocol, uri, ctx).map_err(|e| match e {
+            CamelError::InvalidUri { uri, reason } => CamelError::InvalidUri {
+                uri: connection::hide_passphrases(&uri).into(),
+                reason,
+            },
+            other => other,
+        })
+    }
+
+    fn read(
+        protocol: Protocol,
         mut uri: EndpointUri,
         ctx: &dyn ComponentContext,
     ) -> Result<Self, CamelError> {
         let raw = uri.as_str().to_string();
-        let shown = camel_api::redact_url(&raw);
+        let shown = shown_uri(&raw);
         let invalid = |why: String| CamelError::invalid_uri(shown.clone(), why);
         let path = uri.path().trim().to_string();
         let (authority, directory) = match path.find('/') {
@@ -242,9 +208,10 @@ impl FtpOptions {
                 let port = p
                     .parse::<u16>()
                     .map_err(|_| invalid(format!("`{p}` is not a port number")))?;
-                (h, port)
+                (h, Some(port))
             }
-            None => (host_port, protocol.default_port()),
+            // The default depends on `isImplicit`, read below.
+            None => (host_port, None),
         };
         if host.is_empty() {
             return Err(invalid(format!(
@@ -262,41 +229,13 @@ impl FtpOptions {
             password = p.map(percent_decode);
         }
         let p = &mut uri.parameters;
-        if let Some(u) = p.take_str("username") {
-            username = Some(u);
-        }
-        if let Some(pw) = p.take_str("password") {
-            password = Some(pw);
-        }
-        let known_hosts_file = p.take_str("known_hosts_file").map(PathBuf::from);
-        let strict = match p.take_choice("strict_host_key_checking", &["yes", "no"])? {
-            Some("yes") => true,
-            Some(_) => false,
-            // Camel's default is `no`; a known hosts file given means it is to be checked.
-            None => known_hosts_file.is_some(),
-        };
-        let connection = Connection {
-            protocol,
+        let authority = Authority {
             host: host.to_string(),
             port,
             username,
             password,
-            private_key_file: p.take_str("private_key_file").map(PathBuf::from),
-            known_hosts_file,
-            strict_host_key_checking: strict,
-            connect_timeout: p
-                .take_duration("connect_timeout")?
-                .unwrap_or(Duration::from_secs(10)),
-            passive_mode: p.take_bool("passive_mode")?.unwrap_or(true),
-            binary: p.take_bool("binary")?.unwrap_or(true),
-            trust_store_file: p.take_str("trust_store_file").map(PathBuf::from),
         };
-        if connection.strict_host_key_checking && connection.known_hosts_file.is_none() {
-            return Err(invalid(
-                "strictHostKeyChecking=yes needs knownHostsFile (the server's key is checked against it)"
-                    .into(),
-            ));
-        }
+        let connection = take_connection(protocol, authority, p, &invalid)?;
         let directory = percent_decode(directory.trim_end_matches('/'));
         let consumer = take_consumer(p, ctx, &invalid)?;
         let producer = take_producer(p, ctx)?;

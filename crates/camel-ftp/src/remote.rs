@@ -7,7 +7,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::ftp::FtpSession;
 use crate::options::Connection;
-use crate::sftp::SftpSession;
+use crate::sftp::{login_key, SftpSession};
 use crate::Protocol;
 
 /// A failure talking to the server. The text never holds the password.
@@ -91,7 +91,8 @@ macro_rules! each {
 }
 
 impl Session {
-    /// Connects and logs in, within `connect_timeout`.
+    /// Connects and logs in, within `connect_timeout` (an SFTP key is read and decrypted
+    /// before the clock starts: that is local work, not the server's answer).
     pub(crate) async fn open(connection: &Connection) -> RemoteResult<Session> {
         let what = format!(
             "connecting to {}://{}:{}",
@@ -99,12 +100,16 @@ impl Session {
             connection.host,
             connection.port
         );
+        let key = match connection.protocol {
+            Protocol::Sftp => login_key(connection).await?,
+            Protocol::Ftp | Protocol::Ftps => None,
+        };
         let opened = tokio::time::timeout(connection.connect_timeout, async {
             match connection.protocol {
                 Protocol::Ftp | Protocol::Ftps => {
                     FtpSession::open(connection).await.map(Session::Ftp)
                 }
-                Protocol::Sftp => SftpSession::open(connection).await.map(Session::Sftp),
+                Protocol::Sftp => SftpSession::open(connection, key).await.map(Session::Sftp),
             }
         })
         .await;
@@ -112,7 +117,11 @@ impl Session {
             Ok(session) => session,
             Err(_) => Err(RemoteError::new(
                 what,
-                format!("no answer within {:?}", connection.connect_timeout),
+                format!(
+                    "no answer within {:?}{}",
+                    connection.connect_timeout,
+                    silence_hint(connection)
+                ),
             )),
         }
     }
@@ -176,6 +185,19 @@ impl Session {
     /// Logs out; errors are of no interest any more.
     pub(crate) async fn close(self) {
         each!(self, s => s.close().await)
+    }
+}
+
+/// Why a server may say nothing at all. An implicit FTPS server waits for the client's
+/// TLS hello while an explicit FTPS client waits for the server's greeting: both wait
+/// until `connect_timeout`.
+fn silence_hint(connection: &Connection) -> &'static str {
+    match connection.protocol {
+        Protocol::Ftps if !connection.is_implicit => {
+            " (an implicit FTPS port, often 990, waits for TLS first: if this is one, \
+             set isImplicit=true)"
+        }
+        _ => "",
     }
 }
 

@@ -4,13 +4,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use russh::client::{self, Handle};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::keys::{PrivateKey, PrivateKeyWithHashAlg, PublicKeyOrCertificate};
 use russh_sftp::client::error::Error as SftpError;
 use russh_sftp::client::SftpSession as Sftp;
 use russh_sftp::protocol::{OpenFlags, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::options::Connection;
+use crate::private_key;
 use crate::remote::{Entry, EntryKind, RemoteError, RemoteResult};
 
 /// A logged-in SFTP session: the SSH connection and the SFTP channel on it.
@@ -72,8 +73,24 @@ fn error(context: impl std::fmt::Display, e: SftpError) -> RemoteError {
         .not_found(not_found)
 }
 
+/// Reads (and decrypts) `privateKeyFile`, off the runtime's threads: bcrypt, which
+/// protects an OpenSSH key's passphrase, is slow on purpose.
+pub(crate) async fn login_key(c: &Connection) -> RemoteResult<Option<PrivateKey>> {
+    let Some(file) = c.private_key_file.clone() else {
+        return Ok(None);
+    };
+    let where_ = format!("logging in to sftp://{}:{}", c.host, c.port);
+    let passphrase = c.private_key_passphrase.clone();
+    let loaded =
+        tokio::task::spawn_blocking(move || private_key::load(&file, passphrase.as_deref()))
+            .await
+            .map_err(|e| RemoteError::new(&where_, e))?;
+    loaded.map(Some).map_err(|e| RemoteError::new(&where_, e))
+}
+
 impl SftpSession {
-    pub(crate) async fn open(c: &Connection) -> RemoteResult<SftpSession> {
+    /// Connects and logs in with `key` (read by [`login_key`]), else the password.
+    pub(crate) async fn open(c: &Connection, key: Option<PrivateKey>) -> RemoteResult<SftpSession> {
         let where_ = format!("sftp://{}:{}", c.host, c.port);
         let user = c.username.clone().ok_or_else(|| {
             RemoteError::new(&where_, "sftp needs a user name (sftp://user@host)")
@@ -89,11 +106,8 @@ impl SftpSession {
             .await
             .map_err(|e| RemoteError::new(format!("connecting to {where_}"), e))?;
         let login = format!("logging in to {where_} as `{user}`");
-        let auth = match (&c.private_key_file, &c.password) {
-            (Some(file), _) => {
-                let key = russh::keys::load_secret_key(file, None).map_err(|e| {
-                    RemoteError::new(format!("reading private key `{}`", file.display()), e)
-                })?;
+        let auth = match (key, &c.password) {
+            (Some(key), _) => {
                 let hash = ssh
                     .best_supported_rsa_hash()
                     .await
@@ -104,7 +118,10 @@ impl SftpSession {
             }
             (None, Some(password)) => ssh.authenticate_password(&user, password).await,
             (None, None) => {
-                return Err(RemoteError::new(&login, "give privateKeyFile or password"))
+                return Err(RemoteError::new(
+                    &login,
+                    "give privateKeyFile (or privateKeyUri) or password",
+                ))
             }
         }
         .map_err(|e| RemoteError::new(&login, e))?;

@@ -8,22 +8,8 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use camel_api::{Body, BoxProcessor, CamelError, Exchange};
-use support::{eventually, servers, Seen};
-
-fn recording(seen: &Arc<Seen>, fail: &'static str) -> BoxProcessor {
-    let s = seen.clone();
-    BoxProcessor::from_fn(move |ex: Exchange| {
-        let s = s.clone();
-        async move {
-            let name = s.record(&ex);
-            if !fail.is_empty() && name.ends_with(fail) {
-                return Err(CamelError::processor("refused by the test route"));
-            }
-            Ok(ex)
-        }
-    })
-}
+use camel_api::{Body, BoxProcessor, Exchange};
+use support::{eventually, recording, servers, Seen};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_are_deleted_after_success_and_a_failing_one_stays() {

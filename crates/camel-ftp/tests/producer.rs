@@ -5,22 +5,7 @@
 
 mod support;
 
-use camel_api::Exchange;
-use support::servers;
-
-async fn send(
-    server: &support::Server,
-    uri: &str,
-    body: &str,
-    name: Option<&str>,
-) -> Result<Exchange, camel_api::CamelError> {
-    let producer = server.endpoint(uri).producer().unwrap();
-    let mut ex = Exchange::new(body);
-    if let Some(name) = name {
-        ex = ex.with_header("CamelFileName", name);
-    }
-    producer.process(ex).await
-}
+use support::{send, servers};
 
 fn read(server: &support::Server, relative: &str) -> String {
     std::fs::read_to_string(server.path(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))

@@ -141,3 +141,81 @@ fn join_leaves_no_double_slash() {
     assert_eq!(join("in/", "a"), "in/a");
     assert_eq!(join("/abs", "a/b"), "/abs/a/b");
 }
+
+#[test]
+fn implicit_ftps_defaults_to_port_990() {
+    let o = options(Protocol::Ftps, "ftps://h/in?isImplicit=true").expect("valid");
+    assert!(o.connection.is_implicit);
+    assert_eq!(o.connection.port, IMPLICIT_FTPS_PORT);
+    let o = options(Protocol::Ftps, "ftps://h:2123/in?is_implicit=true").expect("valid");
+    assert_eq!(o.connection.port, 2123, "a port written wins");
+    let o = options(Protocol::Ftps, "ftps://h/in").expect("valid");
+    assert!(!o.connection.is_implicit);
+    assert_eq!(o.connection.port, 21);
+    let err = options(Protocol::Ftp, "ftp://h/in?isImplicit=true").expect_err("ftp: refuses it");
+    assert!(err.to_string().contains("ftps option"), "{err}");
+}
+
+#[test]
+fn private_key_uri_is_a_local_file() {
+    for (uri, path) in [
+        ("sftp://u@h/in?privateKeyUri=file:/keys/app", "/keys/app"),
+        ("sftp://u@h/in?privateKeyUri=file:///keys/app", "/keys/app"),
+        ("sftp://u@h/in?private_key_uri=/keys/app", "/keys/app"),
+        ("sftp://u@h/in?privateKeyFile=/keys/app", "/keys/app"),
+    ] {
+        let o = options(Protocol::Sftp, uri).expect(uri);
+        assert_eq!(
+            o.connection.private_key_file.as_deref(),
+            Some(std::path::Path::new(path)),
+            "{uri}"
+        );
+    }
+    for (uri, says) in [
+        (
+            "sftp://u@h/in?privateKeyUri=classpath:app.key",
+            "local files only",
+        ),
+        (
+            "sftp://u@h/in?privateKeyUri=file://other/app.key",
+            "names a host",
+        ),
+        (
+            "sftp://u@h/in?privateKeyUri=/a&privateKeyFile=/b",
+            "not both",
+        ),
+        ("sftp://u@h/in?privateKeyPassphrase=x", "needs the key"),
+    ] {
+        let err = options(Protocol::Sftp, uri).expect_err(uri).to_string();
+        assert!(err.contains(says), "{uri}: {err}");
+    }
+}
+
+#[test]
+fn the_key_passphrase_never_shows() {
+    let uri = "sftp://app@h/in?privateKeyFile=/k&privateKeyPassphrase=pp-never-shown";
+    let o = options(Protocol::Sftp, uri).expect("valid");
+    assert_eq!(
+        o.connection.private_key_passphrase.as_deref(),
+        Some("pp-never-shown")
+    );
+    let shown = format!("{o:?} {:?}", o.connection);
+    assert!(!shown.contains("pp-never-shown"), "{shown}");
+    assert!(shown.contains("privateKeyPassphrase=***"), "{shown}");
+    // Also when another parameter is wrong, and in snake_case.
+    for bad in [
+        format!("{uri}&delay=soon"),
+        format!("{uri}&bogus=1"),
+        "sftp://app@h/in?private_key_file=/k&private_key_passphrase=pp-never-shown&delay=soon"
+            .to_string(),
+    ] {
+        let err = options(Protocol::Sftp, &bad).expect_err(&bad);
+        let text = format!("{err} {err:?}");
+        assert!(!text.contains("pp-never-shown"), "{text}");
+    }
+    let ep = crate::FtpComponent::new(Protocol::Sftp)
+        .endpoint(EndpointUri::parse(uri).expect("uri"), &SimpleOnly)
+        .expect("endpoint");
+    assert!(!ep.uri().contains("pp-never-shown"), "{}", ep.uri());
+    assert!(!format!("{ep:?}").contains("pp-never-shown"));
+}

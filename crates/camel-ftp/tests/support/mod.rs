@@ -86,6 +86,20 @@ impl Server {
         name
     }
 
+    /// The same server with other options every URI needs (in place of keys and trust
+    /// store): a client set up differently against the same port.
+    pub fn with_auth(&self, auth: &str) -> Server {
+        Server {
+            auth: auth.to_string(),
+            ..self.clone()
+        }
+    }
+
+    /// The options every URI of this server carries.
+    pub fn auth(&self) -> &str {
+        &self.auth
+    }
+
     pub fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative)
     }
@@ -138,14 +152,18 @@ fn open_up(path: &Path) {
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777));
 }
 
-/// The servers whose variables are set (under `CI=true`, all of them must be).
-pub fn servers() -> Vec<Server> {
+fn init_tracing() {
     let _ = tracing_subscriber::fmt()
         .with_test_writer()
         .with_env_filter(
             std::env::var("RUST_LOG").unwrap_or_else(|_| "camel_ftp=debug".to_string()),
         )
         .try_init();
+}
+
+/// The servers whose variables are set (under `CI=true`, all of them must be).
+pub fn servers() -> Vec<Server> {
+    init_tracing();
     let mut out = Vec::new();
     let Some(root) = service_from_env("CAMEL_TEST_FTP_ROOT") else {
         return out;
@@ -183,6 +201,22 @@ pub fn servers() -> Vec<Server> {
         });
     }
     out
+}
+
+/// Sends one exchange with `body` (and `CamelFileName` when given) to the producer of
+/// `uri`.
+pub async fn send(
+    server: &Server,
+    uri: &str,
+    body: &str,
+    name: Option<&str>,
+) -> Result<Exchange, CamelError> {
+    let producer = server.endpoint(uri).producer().unwrap();
+    let mut ex = Exchange::new(body);
+    if let Some(name) = name {
+        ex = ex.with_header("CamelFileName", name);
+    }
+    producer.process(ex).await
 }
 
 /// What a test route saw: (file name, body) per exchange, in arrival order.
@@ -247,6 +281,22 @@ impl Seen {
     }
 }
 
+/// A route that records each exchange in `seen`, and fails those whose file name ends
+/// with `fail` (when not empty).
+pub fn recording(seen: &Arc<Seen>, fail: &'static str) -> BoxProcessor {
+    let s = seen.clone();
+    BoxProcessor::from_fn(move |ex: Exchange| {
+        let s = s.clone();
+        async move {
+            let name = s.record(&ex);
+            if !fail.is_empty() && name.ends_with(fail) {
+                return Err(CamelError::processor("refused by the test route"));
+            }
+            Ok(ex)
+        }
+    })
+}
+
 /// Polls `check` every 50 ms for up to 30 s.
 pub async fn eventually(what: &str, check: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -257,4 +307,52 @@ pub async fn eventually(what: &str, check: impl Fn() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The implicit FTPS server (vsftpd with `implicit_ssl=YES`, TLS from the first byte),
+/// its URIs carrying `isImplicit=true` and the test CA; `None` (skipped) without its
+/// variables.
+pub fn implicit_ftps() -> Option<Server> {
+    init_tracing();
+    let root = service_from_env("CAMEL_TEST_FTP_ROOT")?;
+    let base = service_from_env("CAMEL_TEST_FTPS_IMPLICIT_URL")?;
+    let ca = service_from_env("CAMEL_TEST_FTPS_CA")?;
+    Some(Server {
+        protocol: Protocol::Ftps,
+        base,
+        auth: format!("trustStoreFile={ca}&isImplicit=true"),
+        root: PathBuf::from(root),
+    })
+}
+
+/// The SFTP server with the keys encrypted by a test passphrase that its
+/// `authorized_keys` admits.
+#[derive(Clone, Debug)]
+pub struct EncryptedKeys {
+    /// The SFTP server, its URIs carrying the known hosts file alone (no key).
+    pub server: Server,
+    /// An ed25519 key in OpenSSH's format (`ssh-keygen -N`).
+    pub openssh: String,
+    /// An ECDSA key in PKCS#8 PEM (`BEGIN ENCRYPTED PRIVATE KEY`).
+    pub pem: String,
+    pub passphrase: String,
+}
+
+/// The encrypted keys and their server; `None` (skipped) without their variables.
+pub fn encrypted_keys() -> Option<EncryptedKeys> {
+    init_tracing();
+    let root = service_from_env("CAMEL_TEST_FTP_ROOT")?;
+    let base = service_from_env("CAMEL_TEST_SFTP_URL")?;
+    let known = service_from_env("CAMEL_TEST_SFTP_KNOWN_HOSTS")?;
+    Some(EncryptedKeys {
+        server: Server {
+            protocol: Protocol::Sftp,
+            base,
+            auth: format!("knownHostsFile={known}"),
+            root: PathBuf::from(root),
+        },
+        openssh: service_from_env("CAMEL_TEST_SFTP_ENCRYPTED_KEY")?,
+        pem: service_from_env("CAMEL_TEST_SFTP_ENCRYPTED_PEM_KEY")?,
+        passphrase: service_from_env("CAMEL_TEST_SFTP_KEY_PASSPHRASE")?,
+    })
 }
