@@ -112,6 +112,7 @@ fn authority(url: &str) -> Option<(usize, usize)> {
 /// ```
 /// assert!(camel_api::is_secret_name("secret_key"));
 /// assert!(camel_api::is_secret_name("accessKey"));
+/// assert!(camel_api::is_secret_name("privateKeyPassphrase"));
 /// assert!(!camel_api::is_secret_name("region"));
 /// ```
 pub fn is_secret_name(key: &str) -> bool {
@@ -119,6 +120,7 @@ pub fn is_secret_name(key: &str) -> bool {
     [
         "password",
         "passwd",
+        "passphrase",
         "pwd",
         "secret",
         "token",

@@ -175,15 +175,9 @@ impl FtpOptions {
         uri: EndpointUri,
         ctx: &dyn ComponentContext,
     ) -> Result<Self, CamelError> {
-        // The errors of `camel_api` show the URI with its password masked, but not the
-        // key's passphrase: masked here.
-        Self::read(protocol, uri, ctx).map_err(|e| match e {
-            CamelError::InvalidUri { uri, reason } => CamelError::InvalidUri {
-                uri: connection::hide_passphrases(&uri).into(),
-                reason,
-            },
-            other => other,
-        })
+        // The errors of `camel_api` show the URI with its credentials (the password, the
+        // key's passphrase) masked.
+        Self::read(protocol, uri, ctx)
     }
 
     fn read(

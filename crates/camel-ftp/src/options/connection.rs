@@ -212,29 +212,8 @@ fn key_uri_path(uri: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(uri))
 }
 
-/// `uri` fit for a log line or a message: the password masked by `camel_api::redact_url`,
-/// and `privateKeyPassphrase` masked too (its name says "passphrase", which `redact_url`
-/// does not treat as a credential).
+/// `uri` fit for a log line or a message: the password and `privateKeyPassphrase`
+/// masked (`camel_api::redact_url` counts both as credentials).
 pub(crate) fn shown_uri(uri: &str) -> String {
-    hide_passphrases(&camel_api::redact_url(uri))
-}
-
-/// Masks the value of every query parameter whose name mentions a passphrase.
-pub(super) fn hide_passphrases(uri: &str) -> String {
-    let Some((head, query)) = uri.split_once('?') else {
-        return uri.to_string();
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if is_passphrase_name(name) => format!("{name}=***"),
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{head}?{}", pairs.join("&"))
-}
-
-fn is_passphrase_name(name: &str) -> bool {
-    let decoded = camel_api::percent_decode(name).to_ascii_lowercase();
-    decoded.replace(['_', '-'], "").contains("passphrase")
+    camel_api::redact_url(uri)
 }
