@@ -2,7 +2,7 @@
 //! that lets a local publish reach the relay without waiting for a poll.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -37,6 +37,10 @@ struct Inner {
     table: TableName,
     datasource: Datasource,
     wake: Box<[Notify]>,
+    /// Per partition: the highest order key of a row the replication stream saw
+    /// committed (0: none). The worker reads again until its read's horizon has passed
+    /// it (see `worker::partition`).
+    streamed: Box<[AtomicI64]>,
     round_robin: AtomicU32,
     /// Admin changes announced in this process (see [`Outbox::admin`]).
     admin_changes: AtomicU64,
@@ -69,6 +73,7 @@ impl Outbox {
         let owned = (0..config.partitions)
             .map(|_| AtomicBool::new(false))
             .collect();
+        let streamed = (0..config.partitions).map(|_| AtomicI64::new(0)).collect();
         Ok(Outbox {
             inner: Arc::new(Inner {
                 published: crate::metrics::published(&config.name),
@@ -76,6 +81,7 @@ impl Outbox {
                 table,
                 datasource,
                 wake,
+                streamed,
                 round_robin: AtomicU32::new(0),
                 admin_changes: AtomicU64::new(0),
                 owned,
@@ -165,6 +171,22 @@ impl Outbox {
 
     pub(crate) fn waker(&self, partition: u32) -> &Notify {
         &self.inner.wake[partition as usize % self.inner.wake.len()]
+    }
+
+    /// Wakes `partition`'s worker for rows the replication stream saw committed, the
+    /// highest of them with order key `order`.
+    #[cfg(feature = "replication")]
+    pub(crate) fn wake_streamed(&self, partition: u32, order: i64) {
+        let at = partition as usize % self.inner.streamed.len();
+        self.inner.streamed[at].fetch_max(order, AtomicOrdering::AcqRel);
+        self.waker(partition).notify_one();
+    }
+
+    /// The highest order key of a row of `partition` the replication stream saw
+    /// committed, 0 when none.
+    pub(crate) fn streamed_order(&self, partition: u32) -> i64 {
+        let at = partition as usize % self.inner.streamed.len();
+        self.inner.streamed[at].load(AtomicOrdering::Acquire)
     }
 
     pub(crate) fn next_round_robin(&self) -> u32 {

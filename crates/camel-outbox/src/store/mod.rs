@@ -405,7 +405,8 @@ pub(crate) struct Page {
     /// an older transaction is still running, and rows after it wait for it to end.
     pub(crate) held_back: bool,
     /// The horizon the page was read at (PostgreSQL: the oldest transaction id still
-    /// running), for the stall warning; 0 on SQLite.
+    /// running; also when no row came back), for the stall warning and for rows the
+    /// replication stream announced; 0 on SQLite.
     pub(crate) horizon: i64,
 }
 

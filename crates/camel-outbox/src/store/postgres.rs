@@ -244,15 +244,20 @@ impl PgPartition {
         let t = table.as_str();
         let base = format!("SELECT {PG_COLUMNS} FROM {t} WHERE partition_no = $1");
         PgPartition {
-            // The horizon comes from the statement's own snapshot (computed once, as an
-            // init plan): every row visible in it with an order key below the horizon is
-            // committed for good, and no row with such a key can still appear.
+            // The horizon comes from the statement's own snapshot (computed once): every
+            // row visible in it with an order key below the horizon is committed for
+            // good, and no row with such a key can still appear. The rows are joined to
+            // it so that an empty page still says its horizon (one row of NULLs): a
+            // worker woken by the replication stream needs it (see `worker::partition`).
             scan_sql: format!(
-                "SELECT {PG_COLUMNS}, tx_order,
-                        (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint) AS horizon
-                 FROM {t} WHERE partition_no = $1 AND (tx_order, id) > ($2, $3)
-                   AND (group_key IS NULL OR group_key <> ALL($5))
-                 ORDER BY tx_order, id LIMIT $4"
+                "SELECT m.*, h.horizon
+                 FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon) h
+                 LEFT JOIN LATERAL (
+                     SELECT {PG_COLUMNS}, tx_order FROM {t}
+                     WHERE partition_no = $1 AND (tx_order, id) > ($2, $3)
+                       AND (group_key IS NULL OR group_key <> ALL($5))
+                     ORDER BY tx_order, id LIMIT $4) m ON true
+                 ORDER BY m.tx_order, m.id"
             ),
             group_sql: format!(
                 "{base} AND group_key = $2 AND id >= $3 AND (tx_order, id) <= ($4, $5)
@@ -328,7 +333,8 @@ fn decode(rows: Vec<PgRow>) -> Result<Vec<StoredMessage>> {
     rows.iter().map(|r| at.decode(r)).collect()
 }
 
-/// Keeps the rows of a scan up to the first one still behind the horizon.
+/// Keeps the rows of a scan up to the first one still behind the horizon, and the
+/// horizon (also when no row came back).
 fn decode_page(rows: Vec<PgRow>) -> Result<Page> {
     let mut page = Page::default();
     let Some(first) = rows.first() else {
@@ -338,8 +344,11 @@ fn decode_page(rows: Vec<PgRow>) -> Result<Page> {
     let order_at = first.try_column("tx_order")?.ordinal();
     let horizon_at = first.try_column("horizon")?.ordinal();
     for r in &rows {
-        let order: i64 = r.try_get(order_at)?;
         page.horizon = r.try_get(horizon_at)?;
+        // NULL: the partition had no row to read, only the horizon came back.
+        let Some(order) = r.try_get::<Option<i64>, _>(order_at)? else {
+            break;
+        };
         if order >= page.horizon {
             page.held_back = true;
             break;

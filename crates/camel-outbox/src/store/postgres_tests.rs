@@ -119,6 +119,48 @@ async fn a_row_committed_late_is_not_passed_over() {
 }
 
 #[tokio::test]
+async fn an_empty_page_still_says_its_horizon() {
+    // What a worker woken by the replication stream relies on: a read made before the
+    // announced transaction has ended finds nothing, and its horizon says so.
+    let Some(mut f) = fixture().await else { return };
+    let mut tx = f.pool.begin().await.unwrap();
+    let id = f.publish(&mut tx, "g").await;
+    let order: i64 = sqlx::query_scalar(&format!(
+        "SELECT tx_order FROM {} WHERE id = $1",
+        f.outbox.table()
+    ))
+    .bind(id)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    let page = f.store.scan(Position::default(), 100, &[]).await.unwrap();
+    assert!(page.rows.is_empty() && !page.held_back);
+    assert!(
+        page.horizon > 0 && page.horizon <= order,
+        "horizon {} with the row's transaction (order {order}) open",
+        page.horizon
+    );
+    tx.commit().await.unwrap();
+    // Other tests' transactions can hold the horizon for a moment.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let page = f.store.scan(Position::default(), 100, &[]).await.unwrap();
+        if page.horizon > order {
+            let ids: Vec<i64> = page.rows.iter().map(|r| r.message.id).collect();
+            assert_eq!(ids, vec![id], "past the row's order key, the row is read");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the horizon stays at {}",
+            page.horizon
+        );
+        tokio::task::yield_now().await;
+    }
+    f.drop().await;
+}
+
+#[tokio::test]
 async fn a_rolled_back_transaction_releases_the_horizon() {
     let Some(mut f) = fixture().await else { return };
     let mut frontier = Position::default();

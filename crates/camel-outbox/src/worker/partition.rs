@@ -161,7 +161,15 @@ impl<S: PartitionStore> PartitionWorker<S> {
                         .scan(self.sched.frontier(), self.batch, &skip)
                         .await?;
                     scan_needed = page.full(self.batch);
-                    self.watch_horizon(&page).await?;
+                    // The replication stream can announce a commit a moment before the
+                    // server counts the transaction as ended, and a read made in that
+                    // moment does not see its rows. A row whose order key is below the
+                    // read's horizon was visible to it, so until the horizon passes the
+                    // highest order key streamed, the rows wait like held-back ones and
+                    // are read again shortly (not at the next poll).
+                    let streamed = outbox.streamed_order(self.partition);
+                    let awaited = streamed > 0 && streamed >= page.horizon;
+                    self.watch_horizon(&page, awaited).await?;
                     if let Some(last) = page.rows.last() {
                         self.sched.advance(last.at);
                     }
@@ -255,10 +263,12 @@ impl<S: PartitionStore> PartitionWorker<S> {
     }
 
     /// Keeps the held-back state, its gauge and its warning up to date after a frontier
-    /// scan.
-    async fn watch_horizon(&mut self, page: &Page) -> Result<()> {
+    /// scan; `awaited`: rows the replication stream announced may not have been visible
+    /// to it.
+    async fn watch_horizon(&mut self, page: &Page, awaited: bool) -> Result<()> {
         let now = Instant::now();
-        let advice = self.horizon.on_page(page.held_back, page.horizon, now);
+        let held_back = page.held_back || awaited;
+        let advice = self.horizon.on_page(held_back, page.horizon, now);
         self.metrics
             .horizon_wait
             .set(self.horizon.waited(now).as_secs_f64());

@@ -8,13 +8,19 @@
 //! soon a worker hears of a row another process committed. Polls and sweeps go on as
 //! the safety net for a wake-up lost with a broken stream.
 //!
+//! The server sends a commit once it is in the WAL, which can be a moment before the
+//! transaction stops counting as running, so a worker's read can come too early to see
+//! the rows. Each wake-up therefore carries the highest order key (`tx_order`) of the
+//! rows it announces, and the worker reads again, as for rows held back by the horizon,
+//! until a read's horizon has passed it (ADR 0170).
+//!
 //! Each relay streams from a **temporary** slot made on its own replication session: the
 //! server drops it when the session ends, also when the process is killed, so no slot
 //! is ever left behind holding WAL. The position is confirmed as soon as a commit was
 //! read (a lost wake-up costs a poll, never a message). A publication
 //! `<table>_wake` (inserts of the outbox table) is made when missing.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -107,7 +113,8 @@ async fn stream(
     client.wait_started().await.map_err(failed)?;
     tracing::info!(outbox = %outbox.config().name, %slot, "outbox workers woken by logical replication");
     let mut decoder = Decoder::new();
-    let mut partitions: BTreeSet<u32> = BTreeSet::new();
+    // Per partition, the highest order key inserted by the transaction being read.
+    let mut partitions: BTreeMap<u32, i64> = BTreeMap::new();
     loop {
         let event = tokio::select! {
             _ = cancel.cancelled() => {
@@ -120,17 +127,21 @@ async fn stream(
             Some(ReplicationEvent::XLogData { data, .. }) => {
                 if let Ok(Message::Row(change)) = decoder.decode(data) {
                     if change.operation == Operation::Insert {
-                        if let Some(p) =
-                            partition_of(&decoder, change.relation, change.new.as_deref())
-                        {
-                            partitions.insert(p);
+                        let cells = change.new.as_deref();
+                        let column = |name| column_of(&decoder, change.relation, cells, name);
+                        let partition = column("partition_no").and_then(|p| u32::try_from(p).ok());
+                        if let Some(p) = partition {
+                            // Without an order key the worker is woken, nothing awaited.
+                            let order = column("tx_order").unwrap_or(0);
+                            let highest = partitions.entry(p).or_insert(order);
+                            *highest = (*highest).max(order);
                         }
                     }
                 }
             }
             Some(ReplicationEvent::Commit { end_lsn, .. }) => {
-                for p in std::mem::take(&mut partitions) {
-                    outbox.waker(p).notify_one();
+                for (p, order) in std::mem::take(&mut partitions) {
+                    outbox.wake_streamed(p, order);
                 }
                 client.update_applied_lsn(end_lsn);
             }
@@ -147,15 +158,83 @@ async fn stream(
     }
 }
 
-/// The `partition_no` of an inserted row.
-fn partition_of(decoder: &Decoder, relation: u32, cells: Option<&[Cell]>) -> Option<u32> {
+/// The integer column `name` of an inserted row.
+fn column_of(decoder: &Decoder, relation: u32, cells: Option<&[Cell]>, name: &str) -> Option<i64> {
     let relation = decoder.relation(relation)?;
-    let index = relation
-        .columns
-        .iter()
-        .position(|c| c.name == "partition_no")?;
+    let index = relation.columns.iter().position(|c| c.name == name)?;
     match cells?.get(index)? {
         Cell::Text(text) => std::str::from_utf8(text).ok()?.parse().ok(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::sync::Notify;
+
+    use crate::{Datasource, NewMessage, Outbox, OutboxConfig, Relay};
+
+    /// The race of a wake-up that comes before its transaction counts as ended, stretched
+    /// out: the rows are announced while their transaction is still open, and committed
+    /// after the worker's read found nothing. With polls and sweeps a minute apart, only
+    /// the worker's re-reads (until the horizon passes the announced order key) deliver
+    /// the row within the bound.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_wake_up_that_comes_before_its_commit_is_visible_is_not_lost() {
+        let Some(url) = camel_api::test_support::service_from_env("CAMEL_TEST_PG_URL") else {
+            return;
+        };
+        let ds = Datasource::connect(&url).expect("a PostgreSQL URL");
+        let Datasource::Postgres(pool) = ds.clone() else {
+            unreachable!("a PostgreSQL URL")
+        };
+        let name = format!(
+            "early_wake_{}_{:x}",
+            std::process::id(),
+            crate::message::now_ms()
+        );
+        let mut config = OutboxConfig::new(&name);
+        config.partitions = 1;
+        config.poll_interval = Duration::from_secs(60);
+        config.sweep_interval = Duration::from_secs(60);
+        let outbox = Outbox::open(ds, config).await.expect("open");
+        let delivered = Arc::new(Notify::new());
+        let signal = delivered.clone();
+        let relay = Relay::new(outbox.clone(), move |_| {
+            signal.notify_one();
+            async { Ok(()) }
+        })
+        .spawn();
+        let mut tx = pool.begin().await.expect("begin");
+        let id = outbox
+            .publish(&mut tx, NewMessage::text("x").group("g"))
+            .await
+            .expect("publish");
+        let order: i64 = sqlx::query_scalar(&format!(
+            "SELECT tx_order FROM {} WHERE id = $1",
+            outbox.table()
+        ))
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("the row's order key");
+        outbox.wake_streamed(0, order);
+        // Give the worker time to make its read while the transaction is open (setting
+        // the race up; the result is awaited below, with a bound).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tx.commit().await.expect("commit");
+        let in_time = tokio::time::timeout(Duration::from_secs(5), delivered.notified()).await;
+        relay.shutdown().await.expect("shutdown");
+        let table = outbox.table();
+        for t in [table.to_string(), table.dead(), table.meta()] {
+            sqlx::query(&format!("DROP TABLE {t}"))
+                .execute(&pool)
+                .await
+                .expect("drop");
+        }
+        assert!(in_time.is_ok(), "the row waited for the next poll");
     }
 }
