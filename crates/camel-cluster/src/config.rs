@@ -90,6 +90,15 @@ impl std::fmt::Debug for ClusterSettings {
 
 /// A default holder id: host name, process id and a random part, so two processes on one
 /// host (or a restarted one) never share an id.
+/// True in a Kubernetes pod that can reach its API server with its service account:
+/// `KUBERNETES_SERVICE_HOST` set and the account's token mounted. Always false without
+/// the `kubernetes` feature.
+pub fn in_kubernetes_pod() -> bool {
+    cfg!(feature = "kubernetes")
+        && std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty())
+        && std::path::Path::new("/var/run/secrets/kubernetes.io/serviceaccount/token").is_file()
+}
+
 pub fn default_holder() -> String {
     let host = std::env::var("HOSTNAME")
         .ok()
@@ -128,9 +137,18 @@ impl ClusterSettings {
         }
     }
 
-    /// Reads `camel.cluster.*` through `get`; `Ok(None)` when no backend is named.
+    /// Reads `camel.cluster.*` through `get`; `Ok(None)` when no backend is named, except
+    /// in a Kubernetes pod, where Kubernetes Leases are the default backend (as Camel K
+    /// gives its integrations a Kubernetes cluster service without configuration).
     pub fn from_properties(
         get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ClusterError> {
+        Self::read_properties(get, in_kubernetes_pod())
+    }
+
+    fn read_properties(
+        get: impl Fn(&str) -> Option<String>,
+        in_pod: bool,
     ) -> Result<Option<Self>, ClusterError> {
         // `camel.cluster.lease-duration`, or Camel's `camel.cluster.leaseDuration`.
         let read = |kebab: &str| -> Option<String> {
@@ -140,7 +158,7 @@ impl ClusterSettings {
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        let Some(backend) = read("backend") else {
+        let Some(backend) = read("backend").or_else(|| in_pod.then(|| "kubernetes".into())) else {
             return Ok(None);
         };
         let backend = match backend.to_ascii_lowercase().as_str() {
@@ -264,7 +282,31 @@ mod tests {
 
     #[test]
     fn no_backend_means_no_cluster() {
-        assert!(read(&[]).unwrap().is_none());
+        assert!(ClusterSettings::read_properties(|_| None, false)
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn in_a_pod_kubernetes_leases_are_the_default() {
+        let s = ClusterSettings::read_properties(|_| None, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.backend, Backend::Kubernetes);
+        assert_eq!(
+            s.url, "",
+            "the service account says where the API server is"
+        );
+        // A backend named still wins.
+        let named = |k: &str| match k {
+            "camel.cluster.backend" => Some("redis".to_string()),
+            "camel.cluster.url" => Some("redis://127.0.0.1:6379".to_string()),
+            _ => None,
+        };
+        let s = ClusterSettings::read_properties(named, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.backend, Backend::Redis);
     }
 
     #[test]

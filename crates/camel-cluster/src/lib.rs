@@ -55,7 +55,7 @@ mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 
-pub use config::{default_holder, Backend, ClusterSettings};
+pub use config::{default_holder, in_kubernetes_pod, Backend, ClusterSettings};
 pub use election::{
     ElectionConfig, LeaderElection, Leadership, EPOCH_GAUGE, LEADER_GAUGE, LOST_COUNTER,
 };

@@ -130,7 +130,7 @@ impl Component for MasterComponent {
         let Some(service) = self.service.clone() else {
             return Err(CamelError::invalid_uri(
                 raw,
-                "leader-only and partitioned routes need a cluster: set `camel.cluster.backend` (postgres, redis, nats or kubernetes) and `camel.cluster.url`",
+                "leader-only and partitioned routes need a cluster: set `camel.cluster.backend` (postgres, redis, nats or kubernetes) and `camel.cluster.url` (in a Kubernetes pod, Kubernetes Leases are the default)",
             ));
         };
         // Every parameter belongs to the inner endpoint.
