@@ -10,9 +10,19 @@ use serde_json::{json, Value};
 
 /// Registers the `master` component (refusing its endpoints when no backend is set) and,
 /// with a backend, the cluster service as a context resource. Nothing connects yet.
-pub(crate) fn register(ctx: &CamelContext, properties: &Properties) -> Result<(), String> {
-    let settings = ClusterSettings::from_properties(|k| properties.get(k).map(str::to_string))
-        .map_err(|e| e.to_string())?;
+/// `for_pod`: read the properties as in a Kubernetes pod, whatever this process runs in
+/// (ADR 0172).
+pub(crate) fn register(
+    ctx: &CamelContext,
+    properties: &Properties,
+    for_pod: bool,
+) -> Result<(), String> {
+    let get = |k: &str| properties.get(k).map(str::to_string);
+    let settings = match for_pod {
+        true => ClusterSettings::from_properties_in(get, true),
+        false => ClusterSettings::from_properties(get),
+    }
+    .map_err(|e| e.to_string())?;
     let service = settings.map(ClusterService::new);
     if let Some(service) = &service {
         ctx.add_resource(CLUSTER_RESOURCE, service.clone());

@@ -178,7 +178,7 @@ pub(crate) fn test_context() -> CamelContext {
 /// Loads every file and compiles every route that loaded, even when others did not: a
 /// mistake in one item does not hide the errors inside the other routes.
 pub(crate) async fn validate(files: &[PathBuf], properties: &PropertyArgs) -> ExitCode {
-    match check(files, properties).await {
+    match check(files, properties, false).await {
         Ok(routes) => {
             println!("ok: {} route(s) in {} file(s)", routes.len(), files.len());
             ExitCode::SUCCESS
@@ -203,16 +203,18 @@ pub(crate) enum Checked {
 }
 
 /// Loads and compiles the routes of `files` without running them, as `camel validate`:
-/// the routes, or every error found.
+/// the routes, or every error found. `for_pod`: as they would load in a Kubernetes pod
+/// (`camel export --kubernetes`), where the cluster backend has a default (ADR 0172).
 pub(crate) async fn check(
     files: &[PathBuf],
     properties: &PropertyArgs,
+    for_pod: bool,
 ) -> Result<Vec<RouteDefinition>, Checked> {
     let (routes, mut errors) =
         crate::sources::load_partial(files, properties).map_err(Checked::Unreadable)?;
     // Validation starts no route, so the server never binds: any port will do.
     let ctx = context(camel_http::ServerConfig::new(([127, 0, 0, 1], 0).into()));
-    if let Err(e) = crate::sources::register_datasource(&ctx, files, properties) {
+    if let Err(e) = crate::sources::register_datasource(&ctx, files, properties, for_pod) {
         errors.push(RouteError::new(camel_core::RouteErrorKind::InvalidValue(e)));
     }
     if let Err(e) = ctx.validate(&routes).await {
@@ -541,7 +543,8 @@ pub(crate) async fn run(mut args: RunArgs) -> ExitCode {
     );
     ctx.set_shutdown_timeout(Duration::from_secs(args.shutdown_timeout));
     args.trace.apply(&ctx);
-    if let Err(e) = crate::sources::register_datasource(&ctx, &args.files, &args.properties) {
+    if let Err(e) = crate::sources::register_datasource(&ctx, &args.files, &args.properties, false)
+    {
         eprintln!("error: {e}");
         return ExitCode::from(STARTUP_ERROR);
     }

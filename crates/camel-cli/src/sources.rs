@@ -213,6 +213,7 @@ pub(crate) fn register_datasource(
     ctx: &camel_core::CamelContext,
     files: &[PathBuf],
     args: &PropertyArgs,
+    for_pod: bool,
 ) -> Result<(), String> {
     let sources = sort(files);
     let properties = args.load_with(&sources.routes, &sources.properties)?;
@@ -221,7 +222,7 @@ pub(crate) fn register_datasource(
     {
         ctx.add_resource(camel_sql::DATASOURCE_RESOURCE, std::sync::Arc::new(url));
     }
-    crate::cluster::register(ctx, &properties)
+    crate::cluster::register(ctx, &properties, for_pod)
 }
 
 /// True when the properties of the run (files and `--property`) set `key` to `true`.

@@ -193,6 +193,51 @@ fn env_placeholders_credentials_and_leases() {
     validate_against_the_schemas(out.path());
 }
 
+/// A Camel K style `master:` route with no backend named: in the pod it runs on
+/// Kubernetes Leases (ADR 0172), so the export grants them; a named backend does not.
+#[test]
+fn a_master_route_without_a_backend_gets_the_lease_role() {
+    let export = |properties: Option<&str>| {
+        let src = tempfile::tempdir().unwrap();
+        let file = src.path().join("leader.camel.yaml");
+        std::fs::write(
+            &file,
+            "- route:\n    id: leader\n    from:\n      uri: master:reports:timer:tick\n      steps:\n        - log: tick\n",
+        )
+        .unwrap();
+        if let Some(p) = properties {
+            std::fs::write(src.path().join("application.properties"), p).unwrap();
+        }
+        let out = tempfile::tempdir().unwrap();
+        let run = camel()
+            .args(["export", "--kubernetes", "-o"])
+            .arg(out.path())
+            .arg(&file)
+            .args(["--name", "leader", "--image", "registry.local/leader:1"])
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let rbac = out.path().join("rbac.yaml");
+        let role = rbac.exists().then(|| read(&rbac));
+        (out, role)
+    };
+    let (out, role) = export(None);
+    let role = role.expect("a Role for the Leases");
+    assert!(role.contains("coordination.k8s.io"), "{role}");
+    validate_against_the_schemas(out.path());
+    let (_, role) = export(Some(
+        "camel.cluster.backend=redis\ncamel.cluster.url=redis://redis:6379\n",
+    ));
+    assert!(
+        !role.unwrap_or_default().contains("coordination.k8s.io"),
+        "Redis leases need no Lease role"
+    );
+}
+
 #[test]
 fn a_file_with_errors_exports_nothing() {
     let src = tempfile::tempdir().unwrap();

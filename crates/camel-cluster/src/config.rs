@@ -143,10 +143,12 @@ impl ClusterSettings {
     pub fn from_properties(
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Self>, ClusterError> {
-        Self::read_properties(get, in_kubernetes_pod())
+        Self::from_properties_in(get, in_kubernetes_pod())
     }
 
-    fn read_properties(
+    /// [`from_properties`](Self::from_properties) as it reads in a pod (`in_pod`) or
+    /// outside one: `camel export --kubernetes` checks routes for the pod they go to.
+    pub fn from_properties_in(
         get: impl Fn(&str) -> Option<String>,
         in_pod: bool,
     ) -> Result<Option<Self>, ClusterError> {
@@ -282,14 +284,14 @@ mod tests {
 
     #[test]
     fn no_backend_means_no_cluster() {
-        assert!(ClusterSettings::read_properties(|_| None, false)
+        assert!(ClusterSettings::from_properties_in(|_| None, false)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn in_a_pod_kubernetes_leases_are_the_default() {
-        let s = ClusterSettings::read_properties(|_| None, true)
+        let s = ClusterSettings::from_properties_in(|_| None, true)
             .unwrap()
             .unwrap();
         assert_eq!(s.backend, Backend::Kubernetes);
@@ -303,7 +305,7 @@ mod tests {
             "camel.cluster.url" => Some("redis://127.0.0.1:6379".to_string()),
             _ => None,
         };
-        let s = ClusterSettings::read_properties(named, true)
+        let s = ClusterSettings::from_properties_in(named, true)
             .unwrap()
             .unwrap();
         assert_eq!(s.backend, Backend::Redis);

@@ -96,7 +96,8 @@ pub(crate) async fn run(args: ExportArgs) -> ExitCode {
 }
 
 async fn export(args: &ExportArgs) -> Result<Vec<PathBuf>, String> {
-    let routes = match crate::run::check(&args.files, &args.properties).await {
+    // Checked as they will load in the pod the manifests are for.
+    let routes = match crate::run::check(&args.files, &args.properties, true).await {
         Ok(routes) => routes,
         Err(crate::run::Checked::Unreadable(e)) => return Err(e),
         Err(crate::run::Checked::Errors(errors)) => {

@@ -12,7 +12,8 @@ use serde_json::Value as Json;
 pub(crate) struct Uses {
     /// A route's consumer is `platform-http:` or `rest:`: a container port and a Service.
     pub(crate) http: bool,
-    /// The cluster's leases are Kubernetes Leases (`camel.cluster.backend=kubernetes`): a
+    /// The cluster's leases are Kubernetes Leases (`camel.cluster.backend=kubernetes`, or
+    /// a `master:` route with no backend named, ADR 0172): a
     /// ServiceAccount allowed to read and write them. Leases in PostgreSQL, Redis or NATS
     /// need nothing of the API server.
     pub(crate) leases: bool,
@@ -46,8 +47,12 @@ impl Uses {
         let mut uses = Uses::default();
         let mut uris = Vec::new();
         let mut outbox_without_datasource = false;
+        // A leader-only or partitioned route (loaded as `master:`) with no backend named
+        // runs on Kubernetes Leases in the pod (ADR 0172), which need their role.
+        let backend_named = properties.get("camel.cluster.backend").is_some();
         for route in routes {
             let scheme = scheme(&route.from.uri);
+            uses.leases |= scheme == "master" && !backend_named;
             uses.http |= matches!(scheme, "platform-http" | "rest");
             uris.push(route.from.uri.clone());
             outbox_without_datasource |=
