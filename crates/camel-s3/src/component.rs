@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use camel_api::{
     BoxProcessor, CamelError, Component, ComponentContext, Consumer, Endpoint, EndpointUri,
+    StepLifecycle,
 };
 
 use crate::client::S3Client;
@@ -60,6 +61,12 @@ impl Endpoint for S3Endpoint {
 
     fn producer(&self) -> Result<BoxProcessor, CamelError> {
         Ok(self.producer.clone().processor())
+    }
+
+    fn lifecycle(&self) -> Option<Arc<dyn StepLifecycle>> {
+        self.producer
+            .streaming()
+            .map(|s| s as Arc<dyn StepLifecycle>)
     }
 
     fn consumer(&self) -> Result<Box<dyn Consumer>, CamelError> {
