@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use camel_api::test_support::service_from_env;
 use camel_api::{
-    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext, Endpoint,
-    EndpointUri, Exchange, ShutdownReason,
+    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
+    ContextChange, Endpoint, EndpointUri, Exchange, ShutdownReason,
 };
 use camel_s3::{headers, S3Component};
 use tokio::task::JoinHandle;
@@ -386,4 +386,38 @@ async fn concurrent_callers_each_land_once() {
     lines.sort();
     let want: Vec<String> = bodies.iter().map(|b| b.trim_end().to_string()).collect();
     assert_eq!(lines, want);
+}
+
+/// When the context stops, the open object is stored at once (the route's drain then
+/// does not wait for its deadline), and each later body on its own.
+#[tokio::test]
+async fn a_stopping_context_stores_the_open_object_at_once() {
+    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let b = Bucket::create(&service, "stream-stopping").await;
+    let component = S3Component::new();
+    let uri = format!(
+        "aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=open.txt&batchMessageNumber=100",
+        b.name
+    );
+    let endpoint = component
+        .endpoint(EndpointUri::parse(&uri).unwrap(), &NoContext)
+        .unwrap();
+    let producer = endpoint.producer().unwrap();
+    let tasks = send_in_order(&producer, &["x", "y"]).await;
+    assert!(
+        tasks.iter().all(|t| !t.is_finished()),
+        "waiting for 100 messages"
+    );
+    component.context_changed(ContextChange::Stopping);
+    for task in tasks {
+        assert_eq!(key_of(&outcome(task).await.expect("stored")), "open.txt");
+    }
+    assert_eq!(b.text("open.txt").await, "xy");
+    let late = tokio::time::timeout(BOUND, producer.process(Exchange::new("z")))
+        .await
+        .expect("stored on its own, at once")
+        .expect("stored");
+    assert_eq!(key_of(&late), "open-1.txt");
 }

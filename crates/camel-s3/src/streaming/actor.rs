@@ -3,7 +3,9 @@
 
 use bytes::Bytes;
 use camel_api::CamelError;
-use tokio::sync::{mpsc, oneshot};
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::{sleep_until, Instant};
 
 use crate::client::describe;
@@ -60,14 +62,22 @@ impl Uploader {
         mut self,
         mut appends: mpsc::Receiver<Append>,
         mut stop: oneshot::Receiver<()>,
+        closing: Arc<Notify>,
     ) {
-        let limits = self.limits();
+        let mut limits = self.limits();
         let mut open: Option<OpenObject<Reply>> = None;
         loop {
             let deadline = open.as_ref().and_then(OpenObject::deadline);
             tokio::select! {
                 biased;
                 _ = &mut stop => break,
+                () = closing.notified() => {
+                    // Every object is complete at its first message from now on.
+                    limits.messages = 1;
+                    if let Some(object) = open.take() {
+                        self.store(object).await;
+                    }
+                }
                 () = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
                     if let Some(object) = open.take() {
                         self.store(object).await;

@@ -11,8 +11,10 @@
 //! as soon as its body is buffered). One task ([`actor`]) owns the open object; exchanges
 //! send it their body and wait for its answer. Its buffer holds at most `batchSize` bytes
 //! plus the body that crossed it, and at most [`QUEUE`] bodies wait to be appended, so a
-//! caller waits (backpressure) rather than memory growing. When the route stops, queued
-//! bodies are appended and the open object is stored before the stop returns.
+//! caller waits (backpressure) rather than memory growing. When the context stops, the
+//! open object is stored at once and each later body on its own (the component is told,
+//! before the routes drain); when the route's steps are shut down, queued bodies are
+//! appended and the open object is stored before the shutdown returns.
 //!
 //! ```
 //! use camel_api::{Component, EndpointUri};
@@ -37,12 +39,12 @@ mod batch;
 pub(crate) mod config;
 pub(crate) mod naming;
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use camel_api::{CamelError, ShutdownReason, StepLifecycle};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
 pub(crate) use actor::Stored;
@@ -79,6 +81,8 @@ enum State {
 struct Running {
     appends: mpsc::Sender<Append>,
     stop: oneshot::Sender<()>,
+    /// Told when the context stops: from then on each object is stored at once.
+    closing: Arc<Notify>,
     task: JoinHandle<()>,
 }
 
@@ -94,6 +98,16 @@ impl StreamingUpload {
             options,
             producer,
             state: Mutex::new(State::Idle),
+        }
+    }
+
+    /// The context is stopping: the open object is stored now, and every body after it
+    /// as soon as it arrives, so no exchange waits for a count or a timeout that the stop
+    /// would outlast. (A task started later waits again: the context was started anew.)
+    pub(crate) fn store_without_waiting(&self) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let State::Running(running) = &*state {
+            running.closing.notify_one();
         }
     }
 
@@ -122,10 +136,12 @@ impl StreamingUpload {
                     pattern: KeyPattern::new(&self.options.key_name),
                     next_number: None,
                 };
-                let task = tokio::spawn(uploader.run(receiver, stopped));
+                let closing = Arc::new(Notify::new());
+                let task = tokio::spawn(uploader.run(receiver, stopped, closing.clone()));
                 *state = State::Running(Running {
                     appends: appends.clone(),
                     stop,
+                    closing,
                     task,
                 });
                 Ok(appends)
