@@ -421,3 +421,46 @@ async fn a_stopping_context_stores_the_open_object_at_once() {
         .expect("stored");
     assert_eq!(key_of(&late), "open-1.txt");
 }
+
+/// Through a context and a YAML route: stopping the context stores the open object, the
+/// waiting exchanges succeed, and nothing is cut off at the deadline. (One thread, so
+/// both exchanges are waiting in the producer before the stop begins.)
+#[tokio::test]
+async fn a_route_stopped_with_its_context_answers_every_exchange() {
+    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let b = Bucket::create(&service, "stream-route").await;
+    let yaml = format!(
+        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=route.txt&batchMessageNumber=100\"\n",
+        b.name
+    );
+    let ctx = camel_core::CamelContext::new();
+    ctx.add_component(Arc::new(S3Component::new()));
+    ctx.add_routes(camel_core::yaml::load_str(&yaml, "streaming.yaml").unwrap())
+        .await
+        .unwrap();
+    ctx.start().await.unwrap();
+    let ctx = Arc::new(ctx);
+    let mut tasks = Vec::new();
+    for body in ["one ", "two"] {
+        let ctx = ctx.clone();
+        tasks.push(tokio::spawn(async move {
+            ctx.request("direct:in", Exchange::new(body)).await
+        }));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let report = tokio::time::timeout(BOUND, ctx.stop())
+        .await
+        .expect("the stop ended within the bound");
+    assert!(report.cut_off.is_empty(), "{report:?}");
+    assert!(report.errors.is_empty(), "{report:?}");
+    for task in tasks {
+        let done = outcome(task).await.expect("stored");
+        assert_eq!(key_of(&done), "route.txt");
+    }
+    let text = b.text("route.txt").await;
+    assert_eq!(text, "one two");
+}
