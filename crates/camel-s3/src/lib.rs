@@ -7,7 +7,9 @@
 //!   `spoolThreshold` are streamed to a file and handed over by path, so a big object
 //!   keeps memory flat (ADR 0154).
 //! - In `to`, a producer: `putObject` (multipart above `partSize` with
-//!   `multiPartUpload=true`), and `operation=listObjects|getObject|deleteObject|copyObject`.
+//!   `multiPartUpload=true`), and `operation=listObjects|getObject|deleteObject|copyObject`;
+//!   with `streamingUploadMode=true`, consecutive bodies appended into objects, each
+//!   exchange answered once its object is stored ([`streaming`], ADR 0173).
 //!
 //! Option names follow Camel's `aws2-s3` component in snake_case (camelCase is accepted);
 //! credentials come from `accessKey`/`secretKey`, the profile named by
@@ -26,6 +28,7 @@ mod consumer;
 pub mod headers;
 mod options;
 mod producer;
+pub mod streaming;
 
 pub use component::S3Component;
 pub use consumer::S3Consumer;
@@ -34,6 +37,10 @@ pub use options::{
     DEFAULT_PART_SIZE, DEFAULT_SPOOL_THRESHOLD,
 };
 pub use producer::S3Producer;
+pub use streaming::config::{
+    NamingStrategy, RestartingPolicy, StreamingOptions, DEFAULT_BATCH_MESSAGE_NUMBER,
+    DEFAULT_BATCH_SIZE,
+};
 
 /// The `CopySource` of `key` in `bucket`: each path segment percent-encoded.
 pub(crate) fn copy_source(bucket: &str, key: &str) -> String {

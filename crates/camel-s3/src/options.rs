@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use camel_api::{percent_decode, CamelError, EndpointUri, Parameters};
 
+use crate::streaming::config::{take_streaming, StreamingOptions, STREAMING_PARAMETERS};
+
 /// Parameters of the connection, for consumers and producers alike.
 const CONNECTION_PARAMETERS: &[&str] = &[
     "region",
@@ -159,6 +161,8 @@ pub struct ProducerOptions {
     pub part_size: u64,
     /// Storage class of uploaded objects.
     pub storage_class: Option<String>,
+    /// `streamingUploadMode=true`: exchanges' bodies appended into objects.
+    pub streaming: Option<StreamingOptions>,
 }
 
 /// An `aws2-s3:` endpoint's options.
@@ -211,6 +215,7 @@ impl S3Options {
             .iter()
             .chain(CONSUMER_PARAMETERS)
             .chain(PRODUCER_PARAMETERS)
+            .chain(STREAMING_PARAMETERS)
             .copied()
             .collect();
         uri.parameters.finish(&known)?;
@@ -355,12 +360,20 @@ fn take_producer(
             "partSize must be at least {MIN_PART_SIZE} bytes (5 MiB, an S3 limit)"
         )));
     }
+    let key_name = p.take_str("key_name");
+    let streaming = take_streaming(
+        p,
+        key_name.as_deref(),
+        operation != Operation::PutObject,
+        invalid,
+    )?;
     Ok(ProducerOptions {
-        key_name: p.take_str("key_name"),
+        key_name,
         operation,
         multi_part_upload: p.take_bool("multi_part_upload")?.unwrap_or(false),
         part_size,
         storage_class: p.take_str("storage_class"),
+        streaming,
     })
 }
 

@@ -19,13 +19,16 @@ use tokio::io::AsyncReadExt;
 use crate::client::{describe, S3Client};
 use crate::headers;
 use crate::options::{Operation, ProducerOptions};
+use crate::streaming::StreamingUpload;
 
 /// The producer of one endpoint.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct S3Producer {
     bucket: String,
     client: Arc<S3Client>,
     options: ProducerOptions,
+    /// With `streamingUploadMode=true`: every exchange goes to it.
+    streaming: Option<Arc<StreamingUpload>>,
 }
 
 /// What a `putObject` uploads.
@@ -60,15 +63,43 @@ impl Payload {
             Payload::File(_, n) => *n,
         }
     }
+
+    /// The whole payload in memory (a streaming upload appends it to its object).
+    async fn into_bytes(self) -> Result<Bytes, CamelError> {
+        match self {
+            Payload::Memory(b) => Ok(b),
+            Payload::File(path, _) => tokio::fs::read(&path).await.map(Bytes::from).map_err(|e| {
+                CamelError::external(format!("reading `{}` to upload", path.display()), e)
+            }),
+        }
+    }
 }
 
 impl S3Producer {
     pub(crate) fn new(bucket: String, client: Arc<S3Client>, options: ProducerOptions) -> Self {
-        S3Producer {
+        let streaming_options = options.streaming.clone();
+        let mut producer = S3Producer {
             bucket,
             client,
             options,
-        }
+            streaming: None,
+        };
+        producer.streaming =
+            streaming_options.map(|s| Arc::new(StreamingUpload::new(s, producer.clone())));
+        producer
+    }
+
+    /// The streaming upload, which the route stops (storing its open object).
+    pub(crate) fn streaming(&self) -> Option<Arc<StreamingUpload>> {
+        self.streaming.clone()
+    }
+
+    pub(crate) fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    pub(crate) fn client(&self) -> &S3Client {
+        &self.client
     }
 
     /// The producer as a route step.
@@ -81,6 +112,20 @@ impl S3Producer {
     }
 
     async fn produce(&self, mut exchange: Exchange) -> Result<Exchange, CamelError> {
+        if let Some(streaming) = &self.streaming {
+            self.client.ensure_bucket(&self.bucket).await?;
+            let body = Payload::of(&exchange)?.into_bytes().await?;
+            let stored = streaming.append(body).await?;
+            let h = &mut exchange.message.headers;
+            h.insert(headers::KEY, stored.key);
+            if let Some(e_tag) = stored.e_tag {
+                h.insert(headers::E_TAG, e_tag);
+            }
+            if let Some(v) = stored.version_id {
+                h.insert(headers::VERSION_ID, v);
+            }
+            return Ok(exchange);
+        }
         let operation = match headers::text(&exchange, headers::OPERATION) {
             Some(name) => parse_operation(&name)?,
             None => self.options.operation,
@@ -127,7 +172,6 @@ impl S3Producer {
             .storage_class
             .as_deref()
             .map(StorageClass::from);
-        let client = self.client.get().await;
         let (e_tag, version) =
             if self.options.multi_part_upload && payload.len() > self.options.part_size {
                 self.put_in_parts(&key, payload, content_type, storage_class)
@@ -139,17 +183,8 @@ impl S3Producer {
                         CamelError::external(format!("reading `{}` to upload", path.display()), e)
                     })?,
                 };
-                let out = client
-                    .put_object()
-                    .bucket(&self.bucket)
-                    .key(&key)
-                    .body(body)
-                    .set_content_type(content_type)
-                    .set_storage_class(storage_class)
-                    .send()
-                    .await
-                    .map_err(|e| describe(&format!("writing S3 object `{key}`"), e))?;
-                (out.e_tag, out.version_id)
+                self.put_whole(&key, body, content_type, storage_class)
+                    .await?
             };
         let h = &mut exchange.message.headers;
         if let Some(e_tag) = e_tag {
@@ -159,6 +194,50 @@ impl S3Producer {
             h.insert(headers::VERSION_ID, v);
         }
         Ok(())
+    }
+
+    /// Stores one object of a streaming upload: in parts when it is larger than
+    /// `part_size`, else in one request.
+    pub(crate) async fn store_object(
+        &self,
+        key: &str,
+        data: Bytes,
+    ) -> Result<(Option<String>, Option<String>), CamelError> {
+        let storage_class = self
+            .options
+            .storage_class
+            .as_deref()
+            .map(StorageClass::from);
+        if data.len() as u64 > self.options.part_size {
+            self.put_in_parts(key, Payload::Memory(data), None, storage_class)
+                .await
+        } else {
+            self.put_whole(key, ByteStream::from(data), None, storage_class)
+                .await
+        }
+    }
+
+    async fn put_whole(
+        &self,
+        key: &str,
+        body: ByteStream,
+        content_type: Option<String>,
+        storage_class: Option<StorageClass>,
+    ) -> Result<(Option<String>, Option<String>), CamelError> {
+        let out = self
+            .client
+            .get()
+            .await
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .body(body)
+            .set_content_type(content_type)
+            .set_storage_class(storage_class)
+            .send()
+            .await
+            .map_err(|e| describe(&format!("writing S3 object `{key}`"), e))?;
+        Ok((out.e_tag, out.version_id))
     }
 
     /// A multipart upload, one part in memory at a time; aborted when a part fails so
