@@ -8,40 +8,13 @@ use aws_credential_types::provider::{future, ProvideCredentials};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+pub use camel_api::aws::AwsCredentials;
+use camel_api::aws::{take_connection, AwsConnection};
 use camel_api::{CamelError, Parameters};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::codec::{EntryResult, Receipt, SendOutcome};
-
-/// Static AWS credentials.
-#[derive(Clone)]
-pub struct AwsCredentials {
-    /// Access key id.
-    pub access_key_id: String,
-    /// Secret access key.
-    pub secret_access_key: String,
-    /// Session token, for temporary credentials.
-    pub session_token: Option<String>,
-}
-
-impl fmt::Debug for AwsCredentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AwsCredentials(..)")
-    }
-}
-
-impl AwsCredentials {
-    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
-    pub fn from_env() -> Option<Self> {
-        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Some(AwsCredentials {
-            access_key_id: get("AWS_ACCESS_KEY_ID")?,
-            secret_access_key: get("AWS_SECRET_ACCESS_KEY")?,
-            session_token: get("AWS_SESSION_TOKEN"),
-        })
-    }
-}
 
 /// The default chain (environment, profile, SSO, web identity, ECS, IMDS), built on first
 /// use (so building an endpoint — `camel validate` — needs no credentials); the SDK
@@ -64,39 +37,18 @@ impl ProvideCredentials for DefaultChain {
     }
 }
 
-/// Region, endpoint override and static credentials (none: the AWS default chain). The
-/// endpoint is `endpoint`, or Camel's `uri_endpoint_override` with `override_endpoint`.
+/// Region, endpoint and static credentials (none: the AWS default chain). The endpoint is
+/// `endpoint`, or Camel's `uri_endpoint_override` with `override_endpoint` (the rule
+/// every AWS component shares, [`take_connection`]).
 pub(crate) fn connection(
     raw: &str,
     params: &mut Parameters,
 ) -> Result<(String, Option<String>, Option<AwsCredentials>), CamelError> {
-    let region = params
-        .take_str("region")
-        .or_else(|| std::env::var("AWS_REGION").ok())
-        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-        .unwrap_or_else(|| "us-east-1".to_string());
-    let override_endpoint = params.take_bool("override_endpoint")?.unwrap_or(false);
-    let camel_endpoint = match (override_endpoint, params.take_str("uri_endpoint_override")) {
-        (true, Some(endpoint)) => Some(endpoint),
-        (true, None) => {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                "overrideEndpoint=true needs uriEndpointOverride (as in http://127.0.0.1:5000)",
-            ))
-        }
-        // Camel reads the override only with the flag, and files rely on it: Camel's
-        // examples write `uriEndpointOverride: "{{aws.uriEndpointOverride:none}}"` with
-        // `overrideEndpoint` false. Ignored as in Camel, with a word in the log.
-        (false, Some(ignored)) => {
-            tracing::warn!(
-                uri = %camel_api::redact_url(raw),
-                uri_endpoint_override = %ignored,
-                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
-            );
-            None
-        }
-        (false, None) => None,
-    };
+    let AwsConnection {
+        region,
+        endpoint: camel_endpoint,
+        credentials,
+    } = take_connection(raw, params)?;
     // Camel's aws2-sqs builds its queue URLs from `protocol` and `amazonAWSHost` (defaults
     // https and amazonaws.com; Kamelets pass them empty when not set). Other values name
     // an AWS-compatible service: here they become the endpoint, unless one is given.
@@ -125,20 +77,6 @@ pub(crate) fn connection(
         .take_str("endpoint")
         .or(camel_endpoint)
         .or(host_endpoint);
-    let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
-        (Some(access_key_id), Some(secret_access_key)) => Some(AwsCredentials {
-            access_key_id,
-            secret_access_key,
-            session_token: params.take_str("session_token"),
-        }),
-        (None, None) => None,
-        _ => {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                "access_key and secret_key go together",
-            ))
-        }
-    };
     Ok((region, endpoint, credentials))
 }
 
