@@ -49,34 +49,7 @@ pub(crate) fn connection(
         endpoint: camel_endpoint,
         credentials,
     } = take_connection(raw, params)?;
-    // Camel's aws2-sqs builds its queue URLs from `protocol` and `amazonAWSHost` (defaults
-    // https and amazonaws.com; Kamelets pass them empty when not set). Other values name
-    // an AWS-compatible service: here they become the endpoint, unless one is given.
-    let host = params
-        .take_str("amazon_a_w_s_host")
-        .filter(|h| !h.is_empty() && h != "amazonaws.com");
-    let protocol = params
-        .take_str("protocol")
-        .filter(|p| !p.is_empty() && !p.eq_ignore_ascii_case("https"));
-    if let Some(p) = &protocol {
-        if !p.eq_ignore_ascii_case("http") {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                format!("protocol `{p}`: https (the default) or http"),
-            ));
-        }
-    }
-    let host_endpoint = (host.is_some() || protocol.is_some()).then(|| {
-        format!(
-            "{}://sqs.{region}.{}",
-            protocol.as_deref().unwrap_or("https"),
-            host.as_deref().unwrap_or("amazonaws.com")
-        )
-    });
-    let endpoint = params
-        .take_str("endpoint")
-        .or(camel_endpoint)
-        .or(host_endpoint);
+    let endpoint = params.take_str("endpoint").or(camel_endpoint);
     Ok((region, endpoint, credentials))
 }
 
@@ -220,29 +193,6 @@ mod tests {
     fn endpoint_of(uri: &str) -> Result<Option<String>, CamelError> {
         let mut parsed = camel_api::EndpointUri::parse(uri)?;
         connection(uri, &mut parsed.parameters).map(|(_, endpoint, _)| endpoint)
-    }
-
-    #[test]
-    fn camels_aws_host_and_protocol_make_the_endpoint_only_when_not_the_defaults() {
-        assert_eq!(endpoint_of("sqs:q?amazonAWSHost=&protocol=").unwrap(), None);
-        assert_eq!(
-            endpoint_of("sqs:q?amazonAWSHost=amazonaws.com&protocol=https").unwrap(),
-            None
-        );
-        assert_eq!(
-            endpoint_of("sqs:q?region=eu-west-1&amazonAWSHost=example.net").unwrap(),
-            Some("https://sqs.eu-west-1.example.net".to_string())
-        );
-        assert_eq!(
-            endpoint_of("sqs:q?region=eu-west-1&protocol=http").unwrap(),
-            Some("http://sqs.eu-west-1.amazonaws.com".to_string())
-        );
-        // An explicit endpoint wins.
-        assert_eq!(
-            endpoint_of("sqs:q?amazonAWSHost=example.net&endpoint=http://127.0.0.1:5000").unwrap(),
-            Some("http://127.0.0.1:5000".to_string())
-        );
-        assert!(endpoint_of("sqs:q?protocol=ftp").is_err());
     }
 
     #[test]
