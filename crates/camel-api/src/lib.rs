@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+pub mod aws;
 mod bean;
 pub mod blocking;
 mod body;

@@ -6,53 +6,10 @@
 
 mod support;
 
-use std::process::Child;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sqlx::{Connection, PgConnection};
-use support::{spawn, wait_line};
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Drops the slot (ending whatever still streams from it), the publication and tables.
-struct Cleanup {
-    url: String,
-    name: String,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let n = &self.name;
-        let psql = |sql: &str| {
-            std::process::Command::new("psql")
-                .args([self.url.as_str(), "-qtA", "-c", sql])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-                .unwrap_or_default()
-        };
-        for _ in 0..50 {
-            psql(&format!("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{n}' AND active_pid IS NOT NULL"));
-            psql(&format!("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{n}' AND NOT active"));
-            if psql(&format!(
-                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{n}'"
-            )) == "0"
-            {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        psql(&format!(
-            "DROP PUBLICATION IF EXISTS {n}; DROP TABLE IF EXISTS {n}; DROP TABLE IF EXISTS {n}_sink"
-        ));
-    }
-}
+use support::{spawn, wait_line, CdcCleanup, KillOnDrop};
 
 async fn counts(conn: &mut PgConnection, sink: &str) -> (i64, i64) {
     sqlx::query_as(&format!("SELECT count(*), count(DISTINCT id) FROM {sink}"))
@@ -72,7 +29,7 @@ fn a_sigkilled_consumer_restarts_from_the_slot_and_loses_nothing() {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let name = format!("cdc_kill_{}_{nanos}", std::process::id());
-    let _cleanup = Cleanup {
+    let _cleanup = CdcCleanup {
         url: url.clone(),
         name: name.clone(),
     };

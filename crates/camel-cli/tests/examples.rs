@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 mod support;
 
+use support::{CdcCleanup, KillOnDrop};
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -166,16 +168,6 @@ fn read_until(
     }
 }
 
-/// A child process killed when the test ends, passed or failed.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn owned(lines: &[String]) -> usize {
     lines
         .iter()
@@ -319,30 +311,6 @@ fn mqtt_outbox_example_keeps_each_devices_readings_in_order() {
         let relayed = numbers_after(&log, &format!("relayed {device} reading "));
         assert_eq!(relayed.len(), 10, "{device}:\n{log}");
         assert_ascending(&relayed, device, &log);
-    }
-}
-
-/// Drops the example's slot, publication and table (made under a per-run name).
-struct CdcCleanup {
-    url: String,
-    name: String,
-}
-
-impl Drop for CdcCleanup {
-    fn drop(&mut self) {
-        let n = &self.name;
-        let psql = |sql: &str| {
-            let _ = Command::new("psql")
-                .args([self.url.as_str(), "-qtA", "-c", sql])
-                .output();
-        };
-        // The run has ended, so the slot is no longer active.
-        psql(&format!(
-            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{n}'"
-        ));
-        psql(&format!(
-            "DROP PUBLICATION IF EXISTS {n}; DROP TABLE IF EXISTS {n}"
-        ));
     }
 }
 

@@ -9,28 +9,10 @@ mod support;
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Child;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use camel_api::test_support::service_from_env;
-use support::spawn;
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn unique(what: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("camel-cli-{what}-{}-{nanos}", std::process::id())
-}
+use support::{spawn, unique_name, wait_until, KillOnDrop};
 
 fn count_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -48,7 +30,7 @@ fn count_files(dir: &Path) -> Vec<String> {
 /// counts what arrived.
 fn kill_and_restart(what: &str, root: &Path, source: impl Fn(&str) -> String) {
     const FILES: usize = 120;
-    let folder = unique(what);
+    let folder = unique_name(what);
     let input = root.join(&folder);
     std::fs::create_dir_all(&input).unwrap();
     std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -78,16 +60,10 @@ fn kill_and_restart(what: &str, root: &Path, source: impl Fn(&str) -> String) {
     )
     .unwrap();
     let routes = routes.to_str().unwrap().to_string();
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let (within, every) = (Duration::from_secs(120), Duration::from_millis(50));
     let (child, _log) = spawn(&["run", &routes]);
     let mut child = KillOnDrop(child);
-    wait("a third of the files", &|| {
+    wait_until("a third of the files", within, every, &|| {
         count_files(&out).len() >= FILES / 3
     });
     child.0.kill().expect("SIGKILL the consumer");
@@ -95,7 +71,7 @@ fn kill_and_restart(what: &str, root: &Path, source: impl Fn(&str) -> String) {
     let before_restart = count_files(&out).len();
     let (again, log) = spawn(&["run", &routes]);
     let _again = KillOnDrop(again);
-    wait("the input folder to empty", &|| {
+    wait_until("the input folder to empty", within, every, &|| {
         count_files(&input).is_empty()
     });
     let all = count_files(&out);

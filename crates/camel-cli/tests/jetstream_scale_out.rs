@@ -5,26 +5,16 @@
 mod support;
 
 use std::collections::HashMap;
-use std::process::Child;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_nats::jetstream::{self, stream};
 use futures::StreamExt;
-use support::{spawn, wait_line};
+use support::{run_id, spawn, wait_line, KillOnDrop};
 
 /// Messages published.
 const MESSAGES: usize = 3000;
 /// `max_ack_pending` of the durable: the most messages both processes hold unacknowledged.
 const MAX_ACK_PENDING: usize = 20;
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn routes(worker: &str, url: &str, input: &str, stream: &str, output: &str) -> String {
     format!(
@@ -50,14 +40,7 @@ fn two_processes_share_a_durable_and_a_sigkill_loses_nothing() {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
     // The NATS client's handles are dropped at the end of the test, inside the runtime.
     let _enter = rt.enter();
-    let id = format!(
-        "{}x{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
-    );
+    let id = run_id();
     let (in_stream, out_stream) = (
         format!("CAMEL_SCALE_IN_{id}"),
         format!("CAMEL_SCALE_OUT_{id}"),

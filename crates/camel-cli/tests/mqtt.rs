@@ -9,34 +9,13 @@
 mod support;
 
 use std::collections::HashMap;
-use std::process::Child;
 use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rumqttc::v5::mqttbytes::v5::Packet;
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
-use support::{spawn, wait_line};
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn unique() -> String {
-    format!(
-        "{}x{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
-    )
-}
+use support::{run_id, spawn, wait_line, KillOnDrop};
 
 /// Host and port of `tcp://host:port`.
 fn host_port(url: &str) -> (String, u16) {
@@ -51,7 +30,7 @@ type Seen = (String, String);
 /// Subscribes to `topic` (QoS 1) and forwards every message; returns once subscribed.
 async fn collect(url: &str, topic: &str) -> (AsyncClient, Receiver<Seen>) {
     let (host, port) = host_port(url);
-    let mut o = MqttOptions::new(format!("camel-test-collector-{}", unique()), host, port);
+    let mut o = MqttOptions::new(format!("camel-test-collector-{}", run_id()), host, port);
     o.set_max_packet_size(Some(1 << 20));
     let (client, mut events) = AsyncClient::new(o, 64);
     client
@@ -96,7 +75,7 @@ async fn collect(url: &str, topic: &str) -> (AsyncClient, Receiver<Seen>) {
 /// A publisher that waits for each PUBACK (rumqttc's own loop drives it).
 async fn publisher(url: &str) -> AsyncClient {
     let (host, port) = host_port(url);
-    let o = MqttOptions::new(format!("camel-test-publisher-{}", unique()), host, port);
+    let o = MqttOptions::new(format!("camel-test-publisher-{}", run_id()), host, port);
     let (client, mut events) = AsyncClient::new(o, 1024);
     tokio::spawn(async move { while events.poll().await.is_ok() {} });
     client
@@ -127,7 +106,7 @@ fn a_sigkilled_consumer_restarts_on_its_session_and_loses_nothing() {
     // Below Mosquitto's default max_queued_messages (1000), which bounds what a broker
     // keeps for a session while its client is away.
     const MESSAGES: usize = 600;
-    let id = unique();
+    let id = run_id();
     let (input, output) = (
         format!("camel-test/kill/{id}/in"),
         format!("camel-test/kill/{id}/out"),
@@ -217,7 +196,7 @@ fn two_processes_share_one_subscription() {
         return;
     };
     const MESSAGES: usize = 300;
-    let id = unique();
+    let id = run_id();
     let (input, output) = (
         format!("camel-test/share/{id}/in"),
         format!("camel-test/share/{id}/out"),

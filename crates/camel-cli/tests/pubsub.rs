@@ -9,28 +9,18 @@
 mod support;
 
 use std::collections::HashMap;
-use std::process::Child;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine;
 use camel_api::test_support::service_from_env;
 use serde_json::json;
-use support::{file_names, spawn};
+use support::{file_names, spawn, unique_name, wait_until, KillOnDrop};
 
 /// Messages published before the consumer starts.
 const MESSAGES: usize = 600;
 /// `maxMessagesPerPoll × concurrentConsumers` of the route: the most messages one
 /// process has pulled and not yet settled.
 const IN_FLIGHT: usize = 10;
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Creates a topic and its subscription (10 s ack deadline) named `name`, and publishes
 /// `m0000`… to it.
@@ -79,11 +69,7 @@ fn a_sigkilled_consumer_restarts_and_loses_no_message() {
     let Some(host) = service_from_env("CAMEL_TEST_PUBSUB_EMULATOR") else {
         return;
     };
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let (project, name) = ("camel-cli", format!("kill{}x{nanos}", std::process::id()));
+    let (project, name) = ("camel-cli", unique_name("kill"));
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(prepare(&host, project, &name));
     let dir = tempfile::tempdir().unwrap();
@@ -122,16 +108,10 @@ fn a_sigkilled_consumer_restarts_and_loses_no_message() {
         }
         seen
     };
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let (within, every) = (Duration::from_secs(120), Duration::from_millis(50));
     let (child, _log) = spawn(&["run", &routes]);
     let mut child = KillOnDrop(child);
-    wait("a third of the messages", &|| {
+    wait_until("a third of the messages", within, every, &|| {
         delivered().len() >= MESSAGES / 3
     });
     child.0.kill().expect("SIGKILL the consumer");
@@ -144,7 +124,9 @@ fn a_sigkilled_consumer_restarts_and_loses_no_message() {
     let (again, _log) = spawn(&["run", &routes]);
     let _again = KillOnDrop(again);
     // The killed process's unsettled messages come back once their 10 s deadline ends.
-    wait("every message", &|| per_message().len() >= MESSAGES);
+    wait_until("every message", within, every, &|| {
+        per_message().len() >= MESSAGES
+    });
     let seen = per_message();
     let duplicates = delivered().len() - seen.len();
     println!(

@@ -8,26 +8,16 @@
 mod support;
 
 use std::collections::HashMap;
-use std::process::Child;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use redis::streams::StreamRangeReply;
 use redis::AsyncCommands;
-use support::{spawn, wait_line};
+use support::{run_id, spawn, wait_line, KillOnDrop};
 
 /// Entries in the input stream.
 const ENTRIES: usize = 3000;
 /// `max_inflight` of each process.
 const MAX_INFLIGHT: usize = 20;
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn routes(worker: &str, at: &str, input: &str, output: &str) -> String {
     format!(
@@ -54,14 +44,7 @@ fn a_sigkilled_stream_consumer_loses_nothing() {
         .trim_start_matches("redis://")
         .trim_end_matches('/')
         .to_string();
-    let id = format!(
-        "{}x{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
-    );
+    let id = run_id();
     let (input, output) = (
         format!("camel-test:kill:{id}:in"),
         format!("camel-test:kill:{id}:out"),

@@ -11,30 +11,12 @@ mod support;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::process::Child;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_s3::primitives::ByteStream;
 use camel_api::test_support::service_from_env;
-use support::spawn;
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn unique(what: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("camel-cli-{what}-{}-{nanos}", std::process::id())
-}
+use support::{spawn, unique_name, wait_until, KillOnDrop};
 
 fn client(endpoint: &str) -> aws_sdk_s3::Client {
     aws_sdk_s3::Client::from_conf(
@@ -79,7 +61,7 @@ fn a_sigkilled_consumer_restarts_and_loses_no_object() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let s3 = client(&endpoint);
-    let (src, dst) = (unique("kill-in"), unique("kill-out"));
+    let (src, dst) = (unique_name("kill-in"), unique_name("kill-out"));
     rt.block_on(async {
         for b in [&src, &dst] {
             s3.create_bucket().bucket(b).send().await.unwrap();
@@ -116,16 +98,10 @@ fn a_sigkilled_consumer_restarts_and_loses_no_object() {
     .unwrap();
     let routes = routes.to_str().unwrap().to_string();
     let delivered = || -> Vec<String> { rt.block_on(keys(&s3, &dst)) };
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    };
+    let (within, every) = (Duration::from_secs(120), Duration::from_millis(100));
     let (child, _log) = spawn(&["run", &routes]);
     let mut child = KillOnDrop(child);
-    wait("a third of the objects", &|| {
+    wait_until("a third of the objects", within, every, &|| {
         delivered().len() >= OBJECTS / 3
     });
     child.0.kill().expect("SIGKILL the consumer");
@@ -134,7 +110,9 @@ fn a_sigkilled_consumer_restarts_and_loses_no_object() {
     let (again, _log) = spawn(&["run", &routes]);
     let _again = KillOnDrop(again);
     let source_left = || rt.block_on(keys(&s3, &src));
-    wait("the input bucket to empty", &|| source_left().is_empty());
+    wait_until("the input bucket to empty", within, every, &|| {
+        source_left().is_empty()
+    });
     let all = delivered();
     let mut per_source: HashMap<String, usize> = HashMap::new();
     for key in &all {
@@ -171,7 +149,7 @@ fn a_256_mib_object_is_spooled_in_bounded_memory() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let s3 = client(&endpoint);
-    let bucket = unique("big");
+    let bucket = unique_name("big");
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("big.bin");
     {

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{spawn, wait_line};
+use support::{spawn, wait_line, KillOnDrop};
 
 fn free_addr() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -35,15 +35,6 @@ fn scrape_until(addr: &str, done: impl Fn(&str) -> bool) -> String {
             return text;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

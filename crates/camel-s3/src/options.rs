@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use camel_api::aws::{take_connection, AwsConnection};
 use camel_api::{percent_decode, CamelError, EndpointUri, Parameters};
 
 use crate::streaming::config::{take_streaming, StreamingOptions, STREAMING_PARAMETERS};
@@ -61,22 +62,8 @@ const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
 /// Objects above this size are spooled to a file rather than held in memory: 8 MiB.
 pub const DEFAULT_SPOOL_THRESHOLD: u64 = 8 * 1024 * 1024;
 
-/// Static credentials, never shown.
-#[derive(Clone)]
-pub struct S3Credentials {
-    /// Access key id.
-    pub access_key_id: String,
-    /// Secret access key.
-    pub secret_access_key: String,
-    /// Session token (temporary credentials).
-    pub session_token: Option<String>,
-}
-
-impl fmt::Debug for S3Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("S3Credentials(..)")
-    }
-}
+/// Static credentials, never shown (the type every AWS component shares).
+pub type S3Credentials = camel_api::aws::AwsCredentials;
 
 /// Where and as whom to reach S3.
 #[derive(Clone, Debug)]
@@ -208,7 +195,7 @@ impl S3Options {
         }
         let bucket = bucket.to_string();
         let p = &mut uri.parameters;
-        let connection = take_connection(p, &raw, &invalid)?;
+        let connection = take_s3_connection(p, &raw)?;
         let consumer = take_consumer(p, &invalid)?;
         let producer = take_producer(p, &invalid)?;
         let known: Vec<&str> = CONNECTION_PARAMETERS
@@ -229,39 +216,14 @@ impl S3Options {
     }
 }
 
-fn take_connection(
-    p: &mut Parameters,
-    raw: &str,
-    invalid: &dyn Fn(String) -> CamelError,
-) -> Result<Connection, CamelError> {
-    let region = p
-        .take_str("region")
-        .or_else(|| std::env::var("AWS_REGION").ok())
-        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-        .unwrap_or_else(|| "us-east-1".to_string());
-    let override_endpoint = p.take_bool("override_endpoint")?.unwrap_or(false);
-    let endpoint = p.take_str("uri_endpoint_override");
-    let endpoint = match (override_endpoint, endpoint) {
-        (true, Some(e)) => Some(e),
-        (true, None) => {
-            return Err(invalid(
-                "overrideEndpoint=true needs uriEndpointOverride (as in http://127.0.0.1:5000)"
-                    .into(),
-            ))
-        }
-        // Camel ignores the override without the flag, and its examples rely on it
-        // (`{{aws.uriEndpointOverride:none}}` with `overrideEndpoint` false): ignored
-        // here too, with a word in the log rather than in silence.
-        (false, Some(ignored)) => {
-            tracing::warn!(
-                uri = %camel_api::redact_url(raw),
-                uri_endpoint_override = %ignored,
-                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
-            );
-            None
-        }
-        (false, None) => None,
-    };
+fn take_s3_connection(p: &mut Parameters, raw: &str) -> Result<Connection, CamelError> {
+    // Region, endpoint override and keys are read as by every AWS component; the rest
+    // are S3's own.
+    let AwsConnection {
+        region,
+        endpoint,
+        credentials,
+    } = take_connection(raw, p)?;
     let force_path_style = p.take_bool("force_path_style")?.unwrap_or(false);
     // Accepted for Camel's sake: without static keys the default chain is used anyway,
     // and that chain reads the shared profile files too.
@@ -274,15 +236,6 @@ fn take_connection(
     let profile = p
         .take_str("profile_credentials_name")
         .filter(|_| use_profile);
-    let credentials = match (p.take_str("access_key"), p.take_str("secret_key")) {
-        (Some(access_key_id), Some(secret_access_key)) => Some(S3Credentials {
-            access_key_id,
-            secret_access_key,
-            session_token: p.take_str("session_token"),
-        }),
-        (None, None) => None,
-        _ => return Err(invalid("accessKey and secretKey go together".into())),
-    };
     let auto_create_bucket = p.take_bool("auto_create_bucket")?.unwrap_or(false);
     Ok(Connection {
         region,

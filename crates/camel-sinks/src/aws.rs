@@ -8,40 +8,13 @@ use aws_credential_types::provider::{future, ProvideCredentials};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::SdkError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+pub use camel_api::aws::AwsCredentials;
+use camel_api::aws::{take_connection, AwsConnection};
 use camel_api::{CamelError, Parameters};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::codec::{EntryResult, Receipt, SendOutcome};
-
-/// Static AWS credentials.
-#[derive(Clone)]
-pub struct AwsCredentials {
-    /// Access key id.
-    pub access_key_id: String,
-    /// Secret access key.
-    pub secret_access_key: String,
-    /// Session token, for temporary credentials.
-    pub session_token: Option<String>,
-}
-
-impl fmt::Debug for AwsCredentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AwsCredentials(..)")
-    }
-}
-
-impl AwsCredentials {
-    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
-    pub fn from_env() -> Option<Self> {
-        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Some(AwsCredentials {
-            access_key_id: get("AWS_ACCESS_KEY_ID")?,
-            secret_access_key: get("AWS_SECRET_ACCESS_KEY")?,
-            session_token: get("AWS_SESSION_TOKEN"),
-        })
-    }
-}
 
 /// The default chain (environment, profile, SSO, web identity, ECS, IMDS), built on first
 /// use (so building an endpoint — `camel validate` — needs no credentials); the SDK
@@ -64,81 +37,19 @@ impl ProvideCredentials for DefaultChain {
     }
 }
 
-/// Region, endpoint override and static credentials (none: the AWS default chain). The
-/// endpoint is `endpoint`, or Camel's `uri_endpoint_override` with `override_endpoint`.
+/// Region, endpoint and static credentials (none: the AWS default chain). The endpoint is
+/// `endpoint`, or Camel's `uri_endpoint_override` with `override_endpoint` (the rule
+/// every AWS component shares, [`take_connection`]).
 pub(crate) fn connection(
     raw: &str,
     params: &mut Parameters,
 ) -> Result<(String, Option<String>, Option<AwsCredentials>), CamelError> {
-    let region = params
-        .take_str("region")
-        .or_else(|| std::env::var("AWS_REGION").ok())
-        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-        .unwrap_or_else(|| "us-east-1".to_string());
-    let override_endpoint = params.take_bool("override_endpoint")?.unwrap_or(false);
-    let camel_endpoint = match (override_endpoint, params.take_str("uri_endpoint_override")) {
-        (true, Some(endpoint)) => Some(endpoint),
-        (true, None) => {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                "overrideEndpoint=true needs uriEndpointOverride (as in http://127.0.0.1:5000)",
-            ))
-        }
-        // Camel reads the override only with the flag, and files rely on it: Camel's
-        // examples write `uriEndpointOverride: "{{aws.uriEndpointOverride:none}}"` with
-        // `overrideEndpoint` false. Ignored as in Camel, with a word in the log.
-        (false, Some(ignored)) => {
-            tracing::warn!(
-                uri = %camel_api::redact_url(raw),
-                uri_endpoint_override = %ignored,
-                "uriEndpointOverride is ignored without overrideEndpoint=true, as in Camel"
-            );
-            None
-        }
-        (false, None) => None,
-    };
-    // Camel's aws2-sqs builds its queue URLs from `protocol` and `amazonAWSHost` (defaults
-    // https and amazonaws.com; Kamelets pass them empty when not set). Other values name
-    // an AWS-compatible service: here they become the endpoint, unless one is given.
-    let host = params
-        .take_str("amazon_a_w_s_host")
-        .filter(|h| !h.is_empty() && h != "amazonaws.com");
-    let protocol = params
-        .take_str("protocol")
-        .filter(|p| !p.is_empty() && !p.eq_ignore_ascii_case("https"));
-    if let Some(p) = &protocol {
-        if !p.eq_ignore_ascii_case("http") {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                format!("protocol `{p}`: https (the default) or http"),
-            ));
-        }
-    }
-    let host_endpoint = (host.is_some() || protocol.is_some()).then(|| {
-        format!(
-            "{}://sqs.{region}.{}",
-            protocol.as_deref().unwrap_or("https"),
-            host.as_deref().unwrap_or("amazonaws.com")
-        )
-    });
-    let endpoint = params
-        .take_str("endpoint")
-        .or(camel_endpoint)
-        .or(host_endpoint);
-    let credentials = match (params.take_str("access_key"), params.take_str("secret_key")) {
-        (Some(access_key_id), Some(secret_access_key)) => Some(AwsCredentials {
-            access_key_id,
-            secret_access_key,
-            session_token: params.take_str("session_token"),
-        }),
-        (None, None) => None,
-        _ => {
-            return Err(CamelError::invalid_uri(
-                raw.to_string(),
-                "access_key and secret_key go together",
-            ))
-        }
-    };
+    let AwsConnection {
+        region,
+        endpoint: camel_endpoint,
+        credentials,
+    } = take_connection(raw, params)?;
+    let endpoint = params.take_str("endpoint").or(camel_endpoint);
     Ok((region, endpoint, credentials))
 }
 
@@ -282,29 +193,6 @@ mod tests {
     fn endpoint_of(uri: &str) -> Result<Option<String>, CamelError> {
         let mut parsed = camel_api::EndpointUri::parse(uri)?;
         connection(uri, &mut parsed.parameters).map(|(_, endpoint, _)| endpoint)
-    }
-
-    #[test]
-    fn camels_aws_host_and_protocol_make_the_endpoint_only_when_not_the_defaults() {
-        assert_eq!(endpoint_of("sqs:q?amazonAWSHost=&protocol=").unwrap(), None);
-        assert_eq!(
-            endpoint_of("sqs:q?amazonAWSHost=amazonaws.com&protocol=https").unwrap(),
-            None
-        );
-        assert_eq!(
-            endpoint_of("sqs:q?region=eu-west-1&amazonAWSHost=example.net").unwrap(),
-            Some("https://sqs.eu-west-1.example.net".to_string())
-        );
-        assert_eq!(
-            endpoint_of("sqs:q?region=eu-west-1&protocol=http").unwrap(),
-            Some("http://sqs.eu-west-1.amazonaws.com".to_string())
-        );
-        // An explicit endpoint wins.
-        assert_eq!(
-            endpoint_of("sqs:q?amazonAWSHost=example.net&endpoint=http://127.0.0.1:5000").unwrap(),
-            Some("http://127.0.0.1:5000".to_string())
-        );
-        assert!(endpoint_of("sqs:q?protocol=ftp").is_err());
     }
 
     #[test]

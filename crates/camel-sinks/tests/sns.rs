@@ -179,6 +179,18 @@ async fn camel_headers_never_become_attributes_and_unknown_topics_fail() {
     assert!(err.contains("does not exist"), "{err}");
 }
 
+/// `amazonAWSHost` and `protocol` name SQS queue URLs in Camel; SNS has no such option.
+#[test]
+fn camels_sqs_host_options_are_unknown_here() {
+    for uri in [
+        "aws2-sns:t?amazonAWSHost=example.net",
+        "aws2-sns:t?protocol=http",
+    ] {
+        let e = producer(uri).unwrap_err().to_string();
+        assert!(e.contains("unknown parameter"), "{uri}: {e}");
+    }
+}
+
 #[tokio::test]
 async fn a_fifo_topic_takes_camels_group_strategy() {
     let Some(endpoint) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {

@@ -190,3 +190,83 @@ pub fn create_sqs_queue(endpoint: &str, queue: &str) {
         "moto created the queue: {created:?}"
     );
 }
+
+/// A child process killed when the test ends, passed or failed.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A name no other run of the test uses (`camel-cli-WHAT-PID-NANOS`): for buckets,
+/// folders and topics on a shared service.
+pub fn unique_name(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("camel-cli-{what}-{}-{nanos}", std::process::id())
+}
+
+/// `PID x MILLIS`: an id no other run of the test uses, to build names from (streams,
+/// subjects and keys, where each service has its own rules for names).
+pub fn run_id() -> String {
+    format!(
+        "{}x{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    )
+}
+
+/// Polls `done` every `every` until it holds; fails the test naming `what` when `within`
+/// has passed.
+pub fn wait_until(what: &str, within: Duration, every: Duration, done: &dyn Fn() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(every);
+    }
+}
+
+/// Drops a CDC test's replication slot (ending whatever still streams from it), its
+/// publication, its table and the `NAME_sink` table, on the PostgreSQL at `url`.
+pub struct CdcCleanup {
+    pub url: String,
+    pub name: String,
+}
+
+impl Drop for CdcCleanup {
+    fn drop(&mut self) {
+        let n = &self.name;
+        let psql = |sql: &str| {
+            Command::new("psql")
+                .args([self.url.as_str(), "-qtA", "-c", sql])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default()
+        };
+        for _ in 0..50 {
+            psql(&format!("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{n}' AND active_pid IS NOT NULL"));
+            psql(&format!("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{n}' AND NOT active"));
+            if psql(&format!(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{n}'"
+            )) == "0"
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        psql(&format!(
+            "DROP PUBLICATION IF EXISTS {n}; DROP TABLE IF EXISTS {n}; DROP TABLE IF EXISTS {n}_sink"
+        ));
+    }
+}
