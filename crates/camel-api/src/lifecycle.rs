@@ -49,6 +49,13 @@ pub trait StepLifecycle: Send + Sync + fmt::Debug + 'static {
     /// Drains and stops the background work. Must be idempotent.
     async fn shutdown(&self, reason: ShutdownReason) -> Result<(), CamelError>;
 
+    /// The route stopped taking exchanges and is about to wait for those in flight. A step
+    /// that holds accepted exchanges until something more arrives (an S3 streaming
+    /// upload's open object waiting for its count) lets them go now, so the wait ends
+    /// with them rather than at the stop's deadline. Called before
+    /// [`shutdown_by`](Self::shutdown_by); the default does nothing.
+    fn intake_closed(&self) {}
+
     /// Like [`shutdown`](Self::shutdown), bounded by the stop's `deadline`: a step that
     /// holds exchanges it already accepted drains what it can by then and reports what it
     /// had to give up on, so the route counts it. The default calls `shutdown` and reports

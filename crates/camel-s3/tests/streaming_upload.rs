@@ -464,3 +464,46 @@ async fn a_route_stopped_with_its_context_answers_every_exchange() {
     let text = b.text("route.txt").await;
     assert_eq!(text, "one two");
 }
+
+/// A route stopped on its own, its context running on and no `streamingUploadTimeout`:
+/// the stop tells the step its intake closed, so the open object is stored at once and
+/// the waiting exchanges end it, well before the 30 s stop deadline (the bound is 20 s).
+#[tokio::test]
+async fn a_route_stopped_alone_stores_the_open_object_without_waiting_for_its_deadline() {
+    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let b = Bucket::create(&service, "stream-alone").await;
+    let yaml = format!(
+        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=alone.txt&batchMessageNumber=100\"\n",
+        b.name
+    );
+    let ctx = camel_core::CamelContext::new();
+    ctx.add_component(Arc::new(S3Component::new()));
+    ctx.add_routes(camel_core::yaml::load_str(&yaml, "streaming.yaml").unwrap())
+        .await
+        .unwrap();
+    ctx.start().await.unwrap();
+    let ctx = Arc::new(ctx);
+    let mut tasks = Vec::new();
+    for body in ["one ", "two"] {
+        let ctx = ctx.clone();
+        tasks.push(tokio::spawn(async move {
+            ctx.request("direct:in", Exchange::new(body)).await
+        }));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let report = tokio::time::timeout(BOUND, ctx.route_controller().stop_route("upload"))
+        .await
+        .expect("the route's stop ended long before its deadline")
+        .expect("the route exists");
+    assert_eq!(report.cut_off, 0, "{report:?}");
+    for task in tasks {
+        let done = outcome(task).await.expect("stored");
+        assert_eq!(key_of(&done), "alone.txt");
+    }
+    assert_eq!(b.text("alone.txt").await, "one two");
+    ctx.stop().await;
+}

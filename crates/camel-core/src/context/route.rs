@@ -290,6 +290,10 @@ impl RouteRuntime {
         };
         consumer.cancel.cancel();
         self.gate.close();
+        // Steps holding accepted exchanges for more input let them go (ADR 0173).
+        for l in &self.compiled.assembly.lifecycles {
+            l.intake_closed();
+        }
         // Pending redeliveries end as the stop begins (ADR 0052): their exchanges fail
         // now instead of being cut off at the deadline. Shutting the handler down twice
         // is harmless.

@@ -171,6 +171,11 @@ impl StepLifecycle for StreamingUpload {
         Ok(())
     }
 
+    /// The route is stopping: its in-flight exchanges may be waiting for this object.
+    fn intake_closed(&self) {
+        self.store_without_waiting();
+    }
+
     /// Stores the open object (and whatever was queued) before returning.
     async fn shutdown(&self, _reason: ShutdownReason) -> Result<(), CamelError> {
         let previous = std::mem::replace(
