@@ -3,114 +3,19 @@
 //! loop, move after read, big objects spooled to a file, and the producer's operations
 //! (a multipart upload among them).
 
+mod support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_s3::primitives::ByteStream;
 use camel_api::test_support::service_from_env;
 use camel_api::{
-    Body, BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
-    ConsumerContext, EndpointUri, Exchange,
+    Body, BoxProcessor, CamelError, Component, ConsumerContext, EndpointUri, Exchange,
 };
 use camel_s3::{headers, S3Component};
+use support::{Bucket, NoContext};
 use tokio::sync::Notify;
-
-/// Builds endpoints; the S3 endpoint asks the context for nothing.
-struct NoContext;
-
-impl ComponentContext for NoContext {
-    fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
-        Err(CamelError::processor(format!("no producer for {uri} here")))
-    }
-    fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        None
-    }
-    fn route_id(&self) -> Option<&str> {
-        Some("s3-test")
-    }
-}
-
-fn client(endpoint: &str) -> aws_sdk_s3::Client {
-    let config = aws_sdk_s3::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "test"))
-        .endpoint_url(endpoint)
-        .force_path_style(true)
-        .build();
-    aws_sdk_s3::Client::from_conf(config)
-}
-
-fn unique(what: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("camel-{what}-{}-{nanos}", std::process::id())
-}
-
-struct Bucket {
-    client: aws_sdk_s3::Client,
-    name: String,
-}
-
-impl Bucket {
-    async fn create(endpoint: &str, what: &str) -> Bucket {
-        let client = client(endpoint);
-        let name = unique(what);
-        client.create_bucket().bucket(&name).send().await.unwrap();
-        Bucket { client, name }
-    }
-
-    async fn put(&self, key: &str, body: impl Into<ByteStream>) {
-        self.client
-            .put_object()
-            .bucket(&self.name)
-            .key(key)
-            .body(body.into())
-            .send()
-            .await
-            .unwrap();
-    }
-
-    async fn keys(&self) -> Vec<String> {
-        let out = self
-            .client
-            .list_objects_v2()
-            .bucket(&self.name)
-            .send()
-            .await
-            .unwrap();
-        let mut keys: Vec<String> = out
-            .contents
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|o| o.key)
-            .collect();
-        keys.sort();
-        keys
-    }
-
-    /// Waits (up to 20 s) until the bucket holds exactly `want`.
-    async fn holds(&self, want: &[&str]) -> Vec<String> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let keys = self.keys().await;
-            if keys == want || tokio::time::Instant::now() > deadline {
-                return keys;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
 
 fn uri(bucket: &str, endpoint: &str, extra: &str) -> String {
     format!(

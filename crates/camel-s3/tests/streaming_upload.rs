@@ -3,115 +3,22 @@
 //! progressive and random names, `lastPart` resuming the numbering, the open object
 //! stored when the route stops, and a failed store failing every exchange of its object.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod support;
 
-use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
+use std::sync::Arc;
+use std::time::Duration;
+
 use camel_api::test_support::service_from_env;
 use camel_api::{
-    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
-    ContextChange, Endpoint, EndpointUri, Exchange, ShutdownReason,
+    BoxProcessor, CamelError, Component, ContextChange, Endpoint, EndpointUri, Exchange,
+    ShutdownReason,
 };
 use camel_s3::{headers, S3Component};
+use support::{unique, Bucket, NoContext};
 use tokio::task::JoinHandle;
 
 /// How long an exchange may take before a test gives up on it.
 const BOUND: Duration = Duration::from_secs(20);
-
-struct NoContext;
-
-impl ComponentContext for NoContext {
-    fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
-        Err(CamelError::processor(format!("no producer for {uri} here")))
-    }
-    fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        None
-    }
-    fn route_id(&self) -> Option<&str> {
-        Some("s3-streaming-test")
-    }
-}
-
-fn client(endpoint: &str) -> aws_sdk_s3::Client {
-    let config = aws_sdk_s3::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "test"))
-        .endpoint_url(endpoint)
-        .force_path_style(true)
-        .build();
-    aws_sdk_s3::Client::from_conf(config)
-}
-
-fn unique(what: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("camel-{what}-{}-{nanos}", std::process::id())
-}
-
-struct Bucket {
-    client: aws_sdk_s3::Client,
-    name: String,
-}
-
-impl Bucket {
-    async fn create(endpoint: &str, what: &str) -> Bucket {
-        let client = client(endpoint);
-        let name = unique(what);
-        client.create_bucket().bucket(&name).send().await.unwrap();
-        Bucket { client, name }
-    }
-
-    async fn put(&self, key: &str, body: &str) {
-        self.client
-            .put_object()
-            .bucket(&self.name)
-            .key(key)
-            .body(body.as_bytes().to_vec().into())
-            .send()
-            .await
-            .unwrap();
-    }
-
-    async fn keys(&self) -> Vec<String> {
-        let out = self
-            .client
-            .list_objects_v2()
-            .bucket(&self.name)
-            .send()
-            .await
-            .unwrap();
-        let mut keys: Vec<String> = out
-            .contents
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|o| o.key)
-            .collect();
-        keys.sort();
-        keys
-    }
-
-    async fn text(&self, key: &str) -> String {
-        let out = self
-            .client
-            .get_object()
-            .bucket(&self.name)
-            .key(key)
-            .send()
-            .await
-            .unwrap();
-        let bytes = out.body.collect().await.unwrap().into_bytes();
-        String::from_utf8(bytes.to_vec()).unwrap()
-    }
-}
 
 fn endpoint_for(bucket: &str, service: &str, extra: &str) -> Arc<dyn Endpoint> {
     let uri = format!(
@@ -422,18 +329,19 @@ async fn a_stopping_context_stores_the_open_object_at_once() {
     assert_eq!(key_of(&late), "open-1.txt");
 }
 
-/// Through a context and a YAML route: stopping the context stores the open object, the
-/// waiting exchanges succeed, and nothing is cut off at the deadline. (One thread, so
-/// both exchanges are waiting in the producer before the stop begins.)
-#[tokio::test]
-async fn a_route_stopped_with_its_context_answers_every_exchange() {
-    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
-        return;
-    };
-    let b = Bucket::create(&service, "stream-route").await;
+/// A context running one YAML route, `direct:in` → a streaming upload of `key` into
+/// `bucket` that completes at 100 messages (never, in these tests), and two exchanges
+/// waiting in its producer.
+async fn two_waiting_in_a_route(
+    service: &str,
+    bucket: &str,
+    key: &str,
+) -> (
+    Arc<camel_core::CamelContext>,
+    Vec<JoinHandle<Result<Exchange, CamelError>>>,
+) {
     let yaml = format!(
-        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=route.txt&batchMessageNumber=100\"\n",
-        b.name
+        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{bucket}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName={key}&batchMessageNumber=100\"\n",
     );
     let ctx = camel_core::CamelContext::new();
     ctx.add_component(Arc::new(S3Component::new()));
@@ -452,6 +360,19 @@ async fn a_route_stopped_with_its_context_answers_every_exchange() {
             tokio::task::yield_now().await;
         }
     }
+    (ctx, tasks)
+}
+
+/// Through a context and a YAML route: stopping the context stores the open object, the
+/// waiting exchanges succeed, and nothing is cut off at the deadline. (One thread, so
+/// both exchanges are waiting in the producer before the stop begins.)
+#[tokio::test]
+async fn a_route_stopped_with_its_context_answers_every_exchange() {
+    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let b = Bucket::create(&service, "stream-route").await;
+    let (ctx, tasks) = two_waiting_in_a_route(&service, &b.name, "route.txt").await;
     let report = tokio::time::timeout(BOUND, ctx.stop())
         .await
         .expect("the stop ended within the bound");
@@ -474,27 +395,7 @@ async fn a_route_stopped_alone_stores_the_open_object_without_waiting_for_its_de
         return;
     };
     let b = Bucket::create(&service, "stream-alone").await;
-    let yaml = format!(
-        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=alone.txt&batchMessageNumber=100\"\n",
-        b.name
-    );
-    let ctx = camel_core::CamelContext::new();
-    ctx.add_component(Arc::new(S3Component::new()));
-    ctx.add_routes(camel_core::yaml::load_str(&yaml, "streaming.yaml").unwrap())
-        .await
-        .unwrap();
-    ctx.start().await.unwrap();
-    let ctx = Arc::new(ctx);
-    let mut tasks = Vec::new();
-    for body in ["one ", "two"] {
-        let ctx = ctx.clone();
-        tasks.push(tokio::spawn(async move {
-            ctx.request("direct:in", Exchange::new(body)).await
-        }));
-        for _ in 0..20 {
-            tokio::task::yield_now().await;
-        }
-    }
+    let (ctx, tasks) = two_waiting_in_a_route(&service, &b.name, "alone.txt").await;
     let report = tokio::time::timeout(BOUND, ctx.route_controller().stop_route("upload"))
         .await
         .expect("the route's stop ended long before its deadline")
