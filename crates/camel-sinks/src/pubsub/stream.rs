@@ -322,16 +322,7 @@ impl StreamSettler {
 fn routing_header(
     subscription: &str,
 ) -> Result<tonic::metadata::MetadataValue<tonic::metadata::Ascii>, CamelError> {
-    let encoded: String = subscription
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(b).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect();
-    format!("subscription={encoded}")
+    format!("subscription={}", camel_api::percent_encode(subscription))
         .parse()
         .map_err(|_| CamelError::processor("the subscription name is not a valid header value"))
 }
