@@ -102,15 +102,42 @@ async fn round(ds: &Datasource, seed: u64) {
     }
     stop.cancel();
     noise.await.expect("noise");
-    rec.wait_for(Duration::from_secs(30), "every message", |log| {
-        log.iter()
-            .filter(|d| d.ok)
-            .map(|d| d.id)
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-            == published
-    })
-    .await;
+    let all = rec
+        .try_wait_for(Duration::from_secs(30), |log| {
+            log.iter()
+                .filter(|d| d.ok)
+                .map(|d| d.id)
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                == published
+        })
+        .await;
+    if !all {
+        // Say which rows stayed behind and what their groups delivered, for the hunt.
+        let left: Vec<(i64, i32, Option<String>, i64)> = sqlx::query_as(&format!(
+            "SELECT id, partition_no, group_key, tx_order FROM camel_outbox_{name} ORDER BY id"
+        ))
+        .fetch_all(&pool)
+        .await
+        .expect("rows left");
+        let log = rec.snapshot();
+        let mut report = String::new();
+        for (id, partition, group, order) in &left {
+            let delivered = log.iter().any(|d| d.id == *id && d.ok);
+            let of_group: Vec<i64> = log
+                .iter()
+                .filter(|d| d.group == *group && d.ok)
+                .map(|d| d.id)
+                .collect();
+            report.push_str(&format!(
+                "\n  id {id} partition {partition} group {group:?} tx_order {order} delivered {delivered}; group delivered {of_group:?}"
+            ));
+        }
+        panic!(
+            "seed {seed}: {} of {published} delivered; rows in the table:{report}",
+            log.iter().filter(|d| d.ok).count()
+        );
+    }
     relay.shutdown().await.unwrap();
     assert_group_order(&rec.snapshot());
     drop_tables(ds, &format!("camel_outbox_{name}")).await;

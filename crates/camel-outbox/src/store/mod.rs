@@ -408,6 +408,10 @@ pub(crate) struct Page {
     /// running; also when no row came back), for the stall warning and for rows the
     /// replication stream announced; 0 on SQLite.
     pub(crate) horizon: i64,
+    /// True when no transaction that took an id before the read's snapshot was still
+    /// running (PostgreSQL): rows held back then wait for a new transaction id, not for
+    /// a transaction to end (ADR 0174).
+    pub(crate) quiet: bool,
 }
 
 impl Page {
@@ -437,6 +441,13 @@ pub(crate) trait PartitionStore: Send {
         up_to: Position,
         limit: u32,
     ) -> Result<Vec<StoredMessage>>;
+
+    /// Moves the horizon past every transaction id given out so far, for rows held back
+    /// on a server where nothing else takes one (PostgreSQL: ends a transaction that takes
+    /// an id; ADR 0174). Nothing to do elsewhere.
+    async fn pass_horizon(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// Deletes confirmed rows.
     async fn delete(&mut self, ids: &[i64]) -> Result<()>;

@@ -249,9 +249,13 @@ impl PgPartition {
             // good, and no row with such a key can still appear. The rows are joined to
             // it so that an empty page still says its horizon (one row of NULLs): a
             // worker woken by the replication stream needs it (see `worker::partition`).
+            // `quiet`: no transaction id below the snapshot's end was running, so only a
+            // new id can move the horizon (ADR 0174).
             scan_sql: format!(
-                "SELECT m.*, h.horizon
-                 FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon) h
+                "SELECT m.*, h.horizon, h.quiet
+                 FROM (SELECT pg_snapshot_xmin(s)::text::bigint AS horizon,
+                              pg_snapshot_xmin(s) = pg_snapshot_xmax(s) AS quiet
+                       FROM (SELECT pg_current_snapshot() AS s) snap) h
                  LEFT JOIN LATERAL (
                      SELECT {PG_COLUMNS}, tx_order FROM {t}
                      WHERE partition_no = $1 AND (tx_order, id) > ($2, $3)
@@ -343,6 +347,7 @@ fn decode_page(rows: Vec<PgRow>) -> Result<Page> {
     let at = Ordinals::of(first)?;
     let order_at = first.try_column("tx_order")?.ordinal();
     let horizon_at = first.try_column("horizon")?.ordinal();
+    page.quiet = first.try_get("quiet")?;
     for r in &rows {
         page.horizon = r.try_get(horizon_at)?;
         // NULL: the partition had no row to read, only the horizon came back.
@@ -397,6 +402,15 @@ impl PartitionStore for PgPartition {
             .fetch_all(&mut self.conn)
             .await?;
         decode(rows)
+    }
+
+    async fn pass_horizon(&mut self) -> Result<()> {
+        // A statement of its own is a transaction of its own: it takes the next id and
+        // ends, and the next snapshot's horizon is past it.
+        sqlx::query("SELECT pg_current_xact_id()")
+            .execute(&mut self.conn)
+            .await?;
+        Ok(())
     }
 
     async fn delete(&mut self, ids: &[i64]) -> Result<()> {

@@ -227,6 +227,7 @@ impl PartitionStore for SqlitePartition {
             rows,
             held_back: false,
             horizon: 0,
+            quiet: false,
         })
     }
 

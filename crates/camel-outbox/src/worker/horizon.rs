@@ -91,6 +91,12 @@ impl HorizonWatch {
         advice
     }
 
+    /// True when the last page was held back at `horizon` too: the horizon has not moved
+    /// between two reads.
+    pub(crate) fn waiting_at(&self, horizon: i64) -> bool {
+        self.waiting.is_some_and(|w| w.horizon == horizon)
+    }
+
     /// When the worker should read again, while rows wait.
     pub(crate) fn next_read(&self) -> Option<Instant> {
         self.waiting.map(|w| w.next_read)

@@ -169,7 +169,19 @@ impl<S: PartitionStore> PartitionWorker<S> {
                     // are read again shortly (not at the next poll).
                     let streamed = outbox.streamed_order(self.partition);
                     let awaited = streamed > 0 && streamed >= page.horizon;
+                    // A row's order key can be one past the newest transaction that had
+                    // ended when it was inserted. Once nothing runs, the horizon stops
+                    // there, equal to the key, until some transaction takes a new id: on
+                    // a quiet server, never. Held back twice at the same quiet horizon,
+                    // the worker takes an id itself and reads again (ADR 0174).
+                    let stuck = (page.held_back || awaited)
+                        && page.quiet
+                        && self.horizon.waiting_at(page.horizon);
                     self.watch_horizon(&page, awaited).await?;
+                    if stuck {
+                        self.store.pass_horizon().await?;
+                        scan_needed = true;
+                    }
                     if let Some(last) = page.rows.last() {
                         self.sched.advance(last.at);
                     }

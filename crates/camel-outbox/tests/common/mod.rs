@@ -176,19 +176,26 @@ impl Recorder {
 
     /// Waits (at most `limit`) until `cond` holds over the log; panics with the log if not.
     pub async fn wait_for(&self, limit: Duration, what: &str, cond: impl Fn(&[Delivery]) -> bool) {
+        if !self.try_wait_for(limit, cond).await {
+            let log = self.snapshot();
+            let tail: Vec<_> = log.iter().rev().take(20).collect();
+            panic!(
+                "timed out waiting for {what}; {} deliveries, last: {tail:?}",
+                log.len()
+            );
+        }
+    }
+
+    /// Waits (at most `limit`) until `cond` holds over the log; false if it never did.
+    pub async fn try_wait_for(&self, limit: Duration, cond: impl Fn(&[Delivery]) -> bool) -> bool {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let notified = self.changed.notified();
             if cond(&self.snapshot()) {
-                return;
+                return true;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                let log = self.snapshot();
-                let tail: Vec<_> = log.iter().rev().take(20).collect();
-                panic!(
-                    "timed out waiting for {what}; {} deliveries, last: {tail:?}",
-                    log.len()
-                );
+                return false;
             }
         }
     }
