@@ -780,20 +780,69 @@ fn one_trace_through_three_processes_the_outbox_and_nats() {
 #[test]
 fn spans_go_over_grpc_when_the_protocol_says_so() {
     let receiver = otlp::grpc_receiver();
+    traced_call(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_SERVICE_NAME", "grpc-check"),
+        ],
+        "grpc-check",
+    );
+}
+
+/// An `https://` endpoint whose certificate comes from a private CA: with the CA file in
+/// `OTEL_EXPORTER_OTLP_CERTIFICATE`, the spans arrive over OTLP/HTTP.
+#[test]
+fn spans_go_over_https_to_a_collector_with_a_private_ca() {
+    let pki = otlp::Pki::new();
+    let receiver = otlp::https_receiver(pki.server(false, &[b"http/1.1"]));
+    assert!(receiver.endpoint.starts_with("https://"));
+    let ca = pki.ca_file.display().to_string();
+    traced_call(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", ca.as_str()),
+            ("OTEL_SERVICE_NAME", "https-check"),
+        ],
+        "https-check",
+    );
+}
+
+/// OTLP/gRPC over TLS to a collector that asks for a client certificate: the CA file and
+/// the client certificate and key from the standard variables.
+#[test]
+fn spans_go_over_grpc_with_tls_and_a_client_certificate() {
+    let pki = otlp::Pki::new();
+    let receiver = otlp::grpc_tls_receiver(pki.server(true, &[b"h2"]));
+    let ca = pki.ca_file.display().to_string();
+    let cert = pki.client_cert_file.display().to_string();
+    let key = pki.client_key_file.display().to_string();
+    traced_call(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", ca.as_str()),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", cert.as_str()),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", key.as_str()),
+            ("OTEL_SERVICE_NAME", "mtls-check"),
+        ],
+        "mtls-check",
+    );
+}
+
+/// Runs the two HTTP routes with `env`, calls the front with the caller's trace, and
+/// checks both routes' spans reached `receiver` under `service`.
+fn traced_call(receiver: &otlp::OtlpReceiver, env: &[(&str, &str)], service: &str) {
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("routes.yaml");
     std::fs::write(&file, routes(port)).unwrap();
     let file = file.display().to_string();
     let port_arg = port.to_string();
-    let (child, log) = spawn_with_env(
-        &["run", &file, "--port", &port_arg],
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-            ("OTEL_SERVICE_NAME", "grpc-check"),
-        ],
-    );
+    let (child, log) = spawn_with_env(&["run", &file, "--port", &port_arg], env);
     let _child = Killed(child);
     wait_line(&log, "/back");
     let traceparent = format!("traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01");
@@ -805,6 +854,6 @@ fn spans_go_over_grpc_when_the_protocol_says_so() {
     let front = one(&spans, "front", CALLER_TRACE);
     let back = one(&spans, "back", CALLER_TRACE);
     assert_eq!(front.parent_span_id, CALLER_SPAN);
-    assert_eq!(front.service, "grpc-check");
+    assert_eq!(front.service, service);
     assert!(!back.parent_span_id.is_empty(), "{spans:#?}");
 }

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use opentelemetry_sdk::Resource;
@@ -31,7 +31,11 @@ pub(crate) enum Exporter {
 impl Exporter {
     /// A gRPC exporter to `endpoint` (`http://host:4317`). The connection is made at the
     /// first export, so a collector that is down does not stop the process.
-    pub(crate) fn on_own_runtime(endpoint: &str) -> Result<Self, OtelError> {
+    pub(crate) fn on_own_runtime(endpoint: &str, tls: &crate::OtlpTls) -> Result<Self, OtelError> {
+        let tls = endpoint
+            .starts_with("https://")
+            .then(|| crate::tls::grpc_config(tls))
+            .transpose()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("camel-otlp-grpc")
@@ -39,10 +43,13 @@ impl Exporter {
             .build()
             .map_err(|e| OtelError::Config(format!("cannot start the gRPC export runtime: {e}")))?;
         let inner = runtime.block_on(async {
-            opentelemetry_otlp::SpanExporter::builder()
+            let builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_tonic()
-                .with_endpoint(endpoint.to_string())
-                .build()
+                .with_endpoint(endpoint.to_string());
+            match tls {
+                Some(tls) => builder.with_tls_config(tls).build(),
+                None => builder.build(),
+            }
         })?;
         Ok(Exporter::Grpc { inner, runtime })
     }

@@ -17,10 +17,13 @@
 //! ```
 
 mod grpc;
+mod tls;
 mod tracer;
 
+pub use tls::OtlpTls;
+
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
 
@@ -62,6 +65,8 @@ pub struct OtlpConfig {
     pub service_name: String,
     /// Whether every step gets a span of its own besides the route's.
     pub step_spans: bool,
+    /// The TLS files of an `https://` endpoint.
+    pub tls: OtlpTls,
 }
 
 /// The path OTLP/HTTP receivers take spans on, appended to a base endpoint.
@@ -76,6 +81,7 @@ impl OtlpConfig {
             protocol: OtlpProtocol::HttpProtobuf,
             service_name: service_name.to_string(),
             step_spans: false,
+            tls: OtlpTls::default(),
         }
     }
 
@@ -87,6 +93,7 @@ impl OtlpConfig {
             protocol: OtlpProtocol::Grpc,
             service_name: service_name.to_string(),
             step_spans: false,
+            tls: OtlpTls::default(),
         }
     }
 
@@ -99,7 +106,9 @@ impl OtlpConfig {
     /// - `OTEL_EXPORTER_OTLP_PROTOCOL` / `…_TRACES_PROTOCOL`: `http/protobuf` (the
     ///   default) or `grpc` (then the base endpoint is the collector's address, with no
     ///   path appended);
-    /// - `OTEL_SERVICE_NAME`: the service name, `camel` when unset.
+    /// - `OTEL_SERVICE_NAME`: the service name, `camel` when unset;
+    /// - `OTEL_EXPORTER_OTLP_CERTIFICATE`, `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY` (each
+    ///   also as `OTEL_EXPORTER_OTLP_TRACES_…`): PEM files for an `https://` endpoint.
     pub fn from_env(
         endpoint: Option<&str>,
         lookup: impl Fn(&str) -> Option<String>,
@@ -131,12 +140,28 @@ impl OtlpConfig {
                 None => return Ok(None),
             },
         };
-        // The exporter's client is built without TLS (ADR 0123): a collector or agent
-        // beside the process is the setup this serves; one that is far away is reached
-        // through that local collector.
-        if !traces_url.starts_with("http://") {
+        let file = |name: &str| {
+            var(&format!("OTEL_EXPORTER_OTLP_TRACES_{name}"))
+                .or_else(|| var(&format!("OTEL_EXPORTER_OTLP_{name}")))
+                .map(std::path::PathBuf::from)
+        };
+        let tls = OtlpTls {
+            ca_file: file("CERTIFICATE"),
+            client_cert_file: file("CLIENT_CERTIFICATE"),
+            client_key_file: file("CLIENT_KEY"),
+        };
+        let secure = traces_url.starts_with("https://");
+        if !secure && !traces_url.starts_with("http://") {
             return Err(OtelError::Config(format!(
-                "endpoint `{}` is not an http:// URL (https is not supported yet: send to a local collector)",
+                "endpoint `{}` is neither an http:// nor an https:// URL",
+                camel_api::redact_url(&traces_url)
+            )));
+        }
+        // Certificates next to a plain endpoint are a mistake that would send spans in
+        // the clear: said, not ignored.
+        if !secure && !tls.is_empty() {
+            return Err(OtelError::Config(format!(
+                "TLS files are set (OTEL_EXPORTER_OTLP_*CERTIFICATE / *CLIENT_KEY) but the endpoint `{}` is http://; use https://",
                 camel_api::redact_url(&traces_url)
             )));
         }
@@ -145,6 +170,7 @@ impl OtlpConfig {
             protocol,
             service_name: var("OTEL_SERVICE_NAME").unwrap_or_else(|| "camel".into()),
             step_spans: false,
+            tls,
         }))
     }
 }
@@ -161,18 +187,40 @@ pub struct TraceExport {
     provider: SdkTracerProvider,
 }
 
+/// How long one export may take (the SDK's default).
+const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The exporter `config` asks for.
 fn exporter(config: &OtlpConfig) -> Result<grpc::Exporter, OtelError> {
     Ok(match config.protocol {
         OtlpProtocol::HttpProtobuf => grpc::Exporter::Plain(
             opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
+                .with_http_client(http_client(&config.tls)?)
                 .with_protocol(Protocol::HttpBinary)
                 .with_endpoint(config.traces_url.clone())
+                .with_timeout(EXPORT_TIMEOUT)
                 .build()?,
         ),
-        OtlpProtocol::Grpc => grpc::Exporter::on_own_runtime(&config.traces_url)?,
+        OtlpProtocol::Grpc => grpc::Exporter::on_own_runtime(&config.traces_url, &config.tls)?,
     })
+}
+
+/// The blocking HTTP client of the OTLP/HTTP export, with rustls on *ring* (for plain
+/// `http://` too: the SDK's own client would look for a process-wide TLS provider).
+/// Made on a thread of its own, as the SDK does: a blocking client refuses to be made on
+/// a runtime thread.
+fn http_client(tls: &OtlpTls) -> Result<reqwest::blocking::Client, OtelError> {
+    let rustls = tls::http_config(tls)?;
+    std::thread::spawn(move || {
+        reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(rustls)
+            .timeout(EXPORT_TIMEOUT)
+            .build()
+    })
+    .join()
+    .map_err(|_| OtelError::Config("building the HTTP client panicked".into()))?
+    .map_err(|e| OtelError::Config(format!("cannot build the HTTP client: {e}")))
 }
 
 impl TraceExport {
@@ -265,7 +313,76 @@ mod tests {
         );
         assert!(matches!(json, Err(OtelError::Config(m)) if m.contains("http/json")));
         assert!(from(Some("a:4318"), &[]).is_err());
-        assert!(from(Some("https://a:4318"), &[]).is_err());
+        let plain_with_ca = from(
+            Some("http://a:4318"),
+            &[("OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/ca.pem")],
+        );
+        assert!(matches!(plain_with_ca, Err(OtelError::Config(m)) if m.contains("use https://")));
+    }
+
+    #[test]
+    fn https_takes_the_standard_tls_files() {
+        let c = from(
+            Some("https://a:4318"),
+            &[
+                ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/ca.pem"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+                    "/etc/traces-ca.pem",
+                ),
+                ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/etc/me.pem"),
+                ("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/etc/me.key"),
+            ],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.traces_url, "https://a:4318/v1/traces");
+        assert_eq!(
+            c.tls.ca_file.as_deref(),
+            Some("/etc/traces-ca.pem".as_ref())
+        );
+        assert_eq!(
+            c.tls.client_cert_file.as_deref(),
+            Some("/etc/me.pem".as_ref())
+        );
+        assert_eq!(
+            c.tls.client_key_file.as_deref(),
+            Some("/etc/me.key".as_ref())
+        );
+        let c = from(Some("https://a:4318"), &[]).unwrap().unwrap();
+        assert!(
+            c.tls.is_empty(),
+            "the system's roots, no client certificate"
+        );
+    }
+
+    #[test]
+    fn bad_tls_files_are_named_at_startup() {
+        let dir = std::env::temp_dir().join(format!("camel-otel-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let not_pem = dir.join("ca.txt");
+        std::fs::write(&not_pem, "not a certificate").unwrap();
+        let missing = dir.join("missing.pem");
+        for (ca, cert, key, says) in [
+            (Some(&missing), None, None, "cannot read the CA certificate"),
+            (Some(&not_pem), None, None, "holds no PEM certificate"),
+            (None, Some(&not_pem), None, "needs its key"),
+            (None, None, Some(&not_pem), "needs its certificate"),
+        ] {
+            let tls = OtlpTls {
+                ca_file: ca.cloned(),
+                client_cert_file: cert.cloned(),
+                client_key_file: key.cloned(),
+            };
+            for protocol in [OtlpProtocol::HttpProtobuf, OtlpProtocol::Grpc] {
+                let mut config = OtlpConfig::new("https://127.0.0.1:1", "t");
+                config.protocol = protocol;
+                config.tls = tls.clone();
+                let err = exporter(&config).expect_err("refused");
+                assert!(err.to_string().contains(says), "{protocol:?}: {err}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
@@ -282,7 +399,9 @@ mod tests {
         let https = from(
             Some("https://collector:4317"),
             &[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")],
-        );
-        assert!(https.is_err(), "TLS is not built in");
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(https.traces_url, "https://collector:4317");
     }
 }

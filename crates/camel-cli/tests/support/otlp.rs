@@ -2,8 +2,9 @@
 //! their protobuf bodies and hands them to the test.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -45,16 +46,114 @@ pub struct OtlpReceiver {
 
 /// Starts a receiver on a free loopback port.
 pub fn receiver() -> OtlpReceiver {
+    http_receiver(None)
+}
+
+/// Starts a receiver that speaks HTTPS with `tls` (see [`Pki`]).
+pub fn https_receiver(tls: Arc<rustls::ServerConfig>) -> OtlpReceiver {
+    http_receiver(Some(tls))
+}
+
+fn http_receiver(tls: Option<Arc<rustls::ServerConfig>>) -> OtlpReceiver {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let endpoint = format!("{scheme}://{}", listener.local_addr().unwrap());
     let (tx, spans) = channel();
     std::thread::spawn(move || {
         for stream in listener.incoming().map_while(Result::ok) {
             let tx = tx.clone();
-            std::thread::spawn(move || serve(stream, tx));
+            let tls = tls.clone();
+            std::thread::spawn(move || match tls {
+                None => serve(stream, tx),
+                Some(config) => {
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    serve(rustls::StreamOwned::new(conn, stream), tx)
+                }
+            });
         }
     });
     OtlpReceiver { endpoint, spans }
+}
+
+/// A private CA with a server certificate for 127.0.0.1 and a client certificate, as
+/// PEM files in a temporary directory, and the receivers' TLS configurations.
+pub struct Pki {
+    pub dir: tempfile::TempDir,
+    pub ca_file: std::path::PathBuf,
+    pub client_cert_file: std::path::PathBuf,
+    pub client_key_file: std::path::PathBuf,
+    ca_pem: String,
+    server_cert_pem: String,
+    server_key_pem: String,
+}
+
+impl Pki {
+    pub fn new() -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = ca.self_signed(&ca_key).unwrap();
+        let server_key = KeyPair::generate().unwrap();
+        let server = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+            .unwrap()
+            .signed_by(&server_key, &ca, &ca_key)
+            .unwrap();
+        let client_key = KeyPair::generate().unwrap();
+        let client = CertificateParams::new(vec!["camel-client".into()])
+            .unwrap()
+            .signed_by(&client_key, &ca, &ca_key)
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        Pki {
+            ca_file: write("ca.pem", &ca.pem()),
+            client_cert_file: write("client.pem", &client.pem()),
+            client_key_file: write("client.key", &client_key.serialize_pem()),
+            ca_pem: ca.pem(),
+            server_cert_pem: server.pem(),
+            server_key_pem: server_key.serialize_pem(),
+            dir,
+        }
+    }
+
+    /// The receiver's configuration; `client_auth`: it refuses a client without a
+    /// certificate of the CA. `alpn`: the protocols it offers (`h2` for gRPC).
+    pub fn server(&self, client_auth: bool, alpn: &[&[u8]]) -> Arc<rustls::ServerConfig> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .unwrap();
+        let builder = if client_auth {
+            let mut roots = rustls::RootCertStore::empty();
+            roots
+                .add(CertificateDer::from_pem_slice(self.ca_pem.as_bytes()).unwrap())
+                .unwrap();
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let mut config = builder
+            .with_single_cert(
+                vec![CertificateDer::from_pem_slice(self.server_cert_pem.as_bytes()).unwrap()],
+                PrivateKeyDer::from_pem_slice(self.server_key_pem.as_bytes()).unwrap(),
+            )
+            .unwrap();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Arc::new(config)
+    }
 }
 
 impl OtlpReceiver {
@@ -113,9 +212,8 @@ fn received(service: &str, span: Span) -> Received {
 }
 
 /// Answers the requests of one connection (the exporter keeps it alive).
-fn serve(stream: TcpStream, tx: Sender<Received>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
+fn serve(stream: impl Read + Write, tx: Sender<Received>) {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut length = 0usize;
         let mut first = true;
@@ -145,7 +243,12 @@ fn serve(stream: TcpStream, tx: Sender<Received>) {
         forward(&body, &tx);
         let answer =
             "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
-        if writer.write_all(answer.as_bytes()).is_err() {
+        let writer = reader.get_mut();
+        if writer
+            .write_all(answer.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
             return;
         }
     }
@@ -173,9 +276,20 @@ fn forward(body: &[u8], tx: &Sender<Received>) {
 /// Starts an OTLP/gRPC receiver (HTTP/2 without TLS) on a free loopback port: each
 /// `TraceService/Export` call's spans reach the test; every call is answered OK.
 pub fn grpc_receiver() -> OtlpReceiver {
+    grpc_receiver_with(None)
+}
+
+/// The same over TLS with `tls` (which must offer ALPN `h2`).
+pub fn grpc_tls_receiver(tls: Arc<rustls::ServerConfig>) -> OtlpReceiver {
+    grpc_receiver_with(Some(tls))
+}
+
+fn grpc_receiver_with(tls: Option<Arc<rustls::ServerConfig>>) -> OtlpReceiver {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let endpoint = format!("{scheme}://{}", listener.local_addr().unwrap());
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let (tx, spans) = channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -186,19 +300,34 @@ pub fn grpc_receiver() -> OtlpReceiver {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             while let Ok((socket, _)) = listener.accept().await {
                 let tx = tx.clone();
+                let acceptor = acceptor.clone();
                 tokio::spawn(async move {
-                    let Ok(mut conn) = h2::server::handshake(socket).await else {
-                        return;
-                    };
-                    while let Some(Ok((request, respond))) = conn.accept().await {
-                        let tx = tx.clone();
-                        tokio::spawn(answer_grpc(request, respond, tx));
+                    match acceptor {
+                        None => serve_h2(socket, tx).await,
+                        Some(acceptor) => {
+                            if let Ok(socket) = acceptor.accept(socket).await {
+                                serve_h2(socket, tx).await;
+                            }
+                        }
                     }
                 });
             }
         });
     });
     OtlpReceiver { endpoint, spans }
+}
+
+async fn serve_h2(
+    socket: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    tx: Sender<Received>,
+) {
+    let Ok(mut conn) = h2::server::handshake(socket).await else {
+        return;
+    };
+    while let Some(Ok((request, respond))) = conn.accept().await {
+        let tx = tx.clone();
+        tokio::spawn(answer_grpc(request, respond, tx));
+    }
 }
 
 async fn answer_grpc(
