@@ -115,6 +115,38 @@ pub mod test_support {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use crate::{BoxExpression, BoxPredicate, BoxProcessor, CamelError, ComponentContext};
+
+    /// A component context that offers nothing, for building an endpoint outside a
+    /// `CamelContext`: asked for an expression, a predicate or a producer, it answers with
+    /// an error naming what was asked for. Its route id is `test`.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct NoContext;
+
+    impl ComponentContext for NoContext {
+        fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
+            Err(CamelError::processor(format!(
+                "no {language} expressions in this test"
+            )))
+        }
+        fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
+            Err(CamelError::processor(format!(
+                "no {language} predicates in this test"
+            )))
+        }
+        fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
+            Err(CamelError::processor(format!(
+                "no producer for {uri} in this test"
+            )))
+        }
+        fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+            None
+        }
+        fn route_id(&self) -> Option<&str> {
+            Some("test")
+        }
+    }
+
     /// A route that takes `delay` per exchange and records the most exchanges it ran at
     /// once: how a consumer's back-pressure bound (`prefetch_count`, `max_ack_pending`,
     /// `max_messages_per_poll`) is tested against a real broker.

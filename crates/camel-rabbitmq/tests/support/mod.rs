@@ -4,35 +4,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use camel_api::{
-    BoxExpression, BoxPredicate, BoxProcessor, CamelError, Component, ComponentContext,
-    ConsumerContext, EndpointUri, Exchange,
-};
+use camel_api::{BoxProcessor, Component, ConsumerContext, EndpointUri, Exchange};
 use camel_rabbitmq::{RabbitMqComponent, REDELIVERED_HEADER};
 use lapin::options::{QueueDeclareOptions, QueueDeleteOptions};
 use lapin::types::FieldTable;
 use lapin::{Channel, Connection, ConnectionProperties};
 use tokio::sync::Notify;
 
-pub(crate) struct NoContext;
-
-impl ComponentContext for NoContext {
-    fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
-        Err(CamelError::processor(format!("no producer for {uri} here")))
-    }
-    fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        None
-    }
-    fn route_id(&self) -> Option<&str> {
-        Some("rabbitmq-test")
-    }
-}
+pub(crate) use camel_api::test_support::NoContext;
 
 pub(crate) fn unique(prefix: &str) -> String {
     let nanos = SystemTime::now()

@@ -2,33 +2,12 @@
 //! client for moto, and a bucket of a test's own.
 #![allow(dead_code, unreachable_pub)]
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_s3::primitives::ByteStream;
-use camel_api::{BoxExpression, BoxPredicate, BoxProcessor, CamelError, ComponentContext};
-
 /// Builds endpoints; the S3 endpoint asks the context for nothing.
-pub struct NoContext;
-
-impl ComponentContext for NoContext {
-    fn expression(&self, language: &str, _text: &str) -> Result<BoxExpression, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn predicate(&self, language: &str, _text: &str) -> Result<BoxPredicate, CamelError> {
-        Err(CamelError::processor(format!("no {language} here")))
-    }
-    fn producer(&self, uri: &str) -> Result<BoxProcessor, CamelError> {
-        Err(CamelError::processor(format!("no producer for {uri} here")))
-    }
-    fn resource(&self, _name: &str) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
-        None
-    }
-    fn route_id(&self) -> Option<&str> {
-        Some("s3-test")
-    }
-}
+pub use camel_api::test_support::NoContext;
 
 /// A client of moto at `endpoint`.
 pub fn client(endpoint: &str) -> aws_sdk_s3::Client {
