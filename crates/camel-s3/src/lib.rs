@@ -9,7 +9,8 @@
 //! - In `to`, a producer: `putObject` (multipart above `partSize` with
 //!   `multiPartUpload=true`), and `operation=listObjects|getObject|deleteObject|copyObject`;
 //!   with `streamingUploadMode=true`, consecutive bodies appended into objects, each
-//!   exchange answered once its object is stored ([`streaming`], ADR 0173).
+//!   exchange answered once its body is buffered, as Camel, or once its object is stored
+//!   (`streamingUploadAck=stored`) ([`streaming`], ADRs 0173, 0176).
 //!
 //! Option names follow Camel's `aws2-s3` component in snake_case (camelCase is accepted);
 //! credentials come from `accessKey`/`secretKey`, the profile named by

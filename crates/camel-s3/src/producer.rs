@@ -115,7 +115,10 @@ impl S3Producer {
         if let Some(streaming) = &self.streaming {
             self.client.ensure_bucket(&self.bucket).await?;
             let body = Payload::of(&exchange)?.into_bytes().await?;
-            let stored = streaming.append(body).await?;
+            let Some(stored) = streaming.append(body).await? else {
+                // Buffered: the object's key is given when it is stored.
+                return Ok(exchange);
+            };
             let h = &mut exchange.message.headers;
             h.insert(headers::KEY, stored.key);
             if let Some(e_tag) = stored.e_tag {

@@ -2,6 +2,8 @@
 //! moto serves S3 on the same port): objects completed by count, by size and by timeout,
 //! progressive and random names, `lastPart` resuming the numbering, the open object
 //! stored when the route stops, and a failed store failing every exchange of its object.
+//! These tests wait for stores (`streamingUploadAck=stored`); the first one below shows
+//! the default, Camel's answer once the body is buffered.
 
 mod support;
 
@@ -22,7 +24,7 @@ const BOUND: Duration = Duration::from_secs(20);
 
 fn endpoint_for(bucket: &str, service: &str, extra: &str) -> Arc<dyn Endpoint> {
     let uri = format!(
-        "aws2-s3://{bucket}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true{extra}"
+        "aws2-s3://{bucket}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&streamingUploadAck=stored{extra}"
     );
     S3Component::new()
         .endpoint(EndpointUri::parse(&uri).unwrap(), &NoContext)
@@ -66,6 +68,40 @@ async fn send_in_order(
         }
     }
     tasks
+}
+
+/// The default answers each exchange once its body is in the open object, so a caller
+/// that sends one exchange at a time (a timer, a Kafka partition) still fills objects of
+/// `batchMessageNumber` messages, as in Camel; with `stored` it would wait for ever.
+#[tokio::test]
+async fn by_default_one_caller_at_a_time_fills_objects_as_in_camel() {
+    let Some(service) = service_from_env("CAMEL_TEST_SQS_ENDPOINT") else {
+        return;
+    };
+    let b = Bucket::create(&service, "stream-buffered").await;
+    let uri = format!(
+        "aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=seq.txt&batchMessageNumber=3",
+        b.name
+    );
+    let endpoint = S3Component::new()
+        .endpoint(EndpointUri::parse(&uri).unwrap(), &NoContext)
+        .unwrap();
+    let lifecycle = endpoint.lifecycle().expect("a lifecycle");
+    lifecycle.start().await.unwrap();
+    let producer = endpoint.producer().unwrap();
+    for body in ["1\n", "2\n", "3\n", "4\n", "5\n", "6\n", "7\n"] {
+        let done = tokio::time::timeout(BOUND, producer.process(Exchange::new(body.to_string())))
+            .await
+            .expect("answered without waiting for its object")
+            .expect("buffered");
+        assert_eq!(key_of(&done), "", "no key before the object is stored");
+    }
+    // The seventh is in the open object until the route stops.
+    lifecycle.shutdown(ShutdownReason::RouteStop).await.unwrap();
+    assert_eq!(b.keys().await, ["seq-1.txt", "seq-2.txt", "seq.txt"]);
+    assert_eq!(b.text("seq.txt").await, "1\n2\n3\n");
+    assert_eq!(b.text("seq-1.txt").await, "4\n5\n6\n");
+    assert_eq!(b.text("seq-2.txt").await, "7\n");
 }
 
 #[tokio::test]
@@ -305,7 +341,7 @@ async fn a_stopping_context_stores_the_open_object_at_once() {
     let b = Bucket::create(&service, "stream-stopping").await;
     let component = S3Component::new();
     let uri = format!(
-        "aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName=open.txt&batchMessageNumber=100",
+        "aws2-s3://{}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&streamingUploadAck=stored&keyName=open.txt&batchMessageNumber=100",
         b.name
     );
     let endpoint = component
@@ -341,7 +377,7 @@ async fn two_waiting_in_a_route(
     Vec<JoinHandle<Result<Exchange, CamelError>>>,
 ) {
     let yaml = format!(
-        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{bucket}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&keyName={key}&batchMessageNumber=100\"\n",
+        "- route:\n    id: upload\n    from:\n      uri: direct:in\n      steps:\n        - to: \"aws2-s3://{bucket}?overrideEndpoint=true&uriEndpointOverride={service}&forcePathStyle=true&accessKey=test&secretKey=test&region=us-east-1&streamingUploadMode=true&streamingUploadAck=stored&keyName={key}&batchMessageNumber=100\"\n",
     );
     let ctx = camel_core::CamelContext::new();
     ctx.add_component(Arc::new(S3Component::new()));

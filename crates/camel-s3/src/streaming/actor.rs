@@ -11,7 +11,7 @@ use tokio::time::{sleep_until, Instant};
 use crate::client::describe;
 use crate::producer::S3Producer;
 use crate::streaming::batch::{Limits, OpenObject};
-use crate::streaming::config::{NamingStrategy, RestartingPolicy, StreamingOptions};
+use crate::streaming::config::{NamingStrategy, RestartingPolicy, StreamingAck, StreamingOptions};
 use crate::streaming::naming::KeyPattern;
 
 /// Where an exchange's body was stored.
@@ -25,8 +25,9 @@ pub(crate) struct Stored {
     pub(crate) version_id: Option<String>,
 }
 
-/// The answer an exchange waits for.
-pub(crate) type Reply = oneshot::Sender<Result<Stored, CamelError>>;
+/// The answer an exchange waits for: where its body was stored, or `None` once it is in
+/// the open object (`streamingUploadAck=buffered`).
+pub(crate) type Reply = oneshot::Sender<Result<Option<Stored>, CamelError>>;
 
 /// One exchange's body, to append to the open object.
 #[derive(Debug)]
@@ -65,7 +66,8 @@ impl Uploader {
         closing: Arc<Notify>,
     ) {
         let mut limits = self.limits();
-        let mut open: Option<OpenObject<Reply>> = None;
+        // A waiter per message; `None` for one answered when it was buffered.
+        let mut open: Option<OpenObject<Option<Reply>>> = None;
         loop {
             let deadline = open.as_ref().and_then(OpenObject::deadline);
             tokio::select! {
@@ -100,16 +102,24 @@ impl Uploader {
 
     async fn append(
         &mut self,
-        open: &mut Option<OpenObject<Reply>>,
+        open: &mut Option<OpenObject<Option<Reply>>>,
         append: Append,
         limits: &Limits,
     ) {
+        let waiter = match self.options.ack {
+            StreamingAck::Stored => Some(append.reply),
+            StreamingAck::Buffered => {
+                // A caller gone needs no answer.
+                let _ = append.reply.send(Ok(None));
+                None
+            }
+        };
         match open {
-            Some(object) => object.append(&append.body, append.reply),
+            Some(object) => object.append(&append.body, waiter),
             None => {
                 *open = Some(OpenObject::first(
                     &append.body,
-                    append.reply,
+                    waiter,
                     limits,
                     Instant::now(),
                 ))
@@ -123,12 +133,16 @@ impl Uploader {
     }
 
     /// Stores the object and tells each of its exchanges how that went.
-    async fn store(&mut self, object: OpenObject<Reply>) {
+    async fn store(&mut self, object: OpenObject<Option<Reply>>) {
         let (data, waiters) = object.close();
         let messages = waiters.len();
-        let outcome = self.write(data).await.map_err(|e| {
+        let outcome = self.write(data).await.map(Some).map_err(|e| {
+            let fate = match self.options.ack {
+                StreamingAck::Stored => "so each of them fails",
+                StreamingAck::Buffered => "and they were acknowledged when buffered: they are lost (streamingUploadAck=stored fails them instead)",
+            };
             CamelError::processor(format!(
-                "aws2-s3 streaming upload to bucket `{}`: the object of {messages} messages was not stored, so each of them fails: {}",
+                "aws2-s3 streaming upload to bucket `{}`: the object of {messages} messages was not stored, {fate}: {}",
                 self.producer.bucket(),
                 e.message()
             ))
@@ -136,7 +150,7 @@ impl Uploader {
         if let Err(error) = &outcome {
             tracing::warn!(bucket = %self.producer.bucket(), messages, %error, "streaming upload failed");
         }
-        for waiter in waiters {
+        for waiter in waiters.into_iter().flatten() {
             // A waiter gone (its exchange was dropped) needs no answer.
             let _ = waiter.send(outcome.clone());
         }

@@ -13,6 +13,7 @@ pub(crate) const STREAMING_PARAMETERS: &[&str] = &[
     "streaming_upload_timeout",
     "naming_strategy",
     "restarting_policy",
+    "streaming_upload_ack",
 ];
 
 /// Camel's default number of messages in one object.
@@ -38,6 +39,19 @@ pub enum RestartingPolicy {
     LastPart,
 }
 
+/// When an exchange of a streaming upload is answered (ours; ADR 0176).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamingAck {
+    /// Once its body is in the open object, as Camel does: a source that waits for each
+    /// exchange (a timer, a Kafka partition) still fills objects, and a crash loses the
+    /// open object's messages. The default.
+    Buffered,
+    /// Once the object holding its body is stored: nothing acknowledged is lost, and a
+    /// failed store fails every exchange of the object; only sources that send many
+    /// exchanges at once fill objects.
+    Stored,
+}
+
 /// The options of `streamingUploadMode=true`.
 #[derive(Clone, Debug)]
 pub struct StreamingOptions {
@@ -54,6 +68,8 @@ pub struct StreamingOptions {
     pub naming: NamingStrategy,
     /// Where `progressive` numbering starts.
     pub restarting: RestartingPolicy,
+    /// When an exchange is answered.
+    pub ack: StreamingAck,
 }
 
 /// Reads the streaming options; `None` unless `streamingUploadMode=true`.
@@ -77,6 +93,10 @@ pub(crate) fn take_streaming(
     let restarting = match p.take_choice("restarting_policy", &["override", "last_part"])? {
         Some("last_part") => RestartingPolicy::LastPart,
         _ => RestartingPolicy::Override,
+    };
+    let ack = match p.take_choice("streaming_upload_ack", &["buffered", "stored"])? {
+        Some("stored") => StreamingAck::Stored,
+        _ => StreamingAck::Buffered,
     };
     if !on {
         return Ok(None);
@@ -115,6 +135,7 @@ pub(crate) fn take_streaming(
         timeout: timeout.filter(|t| !t.is_zero()),
         naming,
         restarting,
+        ack,
     }))
 }
 
@@ -148,6 +169,7 @@ mod tests {
         assert_eq!(s.timeout, Some(Duration::from_millis(5000)));
         assert_eq!(s.naming, NamingStrategy::Progressive);
         assert_eq!(s.restarting, RestartingPolicy::LastPart);
+        assert_eq!(s.ack, StreamingAck::Buffered, "Camel's answer by default");
     }
 
     #[test]
@@ -169,6 +191,13 @@ mod tests {
         );
         assert_eq!(d.naming, NamingStrategy::Progressive);
         assert_eq!(d.restarting, RestartingPolicy::Override);
+        let stored =
+            parse("aws2-s3:b?streamingUploadMode=true&keyName=k&streamingUploadAck=stored")
+                .expect("camelCase")
+                .producer
+                .streaming
+                .expect("streaming upload mode");
+        assert_eq!(stored.ack, StreamingAck::Stored);
         assert!(parse("aws2-s3:b?keyName=k&batchSize=5")
             .expect("ignored without the mode")
             .producer
@@ -199,6 +228,10 @@ mod tests {
             (
                 "aws2-s3:b?streamingUploadMode=true&keyName=k&restartingPolicy=first",
                 "override, last_part",
+            ),
+            (
+                "aws2-s3:b?streamingUploadMode=true&keyName=k&streamingUploadAck=later",
+                "buffered, stored",
             ),
         ] {
             let e = parse(uri).expect_err(uri).to_string();

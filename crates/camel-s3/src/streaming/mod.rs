@@ -1,15 +1,18 @@
 //! `to: aws2-s3:BUCKET?streamingUploadMode=true&keyName=…`: consecutive exchanges' bodies
-//! appended into one object, as Camel's streaming upload does, with a stronger promise.
+//! appended into one object, as Camel's streaming upload does, with a stronger promise on
+//! request.
 //!
 //! An object is complete at `batchMessageNumber` messages, at `batchSize` bytes, or
 //! `streamingUploadTimeout` after its first message, whichever comes first. Its name comes
 //! from `keyName` (`namingStrategy`, `restartingPolicy`: see [`naming`]).
 //!
-//! **An exchange completes only once the object holding its body is stored**, so an
-//! acknowledged message is in S3 whatever happens to the process afterwards; if storing
-//! fails, every exchange of that object fails with the error (Camel answers each exchange
-//! as soon as its body is buffered). One task ([`actor`]) owns the open object; exchanges
-//! send it their body and wait for its answer. Its buffer holds at most `batchSize` bytes
+//! By default an exchange completes once its body is in the open object, as in Camel, so
+//! a source that waits for each exchange still fills objects (ADR 0176). With
+//! `streamingUploadAck=stored` **an exchange completes only once the object holding its
+//! body is stored**, so an acknowledged message is in S3 whatever happens to the process
+//! afterwards, and if storing fails, every exchange of that object fails with the error.
+//! One task ([`actor`]) owns the open object; exchanges send it their body and wait for
+//! its answer. Its buffer holds at most `batchSize` bytes
 //! plus the body that crossed it, and at most [`QUEUE`] bodies wait to be appended, so a
 //! caller waits (backpressure) rather than memory growing. When the context stops, the
 //! open object is stored at once and each later body on its own (the component is told,
@@ -111,8 +114,9 @@ impl StreamingUpload {
         }
     }
 
-    /// Appends `body` and waits until the object holding it is stored.
-    pub(crate) async fn append(&self, body: Bytes) -> Result<Stored, CamelError> {
+    /// Appends `body` and waits until it is in the open object (`None`), or until the
+    /// object holding it is stored (`streamingUploadAck=stored`).
+    pub(crate) async fn append(&self, body: Bytes) -> Result<Option<Stored>, CamelError> {
         let appends = self.sender()?;
         let (reply, answer) = oneshot::channel();
         appends
