@@ -12,7 +12,8 @@ use crate::dataformat;
 pub enum BodyType {
     /// Text (`String`, `java.lang.String`).
     Text,
-    /// Bytes (`byte[]`, `Bytes`).
+    /// Bytes (`byte[]`, `Bytes`; also `java.io.InputStream`, a stream of bytes, as the
+    /// catalog's FTP source Kamelets ask for).
     Bytes,
     /// A parsed JSON document (`Json`).
     Json,
@@ -23,7 +24,9 @@ impl BodyType {
     pub fn parse(name: &str) -> Option<Self> {
         Some(match name.trim() {
             "String" | "string" | "text" | "java.lang.String" => BodyType::Text,
-            "bytes" | "Bytes" | "byte[]" | "[B" => BodyType::Bytes,
+            "bytes" | "Bytes" | "byte[]" | "[B" | "java.io.InputStream" | "InputStream" => {
+                BodyType::Bytes
+            }
             "json" | "Json" | "JSON" => BodyType::Json,
             _ => return None,
         })
@@ -180,6 +183,10 @@ mod charset_tests {
         )
         .is_err());
         assert_eq!(Charset::parse("iso-8859-1"), Some(Charset::Latin1));
+        assert_eq!(
+            BodyType::parse("java.io.InputStream"),
+            Some(BodyType::Bytes)
+        );
         assert_eq!(Charset::parse("UTF-16"), None);
     }
 }

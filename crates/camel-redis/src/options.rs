@@ -25,7 +25,12 @@ pub const REDIS_PARAMETERS: &[&str] = &[
     "claim_min_idle",
     "claim_interval",
     "max_len",
+    "serializer",
 ];
+
+/// The one serializer of Camel's `spring-redis` that matches what this component writes
+/// (strings and bytes as they are); the catalog's `redis-sink` Kamelet names it.
+const STRING_SERIALIZER: &str = "org.springframework.data.redis.serializer.StringRedisSerializer";
 
 /// The commands the producer runs.
 pub const PRODUCER_COMMANDS: &[&str] = &[
@@ -173,6 +178,19 @@ impl RedisOptions {
             .take_duration("claim_interval")?
             .unwrap_or(Duration::from_secs(5));
         let max_len = p.take::<u64>("max_len")?;
+        // `serializer=#class:…StringRedisSerializer` (the Kamelet's default) asks for what
+        // is done anyway; any other Java serializer cannot be honoured.
+        if let Some(serializer) = p.take_str("serializer") {
+            let class = serializer
+                .trim()
+                .trim_start_matches("#class:")
+                .trim_start_matches('#');
+            if class != STRING_SERIALIZER && class != "StringRedisSerializer" {
+                return Err(invalid(format!(
+                    "serializer `{serializer}` is a Java class; keys and values are written as strings and bytes as they are (Camel's {STRING_SERIALIZER})"
+                )));
+            }
+        }
         if count == 0 || max_inflight == 0 {
             return Err(invalid("count and max_inflight must be at least 1".into()));
         }
@@ -284,6 +302,16 @@ mod tests {
         assert_eq!(o.claim_min_idle, Duration::from_secs(2));
         let o = options("spring-redis:h:1?password=hunter2").unwrap();
         assert!(!format!("{o:?}").contains("hunter2"));
+    }
+
+    /// The catalog's `redis-sink` Kamelet passes Spring's string serializer as a class.
+    #[test]
+    fn the_string_serializer_is_accepted_and_no_other() {
+        let kamelet = "spring-redis:127.0.0.1:6379?command=SET&channels=&serializer=%23class:org.springframework.data.redis.serializer.StringRedisSerializer";
+        assert!(options(kamelet).is_ok(), "{:?}", options(kamelet));
+        let e = options("spring-redis:h:1?serializer=#class:org.springframework.data.redis.serializer.JdkSerializationRedisSerializer")
+            .unwrap_err();
+        assert!(e.to_string().contains("is a Java class"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(super) const CONNECTION_PARAMETERS: &[&str] = &[
     "private_key_uri",
     "private_key_passphrase",
     "known_hosts_file",
+    "use_user_known_hosts_file",
     "strict_host_key_checking",
     "connect_timeout",
     "passive_mode",
@@ -147,16 +148,25 @@ pub(super) fn take_connection(
                 .into(),
         ));
     }
-    let known_hosts_file = p.take_str("known_hosts_file").map(PathBuf::from);
+    let explicit_known_hosts = p.take_str("known_hosts_file").map(PathBuf::from);
+    let use_user_known_hosts = p.take_bool("use_user_known_hosts_file")?.unwrap_or(true);
     let strict = match p.take_choice("strict_host_key_checking", &["yes", "no"])? {
         Some("yes") => true,
         Some(_) => false,
         // Camel's default is `no`; a known hosts file given means it is to be checked.
-        None => known_hosts_file.is_some(),
+        None => explicit_known_hosts.is_some(),
     };
+    // Camel's `useUserKnownHostsFile` (default true): without `knownHostsFile`, the user's
+    // own `~/.ssh/known_hosts` is read when there is one (a changed key is then refused).
+    let known_hosts_file = explicit_known_hosts.or_else(|| {
+        use_user_known_hosts
+            .then(user_known_hosts)
+            .flatten()
+            .filter(|_| protocol == Protocol::Sftp)
+    });
     if strict && known_hosts_file.is_none() {
         return Err(invalid(
-            "strictHostKeyChecking=yes needs knownHostsFile (the server's key is checked against it)"
+            "strictHostKeyChecking=yes needs knownHostsFile, or a ~/.ssh/known_hosts with useUserKnownHostsFile=true (the server's key is checked against it)"
                 .into(),
         ));
     }
@@ -183,6 +193,17 @@ pub(super) fn take_connection(
 /// The local path of Camel's `privateKeyUri`: `file:/keys/app`, `file:///keys/app` or a
 /// bare path. Camel also reads `classpath:` and `http:` resources; there is no classpath
 /// here, and a key fetched over the network is refused rather than half supported.
+/// `$HOME/.ssh/known_hosts`, when that file exists.
+fn user_known_hosts() -> Option<PathBuf> {
+    known_hosts_in(std::env::var_os("HOME"))
+}
+
+/// `HOME/.ssh/known_hosts`, when `home` is given and that file exists.
+pub(super) fn known_hosts_in(home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let home = home.filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".ssh").join("known_hosts")).filter(|p| p.is_file())
+}
+
 fn key_uri_path(uri: &str) -> Result<PathBuf, String> {
     let uri = uri.trim();
     if let Some(rest) = uri.strip_prefix("file:") {

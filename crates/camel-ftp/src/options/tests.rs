@@ -219,3 +219,35 @@ fn the_key_passphrase_never_shows() {
     assert!(!ep.uri().contains("pp-never-shown"), "{}", ep.uri());
     assert!(!format!("{ep:?}").contains("pp-never-shown"));
 }
+
+/// Camel's `useUserKnownHostsFile`: the user's own known hosts file, when there is one.
+#[test]
+fn the_user_known_hosts_file_is_found_under_home() {
+    let home = tempfile::tempdir().unwrap();
+    assert_eq!(
+        super::connection::known_hosts_in(Some(home.path().into())),
+        None
+    );
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    let file = home.path().join(".ssh").join("known_hosts");
+    std::fs::write(&file, "").unwrap();
+    assert_eq!(
+        super::connection::known_hosts_in(Some(home.path().into())),
+        Some(file)
+    );
+    assert_eq!(super::connection::known_hosts_in(None), None);
+    // The catalog's sftp Kamelets pass it; both values are accepted.
+    for value in ["true", "false"] {
+        let uri = format!("sftp:h:22/d?username=u&password=p&useUserKnownHostsFile={value}");
+        assert!(options(Protocol::Sftp, &uri).is_ok(), "{uri}");
+    }
+    let o = options(
+        Protocol::Sftp,
+        "sftp:h:22/d?username=u&password=p&useUserKnownHostsFile=false",
+    )
+    .unwrap();
+    assert_eq!(
+        o.connection.known_hosts_file, None,
+        "not looked for when off"
+    );
+}
