@@ -23,7 +23,7 @@
 //! elsewhere, or dead-lettered), the key's order is given up and its messages run as
 //! delivered.
 //!
-//! ```ignore
+//! ```text
 //! let keys = OrderingKeys::new(Duration::from_secs(60));
 //! let lock = keys.lock("k");
 //! let _held = lock.lock().await;
