@@ -56,7 +56,11 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, OtelError> {
         .map_err(|e| OtelError::Config(format!("cannot read the {what} `{}`: {e}", path.display())))
 }
 
-fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, OtelError> {
+/// The file's PEM text and the certificates in it (at least one).
+fn certificates(
+    path: &Path,
+    what: &str,
+) -> Result<(Vec<u8>, Vec<CertificateDer<'static>>), OtelError> {
     let pem = read(path, what)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
@@ -69,17 +73,19 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>,
             path.display()
         )));
     }
-    Ok(certs)
+    Ok((pem, certs))
 }
 
-fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, OtelError> {
+/// The file's PEM text and the private key in it.
+fn private_key(path: &Path) -> Result<(Vec<u8>, PrivateKeyDer<'static>), OtelError> {
     let pem = read(path, "client key")?;
-    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
         OtelError::Config(format!(
             "the client key `{}` holds no PEM private key: {e}",
             path.display()
         ))
-    })
+    })?;
+    Ok((pem, key))
 }
 
 /// The rustls configuration of the OTLP/HTTP client.
@@ -87,7 +93,7 @@ pub(crate) fn http_config(tls: &OtlpTls) -> Result<rustls::ClientConfig, OtelErr
     let mut roots = rustls::RootCertStore::empty();
     match &tls.ca_file {
         Some(ca) => {
-            for cert in certificates(ca, "CA certificate")? {
+            for cert in certificates(ca, "CA certificate")?.1 {
                 roots.add(cert).map_err(|e| {
                     OtelError::Config(format!("the CA certificate `{}`: {e}", ca.display()))
                 })?;
@@ -106,7 +112,10 @@ pub(crate) fn http_config(tls: &OtlpTls) -> Result<rustls::ClientConfig, OtelErr
         .with_root_certificates(roots);
     match tls.client_pair()? {
         Some((cert, key)) => builder
-            .with_client_auth_cert(certificates(cert, "client certificate")?, private_key(key)?)
+            .with_client_auth_cert(
+                certificates(cert, "client certificate")?.1,
+                private_key(key)?.1,
+            )
             .map_err(|e| OtelError::Config(format!("the client certificate and key: {e}"))),
         None => Ok(builder.with_no_client_auth()),
     }
@@ -116,19 +125,16 @@ pub(crate) fn http_config(tls: &OtlpTls) -> Result<rustls::ClientConfig, OtelErr
 pub(crate) fn grpc_config(tls: &OtlpTls) -> Result<ClientTlsConfig, OtelError> {
     let mut config = ClientTlsConfig::new();
     config = match &tls.ca_file {
+        // Parsed here so that a bad file is named at startup, not at the first export.
         Some(ca) => {
-            // Checked here so that a bad file is named at startup, not at the first export.
-            certificates(ca, "CA certificate")?;
-            config.ca_certificate(Certificate::from_pem(read(ca, "CA certificate")?))
+            config.ca_certificate(Certificate::from_pem(certificates(ca, "CA certificate")?.0))
         }
         None => config.with_native_roots(),
     };
     if let Some((cert, key)) = tls.client_pair()? {
-        certificates(cert, "client certificate")?;
-        private_key(key)?;
         config = config.identity(Identity::from_pem(
-            read(cert, "client certificate")?,
-            read(key, "client key")?,
+            certificates(cert, "client certificate")?.0,
+            private_key(key)?.0,
         ));
     }
     Ok(config)

@@ -159,10 +159,9 @@ pub(super) fn take_connection(
     // Camel's `useUserKnownHostsFile` (default true): without `knownHostsFile`, the user's
     // own `~/.ssh/known_hosts` is read when there is one (a changed key is then refused).
     let known_hosts_file = explicit_known_hosts.or_else(|| {
-        use_user_known_hosts
+        (use_user_known_hosts && protocol == Protocol::Sftp)
             .then(user_known_hosts)
             .flatten()
-            .filter(|_| protocol == Protocol::Sftp)
     });
     if strict && known_hosts_file.is_none() {
         return Err(invalid(
@@ -190,9 +189,6 @@ pub(super) fn take_connection(
     })
 }
 
-/// The local path of Camel's `privateKeyUri`: `file:/keys/app`, `file:///keys/app` or a
-/// bare path. Camel also reads `classpath:` and `http:` resources; there is no classpath
-/// here, and a key fetched over the network is refused rather than half supported.
 /// `$HOME/.ssh/known_hosts`, when that file exists.
 fn user_known_hosts() -> Option<PathBuf> {
     known_hosts_in(std::env::var_os("HOME"))
@@ -204,6 +200,9 @@ pub(super) fn known_hosts_in(home: Option<std::ffi::OsString>) -> Option<PathBuf
     Some(PathBuf::from(home).join(".ssh").join("known_hosts")).filter(|p| p.is_file())
 }
 
+/// The local path of Camel's `privateKeyUri`: `file:/keys/app`, `file:///keys/app` or a
+/// bare path. Camel also reads `classpath:` and `http:` resources; there is no classpath
+/// here, and a key fetched over the network is refused rather than half supported.
 fn key_uri_path(uri: &str) -> Result<PathBuf, String> {
     let uri = uri.trim();
     if let Some(rest) = uri.strip_prefix("file:") {
